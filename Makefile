@@ -1,0 +1,54 @@
+# openxiv — common tasks. `make help` lists them.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SHARED ?= $(abspath ../shared)
+DATA ?= data
+PORT ?= 8000
+HOST ?= 127.0.0.1
+export OPENXIV_SHARED := $(SHARED)
+export HF_HUB_OFFLINE := 1
+
+.PHONY: help install serve corpus index test lint test-heavy bench demo clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+
+$(BIN)/openxiv: pyproject.toml constraints-cpu.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# CPU torch first, pinned, so nothing pulls a multi-GB CUDA build
+	$(BIN)/pip install --quiet -c constraints-cpu.txt "torch==2.13.0"
+	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[dev,bench]"
+	@touch $(BIN)/openxiv
+
+install: $(BIN)/openxiv  ## create .venv and install openxiv with the CPU torch
+
+corpus: install  ## ingest everything in ../shared into $(DATA)/corpus.sqlite
+	$(BIN)/openxiv ingest --db $(DATA)/corpus.sqlite $(SHARED)/data/corpus $(SHARED)/data/fulltext $(SHARED)/data/pdfs
+
+index: corpus  ## build an index snapshot of the corpus into $(DATA)/index
+	$(BIN)/openxiv index build --db $(DATA)/corpus.sqlite --out $(DATA)/index
+
+serve: index  ## install, ingest ../shared, build the index and serve it on $(HOST):$(PORT)
+	$(BIN)/openxiv serve --index $(DATA)/index --host $(HOST) --port $(PORT)
+
+lint: install  ## ruff (lint + format check) and mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy corpus indexer service evaluator
+
+test: lint  ## lint, type-check and run the default test suite
+	$(BIN)/pytest -q
+
+test-heavy: install  ## the heavy tests: full-corpus builds
+	$(BIN)/pytest -q -m heavy
+
+bench: install  ## all benchmark scripts; results land in BENCHMARKS.md
+	$(BIN)/python scripts/run_benchmarks.py
+
+demo: install  ## the whole loop: ingest, index, serve, baseline agent, evaluation report
+	$(BIN)/openxiv demo --data $(DATA) --shared $(SHARED)
+
+clean:  ## remove the data directory (corpus and index), keep the venv
+	rm -rf $(DATA)

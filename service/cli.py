@@ -1,0 +1,76 @@
+"""The ``openxiv`` command: one entry point, each part contributes its own subcommands.
+
+Subcommands are imported only when used, so ``openxiv --help`` and ``openxiv stats`` stay fast and
+never load torch or FAISS.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from openxiv.corpus.config import ConfigError
+
+# command name -> "module:attribute" of a click command or group
+COMMANDS: dict[str, str] = {
+    "ingest": "openxiv.corpus.cli:ingest",
+    "stats": "openxiv.corpus.cli:stats",
+    "index": "openxiv.indexer.cli:index",
+    "serve": "openxiv.service.serve:serve",
+    "eval": "openxiv.evaluator.cli:eval_group",
+    "agent": "openxiv.service.agent:agent",
+    "demo": "openxiv.service.demo:demo",
+}
+
+HELP: dict[str, str] = {
+    "ingest": "Read arXiv listings, metadata snapshots, PDFs and full texts into the corpus database.",
+    "stats": "Counts of papers, full texts, sections, passages and skipped inputs.",
+    "index": "Build and inspect index snapshots (BM25 + dense vectors).",
+    "serve": "Serve search and paper reading over HTTP (DeepXiv-compatible).",
+    "eval": "Score agent answers against gold sets.",
+    "agent": "Retrieval-only baseline agent for AutoResearchBench-format questions.",
+    "demo": "Whole loop on ../shared: ingest, index, serve, baseline agent, evaluation report.",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = importlib.import_module(module_name)
+        command: click.Command = getattr(module, attr)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, HELP.get(name, "")) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="openxiv")
+def cli() -> None:
+    """openxiv: self-hosted literature search over a local arXiv corpus.
+
+    Settings come from OPENXIV_* environment variables (see README, "Configuration") and flags.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    try:
+        return cli.main(args=argv, prog_name="openxiv", standalone_mode=True)
+    except ConfigError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
