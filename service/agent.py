@@ -1,0 +1,224 @@
+"""A deterministic, retrieval-only baseline agent: no LLM, one search per question.
+
+It calls a running openxiv ``POST /search`` over HTTP exactly as the AutoResearchBench agent does and
+writes the benchmark's own inference-output format, so ``openxiv eval autoresearchbench`` scores it.
+
+Policy (parameters chosen on dev data by ``openxiv agent calibrate``):
+
+* deep items: the top hit, or the explicit ``none`` state when the top hit's score is below
+  ``deep_min_score`` (0 by default: the dev sets hold no unanswerable item to calibrate on);
+* wide items: the hits whose score is at least ``wide_rel`` times the top score, at most ``wide_max``.
+
+The scores come from the service's fused ranking, so ``wide_rel`` is relative to each query's own
+top score rather than an absolute cut.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+
+__all__ = ["AgentPolicy", "BaselineAgent", "agent", "make_wide_items"]
+
+
+@dataclass(frozen=True)
+class AgentPolicy:
+    top_k: int = 50
+    deep_min_score: float = 0.0
+    wide_rel: float = 0.0
+    wide_max: int = 10
+
+
+class BaselineAgent:
+    def __init__(self, url: str, policy: AgentPolicy, timeout: float = 120.0) -> None:
+        self.url = url
+        self.policy = policy
+        self._client = httpx.Client(timeout=timeout)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def search(self, query: str) -> list[dict[str, Any]]:
+        body = {"query": query, "top_k": self.policy.top_k, "return_contents": True}
+        response = self._client.post(self.url, json=body)
+        response.raise_for_status()
+        payload = response.json()
+        if not isinstance(payload, dict) or not isinstance(payload.get("result"), list):
+            raise RuntimeError(f"{self.url} did not answer with a JSON object holding a 'result' list")
+        return list(payload["result"])
+
+    def answer(self, item: dict[str, Any]) -> dict[str, Any]:
+        """One inference-output line for one benchmark item."""
+        started = time.perf_counter()
+        question = str(item.get("question", ""))
+        hits = self.search(question)
+        searched = time.perf_counter()
+        chosen, state = select(hits, item_type(item), self.policy)
+        turn = {
+            "turn": 1,
+            "duration": round(searched - started, 6),
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "action": "tool",
+            "action_content": json.dumps({"name": "search", "arguments": {"query": question}}),
+            "papers_retrieved_this_turn": len(hits),
+        }
+        finish = dict(turn, turn=2, duration=0.0, action="finish", action_content="Done")
+        finish["papers_retrieved_this_turn"] = 0
+        return {
+            "input_data": item,
+            "inference_results": [
+                {
+                    "status": "finished",
+                    "total_time": round(time.perf_counter() - started, 6),
+                    "messages": [],
+                    "final_candidates": [candidate_record(i, hit) for i, hit in enumerate(chosen)],
+                    "final_candidate_state": state,
+                    "turn_details": [turn, finish],
+                    "pass_id": 0,
+                    "agent": {"name": "openxiv-baseline", "policy": asdict(self.policy)},
+                }
+            ],
+        }
+
+
+def item_type(item: dict[str, Any]) -> str:
+    declared = str(item.get("type") or "").lower()
+    if declared in ("deep", "wide"):
+        return declared
+    return "wide" if isinstance(item.get("arxiv_id"), list) else "deep"
+
+
+def select(hits: Sequence[dict[str, Any]], kind: str, policy: AgentPolicy) -> tuple[list[dict[str, Any]], str]:
+    """The hits the policy answers with, and the benchmark's candidate state (ids, none, empty)."""
+    if not hits:
+        return [], "empty"
+    top = float(hits[0].get("score") or 0.0)
+    if kind == "deep":
+        if top < policy.deep_min_score:
+            return [], "none"
+        return [hits[0]], "ids"
+    cut = policy.wide_rel * top
+    chosen = [h for h in hits if float(h.get("score") or 0.0) >= cut][: policy.wide_max]
+    return chosen, ("ids" if chosen else "empty")
+
+
+def candidate_record(index: int, hit: dict[str, Any]) -> dict[str, Any]:
+    """A candidate in the shape the benchmark agent keeps (``tool_deepxivsearch`` records)."""
+    contents = hit.get("contents") or []
+    evidence = ""
+    if contents and isinstance(contents[0], dict):
+        passages = contents[0].get("section_contents") or []
+        evidence = str(passages[0]) if passages else ""
+    return {
+        "id": index,
+        "paper_id": index,
+        "paper_title": hit.get("title"),
+        "arxiv_id": hit.get("arxiv_id"),
+        "authors": hit.get("authors"),
+        "tldr": hit.get("tldr"),
+        "pub_date": hit.get("date"),
+        "retrieval_evidence": evidence,
+        "metadata": {"title": hit.get("title")},
+    }
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise click.ClickException(f"{path} line {number}: not JSON ({exc.msg})") from exc
+            if not isinstance(value, dict):
+                raise click.ClickException(f"{path} line {number}: expected a JSON object")
+            yield value
+
+
+def make_wide_items(queries: Iterable[dict[str, Any]], titles: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """AutoResearchBench wide items from openxiv topic queries (question = topic, gold = listed papers)."""
+    for q in queries:
+        ids = [str(i) for i in q["relevant"]]
+        yield {
+            "question": q["query"],
+            "answer": [titles.get(i, i) for i in ids],
+            "arxiv_id": ids,
+            "type": "wide",
+            "qid": q.get("qid"),
+        }
+
+
+def run_agent(url: str, items: Iterable[dict[str, Any]], policy: AgentPolicy) -> list[dict[str, Any]]:
+    bot = BaselineAgent(url, policy)
+    try:
+        return [bot.answer(item) for item in items]
+    finally:
+        bot.close()
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------------------------- CLI
+
+
+@click.group("agent")
+def agent() -> None:
+    """Retrieval-only baseline agent for AutoResearchBench-format questions."""
+
+
+@agent.command("baseline")
+@click.option("--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL.")
+@click.option("--input", "input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the inference output (JSONL).")
+@click.option("--top-k", type=click.IntRange(1, 100), default=AgentPolicy.top_k, show_default=True)
+@click.option("--deep-min-score", type=float, default=AgentPolicy.deep_min_score, show_default=True)
+@click.option("--wide-rel", type=click.FloatRange(0, 1), default=AgentPolicy.wide_rel, show_default=True)
+@click.option("--wide-max", type=click.IntRange(1, 100), default=AgentPolicy.wide_max, show_default=True)
+def baseline(url: str, input_path: Path, out: Path, top_k: int, deep_min_score: float, wide_rel: float,
+             wide_max: int) -> None:
+    """Answer every question with one search and write the benchmark's inference output."""
+    policy = AgentPolicy(top_k=top_k, deep_min_score=deep_min_score, wide_rel=wide_rel, wide_max=wide_max)
+    try:
+        rows = run_agent(url, read_jsonl(input_path), policy)
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"search service at {url} failed: {exc}") from exc
+    write_jsonl(out, rows)
+    click.echo(f"answered {len(rows)} questions -> {out}")
+
+
+@agent.command("wide-set")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="openxiv topic query set (JSONL: qid, query, relevant).")
+@click.option("--db", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="Corpus database, for gold titles.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def wide_set(queries: Path, db: Path, out: Path) -> None:
+    """Turn topic queries into AutoResearchBench wide items (question = topic, gold = listed papers)."""
+    from openxiv.corpus.store import Store
+
+    rows = list(read_jsonl(queries))
+    store = Store.open_readonly(db)
+    try:
+        ids = sorted({str(i) for q in rows for i in q.get("relevant", [])})
+        papers = store.get_papers(ids)
+    finally:
+        store.close()
+    titles = {i: (p.title or i) for i, p in papers.items()}
+    write_jsonl(out, make_wide_items(rows, titles))
+    click.echo(f"wrote {len(rows)} wide items -> {out}")
