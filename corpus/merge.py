@@ -1,0 +1,177 @@
+"""How records about the same paper combine into one stored paper (pure functions, no database).
+
+Rules, applied field by field when a record meets the paper already stored:
+
+- the record is *newer* when its version number is higher; with equal or unknown versions, when its
+  date (updated, else published, else first seen) is later; otherwise it is a tie or older;
+- a newer record's non-empty values replace the stored ones; a tie or an older record only fills
+  what is still empty (so the first source wins ties and re-ingesting changes nothing);
+- ``version`` and ``updated`` keep the maximum, ``published`` and ``first_seen`` the minimum;
+- full text (sections) from a newer record replaces the stored one; otherwise it is only used when
+  the paper has none. A metadata-only record never erases full text, and vice versa;
+- sources accumulate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+from openxiv.corpus.records import PaperRecord, SectionRecord
+
+__all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
+
+_SCALARS = ("title", "abstract", "comment", "license", "journal_ref", "doi")
+
+
+@dataclass(frozen=True)
+class PaperState:
+    """A paper as the store keeps it (sections only when they were read in this batch)."""
+
+    arxiv_id: str
+    version: int | None = None
+    title: str | None = None
+    abstract: str | None = None
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    published: date | None = None
+    updated: date | None = None
+    first_seen: date | None = None
+    comment: str | None = None
+    license: str | None = None
+    journal_ref: str | None = None
+    doi: str | None = None
+    sources: tuple[str, ...] = ()
+    sections_hash: str | None = None
+    """``None`` when the paper has no full text."""
+    sections: tuple[SectionRecord, ...] | None = None
+    """New full text to write; ``None`` means "keep what is stored"."""
+
+    @property
+    def date(self) -> date | None:
+        return self.published or self.first_seen or self.updated
+
+    def same_stored(self, other: PaperState) -> bool:
+        """True when writing ``self`` over ``other`` would change nothing."""
+        return replace(self, sections=None) == replace(other, sections=None)
+
+
+def source_name(source: str) -> str:
+    """``listing:file.jsonl.gz:17`` -> ``listing:file.jsonl.gz`` (the input, not the line)."""
+    head, sep, tail = source.rpartition(":")
+    return head if sep and tail.isdigit() else source
+
+
+def sections_hash(sections: list[SectionRecord] | tuple[SectionRecord, ...]) -> str | None:
+    if not any(s.text.strip() for s in sections):
+        return None
+    h = hashlib.sha256()
+    for s in sections:
+        for part in (s.number or "", s.name, s.text):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\x1f")
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+def content_hash(state: PaperState, passages_hash: str) -> str:
+    """Hash of everything the indexer uses: title, abstract, categories, authors, date, passages."""
+    parts = [
+        state.arxiv_id,
+        state.title or "",
+        state.abstract or "",
+        "\x1d".join(state.categories),
+        "\x1d".join(state.authors),
+        state.date.isoformat() if state.date else "",
+        passages_hash,
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _compare(cur: PaperState, rec: PaperRecord) -> int:
+    """1 if ``rec`` is newer than ``cur``, 0 for a tie, -1 if older.
+
+    Versions decide first; then dates (updated, else published, else first seen); a record with
+    a date beats one without (metadata sources carry dates, text-only sources do not).
+    """
+    if rec.version is not None and cur.version is not None and rec.version != cur.version:
+        return 1 if rec.version > cur.version else -1
+    rd = rec.updated or rec.published or rec.first_seen
+    cd = cur.updated or cur.published or cur.first_seen
+    if rd == cd:
+        return 0
+    if rd is None or cd is None:
+        return 1 if cd is None else -1
+    return 1 if rd > cd else -1
+
+
+def _min(a: date | None, b: date | None) -> date | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a: date | None, b: date | None) -> date | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _max_int(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def state_from_record(rec: PaperRecord) -> PaperState:
+    sections = tuple(s for s in rec.sections if s.text.strip())
+    return PaperState(
+        arxiv_id=rec.arxiv_id,
+        version=rec.version,
+        title=rec.title or None,
+        abstract=rec.abstract or None,
+        authors=tuple(rec.authors),
+        categories=tuple(dict.fromkeys(rec.categories)),
+        published=rec.published,
+        updated=rec.updated,
+        first_seen=rec.first_seen,
+        comment=rec.comment or None,
+        license=rec.license or None,
+        journal_ref=rec.journal_ref or None,
+        doi=rec.doi or None,
+        sources=(source_name(rec.source),),
+        sections_hash=sections_hash(sections),
+        sections=sections or None,
+    )
+
+
+def merge_record(cur: PaperState | None, rec: PaperRecord) -> PaperState:
+    """The paper after ``rec`` is applied to ``cur`` (``None``: not stored yet)."""
+    new = state_from_record(rec)
+    if cur is None:
+        return new
+    newer = _compare(cur, rec) > 0
+
+    def pick(a: Any, b: Any) -> Any:
+        # a: stored value, b: record value
+        if newer:
+            return b if b else a
+        return a if a else b
+
+    values = {name: pick(getattr(cur, name), getattr(new, name)) for name in _SCALARS}
+    text_hash: str | None
+    if new.sections_hash is not None and (cur.sections_hash is None or newer):
+        text_hash, sections = new.sections_hash, new.sections
+    else:
+        text_hash, sections = cur.sections_hash, cur.sections
+    if text_hash == cur.sections_hash:
+        sections = cur.sections
+    return PaperState(
+        arxiv_id=cur.arxiv_id,
+        version=_max_int(cur.version, new.version),
+        authors=pick(cur.authors, new.authors),
+        categories=pick(cur.categories, new.categories),
+        published=_min(cur.published, new.published),
+        updated=_max(cur.updated, new.updated),
+        first_seen=_min(cur.first_seen, new.first_seen),
+        sources=tuple(sorted(set(cur.sources) | set(new.sources))),
+        sections_hash=text_hash,
+        sections=sections,
+        **values,
+    )

@@ -1,0 +1,154 @@
+"""The corpus database: SQLAlchemy 2.x declarative models on SQLite.
+
+One row per paper (canonical arXiv id, unique), with its ordered authors and categories in child
+tables (for filtering) and, denormalised on the paper row, as JSON arrays (so a paper reads in one
+query). Full text is stored as ordered sections and the passages cut from them at ingest time.
+Every input the readers had to skip lands in ``ingest_errors`` with the run that met it.
+
+Connections run with ``PRAGMA foreign_keys=ON``; writable databases use WAL journaling.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Base",
+    "IngestError",
+    "IngestRun",
+    "Paper",
+    "PaperAuthor",
+    "PaperCategory",
+    "PaperSource",
+    "Passage",
+    "Section",
+]
+
+SCHEMA_VERSION = 1
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Paper(Base):
+    __tablename__ = "papers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    arxiv_id: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    """Canonical, version-free id (``2301.00001``, ``hep-th/9901001``)."""
+    version: Mapped[int | None] = mapped_column(Integer)
+    """Latest version known from any source."""
+    title: Mapped[str | None] = mapped_column(Text)
+    title_norm: Mapped[str | None] = mapped_column(Text, index=True)
+    """`openxiv.corpus.titles.normalize_title` of the title, for exact title look-ups."""
+    abstract: Mapped[str | None] = mapped_column(Text)
+    primary_category: Mapped[str | None] = mapped_column(String(32), index=True)
+    authors_json: Mapped[str] = mapped_column(Text, nullable=False, default="[]")
+    categories_json: Mapped[str] = mapped_column(Text, nullable=False, default="[]")
+    published: Mapped[date | None] = mapped_column(Date, index=True)
+    updated: Mapped[date | None] = mapped_column(Date)
+    first_seen: Mapped[date | None] = mapped_column(Date)
+    comment: Mapped[str | None] = mapped_column(Text)
+    license: Mapped[str | None] = mapped_column(Text)
+    journal_ref: Mapped[str | None] = mapped_column(Text)
+    doi: Mapped[str | None] = mapped_column(Text)
+    has_fulltext: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    sections_hash: Mapped[str | None] = mapped_column(String(64))
+    """Hash of the stored sections; an identical full text from another source changes nothing."""
+    passages_hash: Mapped[str | None] = mapped_column(String(64))
+    """Hash of the passage texts, part of the content hash."""
+    content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    """Hash of everything indexed: title, abstract, categories, authors, date, passages."""
+
+
+class PaperAuthor(Base):
+    __tablename__ = "paper_authors"
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, nullable=False)
+    name_norm: Mapped[str] = mapped_column(Text, nullable=False, index=True)
+    """Lowercase, accents and punctuation removed: for author filters."""
+
+
+class PaperCategory(Base):
+    __tablename__ = "paper_categories"
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """0 is the primary category."""
+    category: Mapped[str] = mapped_column(String(32), nullable=False, index=True)
+
+
+class PaperSource(Base):
+    __tablename__ = "paper_sources"
+    __table_args__ = (UniqueConstraint("paper_id", "source"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    """``format:file name`` of an input that contributed to the paper."""
+
+
+class Section(Base):
+    __tablename__ = "sections"
+    __table_args__ = (UniqueConstraint("paper_id", "idx"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), nullable=False)
+    idx: Mapped[int] = mapped_column(Integer, nullable=False)
+    number: Mapped[str | None] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(Text, nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class Passage(Base):
+    __tablename__ = "passages"
+    __table_args__ = (UniqueConstraint("paper_id", "ordinal"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), nullable=False)
+    section_idx: Mapped[int] = mapped_column(Integer, nullable=False)
+    ordinal: Mapped[int] = mapped_column(Integer, nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    char_start: Mapped[int] = mapped_column(Integer, nullable=False)
+    char_end: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class IngestRun(Base):
+    __tablename__ = "ingest_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    read: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    added: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    updated: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    unchanged: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    skipped: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+
+
+class IngestError(Base):
+    __tablename__ = "ingest_errors"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("ingest_runs.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    location: Mapped[str] = mapped_column(Text, nullable=False)
+    reason: Mapped[str] = mapped_column(Text, nullable=False)

@@ -1,0 +1,393 @@
+"""The corpus store: one SQLite file holding every paper, its full text and its passages.
+
+>>> store = Store("corpus.sqlite")                      # doctest: +SKIP
+>>> summary = store.ingest(read_path("listing.jsonl.gz"))  # doctest: +SKIP
+>>> store.get_paper("arXiv:2503.11731v2").title           # doctest: +SKIP
+
+Writers use `Store(path)` (WAL journal, one writer at a time); readers in other threads or
+processes use `Store.open_readonly(path)`. Views returned are plain frozen dataclasses.
+Merge rules for records of the same paper are in `openxiv.corpus.merge`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from openxiv.corpus.config import Settings
+from openxiv.corpus.ids import try_canonical_id
+from openxiv.corpus.records import (
+    IndexDoc,
+    PaperRecord,
+    PaperView,
+    PassageView,
+    ReadError,
+    SectionView,
+)
+from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
+from openxiv.corpus.titles import normalize_title
+from openxiv.corpus.writer import PAS, SEC, P, write_batch
+from sqlalchemy import Engine, Select, create_engine, event, func, insert, select, update
+from sqlalchemy.pool import QueuePool
+
+__all__ = ["IngestSummary", "Store"]
+
+S = PaperSource.__table__
+RUNS = IngestRun.__table__
+ERRS = IngestError.__table__
+
+BATCH_RECORDS = 2000
+BATCH_CHARS = 16_000_000
+_IN_CHUNK = 900
+
+
+@dataclass
+class IngestSummary:
+    """What one `Store.ingest` call did. ``read`` counts records, ``skipped`` the `ReadError` items."""
+
+    read: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    errors: list[ReadError] = field(default_factory=list)
+    run_id: int | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "read": self.read,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]:
+    def on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        if not readonly:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    return on_connect
+
+
+class Store:
+    """Read and write access to one corpus database file."""
+
+    def __init__(self, db_path: str | Path, *, _readonly: bool = False) -> None:
+        self.path = Path(db_path)
+        self.readonly = _readonly
+        if _readonly:
+            if not self.path.is_file():
+                raise FileNotFoundError(f"corpus database not found: {self.path}")
+            uri = f"file:{self.path.resolve()}?mode=ro"
+            self.engine: Engine = create_engine(
+                "sqlite://",
+                creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
+                poolclass=QueuePool,
+                pool_size=8,
+                max_overflow=32,
+            )
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.engine = create_engine(f"sqlite:///{self.path}")
+        event.listen(self.engine, "connect", _set_pragmas(_readonly))
+        if not _readonly:
+            Base.metadata.create_all(self.engine)
+
+    @classmethod
+    def open_readonly(cls, db_path: str | Path) -> Store:
+        """A read-only store (``mode=ro``); one instance can be shared by many threads."""
+        return cls(db_path, _readonly=True)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing
+    def ingest(
+        self, items: Iterable[PaperRecord | ReadError], settings: Settings | None = None
+    ) -> IngestSummary:
+        """Upsert every record, report every `ReadError`; one transaction per batch."""
+        if self.readonly:
+            raise PermissionError("this store was opened read-only")
+        settings = settings or Settings.from_env()
+        started = datetime.now()
+        summary = IngestSummary()
+        with self.engine.begin() as conn:
+            summary.run_id = int(conn.execute(insert(RUNS).values(started_at=started)).lastrowid)
+        batch: list[PaperRecord] = []
+        errors: list[ReadError] = []
+        chars = 0
+
+        def flush() -> None:
+            nonlocal chars
+            with self.engine.begin() as conn:
+                if batch:
+                    counts = write_batch(conn, batch, settings.passage_words, settings.passage_overlap)
+                    summary.added += counts.added
+                    summary.updated += counts.updated
+                    summary.unchanged += counts.unchanged
+                if errors:
+                    conn.execute(
+                        insert(ERRS),
+                        [
+                            {
+                                "run_id": summary.run_id,
+                                "source": e.source,
+                                "location": e.location,
+                                "reason": e.reason,
+                            }
+                            for e in errors
+                        ],
+                    )
+            batch.clear()
+            errors.clear()
+            chars = 0
+
+        for item in items:
+            if isinstance(item, ReadError):
+                summary.skipped += 1
+                summary.errors.append(item)
+                errors.append(item)
+                continue
+            canonical = try_canonical_id(item.arxiv_id)
+            if canonical is None:
+                err = ReadError(item.source, "record", f"invalid arXiv id {item.arxiv_id!r}")
+                summary.skipped += 1
+                summary.errors.append(err)
+                errors.append(err)
+                continue
+            item.arxiv_id = canonical
+            summary.read += 1
+            batch.append(item)
+            chars += sum(len(s.text) for s in item.sections)
+            if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
+                flush()
+        flush()
+        summary.seconds = (datetime.now() - started).total_seconds()
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(RUNS)
+                .where(RUNS.c.id == summary.run_id)
+                .values(
+                    finished_at=datetime.now(),
+                    read=summary.read,
+                    added=summary.added,
+                    updated=summary.updated,
+                    unchanged=summary.unchanged,
+                    skipped=summary.skipped,
+                )
+            )
+        return summary
+
+    def copy_to(self, path: str | Path) -> Path:
+        """A consistent copy of the database (``VACUUM INTO``), in rollback-journal mode."""
+        dest = Path(path)
+        if dest.exists():
+            raise FileExistsError(f"{dest} already exists")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        src = sqlite3.connect(f"file:{self.path.resolve()}?mode=ro", uri=True)
+        try:
+            src.execute("VACUUM INTO ?", (str(dest),))
+        finally:
+            src.close()
+        out = sqlite3.connect(dest)
+        try:
+            out.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            out.close()
+        return dest
+
+    # ------------------------------------------------------------------ reading
+    def _view(self, row: Any, sources: Sequence[str]) -> PaperView:
+        return PaperView(
+            arxiv_id=row.arxiv_id,
+            version=row.version,
+            title=row.title,
+            abstract=row.abstract,
+            authors=tuple(json.loads(row.authors_json)),
+            categories=tuple(json.loads(row.categories_json)),
+            published=row.published,
+            updated=row.updated,
+            first_seen=row.first_seen,
+            comment=row.comment,
+            license=row.license,
+            journal_ref=row.journal_ref,
+            doi=row.doi,
+            sources=tuple(sources),
+            has_fulltext=bool(row.has_fulltext),
+        )
+
+    def get_paper(self, arxiv_id: str) -> PaperView | None:
+        """The paper with this id in any spelling (``arXiv:2301.00001v2``...), else ``None``."""
+        canonical = try_canonical_id(arxiv_id)
+        if canonical is None:
+            return None
+        return self._get_many([canonical]).get(canonical)
+
+    def get_papers(self, ids: Sequence[str]) -> dict[str, PaperView]:
+        """Papers keyed by the ids *as given*; unknown or invalid ids are left out."""
+        canon = {given: try_canonical_id(given) for given in ids}
+        found = self._get_many(sorted({c for c in canon.values() if c}))
+        return {given: found[c] for given, c in canon.items() if c in found}
+
+    def _get_many(self, canonical: Sequence[str]) -> dict[str, PaperView]:
+        out: dict[str, PaperView] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(canonical), _IN_CHUNK):
+                rows = conn.execute(select(P).where(P.c.arxiv_id.in_(canonical[i : i + _IN_CHUNK]))).all()
+                srcs: dict[int, list[str]] = {}
+                if rows:
+                    q = select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_([r.id for r in rows]))
+                    for pid, name in conn.execute(q.order_by(S.c.source)):
+                        srcs.setdefault(pid, []).append(name)
+                for r in rows:
+                    out[r.arxiv_id] = self._view(r, srcs.get(r.id, []))
+        return out
+
+    def sections(self, arxiv_id: str) -> list[SectionView]:
+        canonical = try_canonical_id(arxiv_id)
+        if canonical is None:
+            return []
+        q = (
+            select(SEC.c.idx, SEC.c.name, SEC.c.text, SEC.c.number)
+            .join(P, P.c.id == SEC.c.paper_id)
+            .where(P.c.arxiv_id == canonical)
+            .order_by(SEC.c.idx)
+        )
+        with self.engine.connect() as conn:
+            return [SectionView(r.idx, r.name, r.text, r.number) for r in conn.execute(q)]
+
+    def _passage_query(self) -> Select[Any]:
+        return (
+            select(
+                PAS.c.id,
+                P.c.arxiv_id,
+                PAS.c.section_idx,
+                SEC.c.name,
+                PAS.c.ordinal,
+                PAS.c.text,
+                PAS.c.char_start,
+                PAS.c.char_end,
+            )
+            .join(P, P.c.id == PAS.c.paper_id)
+            .outerjoin(SEC, (SEC.c.paper_id == PAS.c.paper_id) & (SEC.c.idx == PAS.c.section_idx))
+        )
+
+    @staticmethod
+    def _passage_view(r: Any) -> PassageView:
+        return PassageView(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+
+    def passages(self, arxiv_id: str) -> list[PassageView]:
+        """Full-text passages of one paper, in order (``[]`` without full text)."""
+        canonical = try_canonical_id(arxiv_id)
+        if canonical is None:
+            return []
+        q = self._passage_query().where(P.c.arxiv_id == canonical).order_by(PAS.c.ordinal)
+        with self.engine.connect() as conn:
+            return [self._passage_view(r) for r in conn.execute(q)]
+
+    def get_passages(self, passage_ids: Sequence[int]) -> dict[int, PassageView]:
+        ids = list(dict.fromkeys(int(i) for i in passage_ids))
+        out: dict[int, PassageView] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(ids), _IN_CHUNK):
+                q = self._passage_query().where(PAS.c.id.in_(ids[i : i + _IN_CHUNK]))
+                for r in conn.execute(q):
+                    out[r[0]] = self._passage_view(r)
+        return out
+
+    def iter_index_docs(self) -> Iterator[IndexDoc]:
+        """Every paper as the indexer needs it, ordered by arxiv_id, streamed."""
+        q = select(
+            P.c.arxiv_id,
+            P.c.title,
+            P.c.abstract,
+            P.c.categories_json,
+            P.c.authors_json,
+            P.c.published,
+            P.c.first_seen,
+            P.c.updated,
+            P.c.content_hash,
+        ).order_by(P.c.arxiv_id)
+        with self.engine.connect() as conn:
+            for r in conn.execution_options(yield_per=2000).execute(q):
+                yield IndexDoc(
+                    arxiv_id=r.arxiv_id,
+                    title=r.title or "",
+                    abstract=r.abstract or "",
+                    categories=tuple(json.loads(r.categories_json)),
+                    authors=tuple(json.loads(r.authors_json)),
+                    date=r.published or r.first_seen or r.updated,
+                    content_hash=r.content_hash,
+                )
+
+    def iter_passages(self) -> Iterator[PassageView]:
+        """Every passage ordered by (arxiv_id, ordinal), streamed."""
+        q = self._passage_query().order_by(P.c.arxiv_id, PAS.c.ordinal)
+        with self.engine.connect() as conn:
+            for r in conn.execution_options(yield_per=2000).execute(q):
+                yield self._passage_view(r)
+
+    def fingerprint(self) -> str:
+        """SHA-256 over every (arxiv_id, content_hash): changes iff indexed content changes."""
+        h = hashlib.sha256()
+        q = select(P.c.arxiv_id, P.c.content_hash).order_by(P.c.arxiv_id)
+        with self.engine.connect() as conn:
+            for aid, ch in conn.execution_options(yield_per=5000).execute(q):
+                h.update(f"{aid}\t{ch}\n".encode())
+        return h.hexdigest()
+
+    def find_by_title(self, title: str) -> list[str]:
+        """Ids of papers whose `normalize_title` equals that of ``title``."""
+        norm = normalize_title(title)
+        if not norm:
+            return []
+        q = select(P.c.arxiv_id).where(P.c.title_norm == norm).order_by(P.c.arxiv_id)
+        with self.engine.connect() as conn:
+            return list(conn.execute(q).scalars())
+
+    def stats(self) -> dict[str, Any]:
+        """Counts: papers, papers_with_fulltext, sections, passages, skipped (all runs), and more."""
+        with self.engine.connect() as conn:
+
+            def count(q: Any) -> int:
+                return int(conn.execute(q).scalar() or 0)
+
+            by_source: dict[str, int] = {
+                name: int(n)
+                for name, n in conn.execute(
+                    select(S.c.source, func.count()).group_by(S.c.source).order_by(S.c.source)
+                )
+            }
+            return {
+                "papers": count(select(func.count()).select_from(P)),
+                "papers_with_fulltext": count(select(func.count()).select_from(P).where(P.c.has_fulltext)),
+                "sections": count(select(func.count()).select_from(SEC)),
+                "passages": count(select(func.count()).select_from(PAS)),
+                "skipped": count(select(func.count()).select_from(ERRS)),
+                "ingest_runs": count(select(func.count()).select_from(RUNS)),
+                "categories": count(select(func.count(func.distinct(P.c.primary_category)))),
+                "sources": by_source,
+                "db_bytes": self.path.stat().st_size if self.path.exists() else 0,
+            }
