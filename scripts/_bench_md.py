@@ -1,0 +1,21 @@
+"""Rewrite one `## <title>` section of BENCHMARKS.md in place (other sections are left alone)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+
+
+def write_section(title: str, body: str, path: Path = BENCH) -> None:
+    """Replace the section headed ``## title`` (up to the next ``## ``) or append it."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# openxiv benchmarks\n"
+    block = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block + "\n", text, count=1).rstrip() + "\n"
+    else:
+        text = text.rstrip() + "\n\n" + block
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote section '## {title}' of {path}")
