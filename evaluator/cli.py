@@ -1,0 +1,276 @@
+"""``openxiv eval``: score submissions against gold files and write terminal / JSON / HTML / Markdown reports.
+
+Subcommands: ``autoresearchbench``, ``drmi``, ``ranked`` and ``taxobench``, all with
+``--gold G --submission S [--compare S2] [--corpus-db DB] [--json OUT] [--html OUT] [--md OUT] [--seed N]``.
+Bad input ends with a one-line message naming the file and line, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import click
+from openxiv.evaluator.io import EvalInputError
+from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
+from openxiv.evaluator.stats import DEFAULT_RESAMPLES, compare_rows
+
+__all__ = ["eval_group"]
+
+NON_COMPARABLE = {"turns", "tool_calls", "last_tokens", "duration_sec"}
+
+
+class EvalCliError(click.ClickException):
+    exit_code = 2
+
+
+def _existing(path: str | None, what: str) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.is_file():
+        raise EvalCliError(f"{what} file not found: {p}")
+    return p
+
+
+def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    opts = [
+        click.option("--gold", "-g", required=True, help="Gold file."),
+        click.option("--submission", "-s", required=True, help="Submission (system A)."),
+        click.option(
+            "--compare", "compare_path", default=None, help="A second submission (system B) to compare."
+        ),
+        click.option("--json", "json_out", default=None, help="Write the full JSON report here."),
+        click.option("--html", "html_out", default=None, help="Write a self-contained HTML report here."),
+        click.option("--md", "md_out", default=None, help="Write a Markdown report here."),
+        click.option("--seed", default=0, show_default=True, type=int, help="Seed of bootstrap and tests."),
+        click.option("--resamples", default=DEFAULT_RESAMPLES, show_default=True, type=click.IntRange(10)),
+        click.option("--quiet", "-q", is_flag=True, help="Do not print the terminal table."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _set_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    opts = [
+        click.option(
+            "--corpus-db", default=None, help="openxiv corpus DB: titles resolve to ids; corpus checks."
+        ),
+        click.option(
+            "--cutoff", default=None, help="Flag predicted papers dated after this day (YYYY-MM-DD)."
+        ),
+        click.option(
+            "--threshold", default=0.6, show_default=True, type=float, help="Title alignment threshold."
+        ),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _run(
+    score: Callable[[Path], EvalReport],
+    submission: str,
+    compare_path: str | None,
+    inputs: dict[str, str],
+    json_out: str | None,
+    html_out: str | None,
+    md_out: str | None,
+    seed: int,
+    resamples: int,
+    quiet: bool,
+) -> None:
+    """Score, optionally compare, render; every input problem becomes a clean exit-2 message."""
+    try:
+        sub = _existing(submission, "submission")
+        cmp_path = _existing(compare_path, "compare")
+        assert sub is not None
+        report = score(sub)
+        report.inputs = {**inputs, "submission": str(sub), **({"compare": str(cmp_path)} if cmp_path else {})}
+        if cmp_path is not None:
+            other = score(cmp_path)
+            metrics = [m for m in report.shown_metrics() if m not in NON_COMPARABLE]
+            report.comparison = compare_rows(
+                report.per_item, other.per_item, metrics, str(sub.name), str(cmp_path.name), seed, resamples
+            )
+            b = {r["item_id"]: r for r in other.per_item}
+            report.extra["comparison_diffs"] = {
+                m: [
+                    r[m] - b[r["item_id"]][m]
+                    for r in report.per_item
+                    if r.get(m) is not None and b[r["item_id"]].get(m) is not None
+                ]
+                for m in metrics[:1]
+            }
+    except (EvalInputError, ValueError, FileNotFoundError) as exc:
+        raise EvalCliError(str(exc)) from None
+    if not quiet:
+        click.echo(render_terminal(report))
+    for out, writer in ((json_out, write_json), (md_out, None), (html_out, "html")):
+        if out is None:
+            continue
+        try:
+            if writer == "html":
+                from openxiv.evaluator.html_report import write_html
+
+                write_html(report, out)
+            elif writer is None:
+                Path(out).write_text(render_markdown(report), encoding="utf-8")
+            else:
+                write_json(report, out)
+        except OSError as exc:
+            raise EvalCliError(f"cannot write {out}: {exc.strerror}") from None
+        if not quiet:
+            click.echo(f"wrote {out}")
+
+
+def _store(corpus_db: str | None) -> Any:
+    if corpus_db is None:
+        return None
+    from openxiv.corpus.store import Store
+
+    if not Path(corpus_db).is_file():
+        raise EvalCliError(f"corpus database not found: {corpus_db}")
+    try:
+        return Store.open_readonly(corpus_db)
+    except Exception as exc:  # a broken or foreign file: report it, no traceback
+        raise EvalCliError(f"cannot open corpus database {corpus_db}: {exc}") from None
+
+
+def _cutoff(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise EvalCliError(f"--cutoff must be a date YYYY-MM-DD, got {value!r}") from None
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Score agent answers against gold sets (AutoResearchBench, TaxoBench, Dr.Mi-Bench, ranked retrieval)."""
+
+
+def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., None]:
+    def command(gold: str, submission: str, compare_path: str | None, corpus_db: str | None, cutoff: str | None,
+                threshold: float, max_candidates: int, json_out: str | None, html_out: str | None,
+                md_out: str | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+        from openxiv.evaluator.arb import ArbOptions, score_arb
+        from openxiv.evaluator.io import read_arb_gold, read_submission
+        from openxiv.evaluator.matching import Matcher
+
+        try:
+            gold_items = read_arb_gold(gold)
+        except EvalInputError as exc:
+            raise EvalCliError(str(exc)) from None
+        store = _store(corpus_db)
+        matcher = Matcher(store, title_mode=title_mode, threshold=threshold, cutoff=_cutoff(cutoff))
+        opts = ArbOptions(max_candidates=max_candidates or None, seed=seed, n_boot=resamples)
+
+        def score(path: Path) -> EvalReport:
+            rep = score_arb(gold_items, read_submission(path), matcher, opts, name=f"{name}: {path.name}")
+            rep.benchmark = benchmark
+            return rep
+
+        inputs = {"gold": gold, **({"corpus_db": corpus_db} if corpus_db else {})}
+        try:
+            _run(score, submission, compare_path, inputs, json_out, html_out, md_out, seed, resamples, quiet)
+        finally:
+            if store is not None:
+                store.close()
+
+    return command
+
+
+_MAX_CAND = click.option(
+    "--max-candidates", default=1, show_default=True, type=click.IntRange(0),
+    help="Candidates per pass that count for deep items (0 = all).",
+)  # fmt: skip
+
+
+@eval_group.command("autoresearchbench")
+@_common
+@_set_options
+@_MAX_CAND
+def autoresearchbench(**kw: Any) -> None:
+    """AutoResearchBench: deep items by exact-set accuracy, wide items by IoU/precision/recall/F1.
+
+    The gold is the benchmark's JSONL (or an inference output, whose input_data lines are the gold); the
+    submission is the benchmark's inference output or a simple JSONL (qid|question, predictions).
+    """
+    _set_command("fuzzy", "autoresearchbench", "autoresearchbench")(**kw)
+
+
+@eval_group.command("drmi")
+@_common
+@_set_options
+@_MAX_CAND
+def drmi(**kw: Any) -> None:
+    """Dr.Mi-Bench compatibility: ids first, titles matched on their first 20 normalised characters."""
+    _set_command("drmi", "drmi", "drmi")(**kw)
+
+
+@eval_group.command("ranked")
+@_common
+@click.option("--k", "ks", default="1,5,10,20,100", show_default=True, help="Cutoffs, comma separated.")
+@click.option(
+    "--rel-level", default=1, show_default=True, type=int, help="Minimum relevance grade that counts."
+)
+def ranked(gold: str, submission: str, compare_path: str | None, ks: str, rel_level: int, json_out: str | None,
+           html_out: str | None, md_out: str | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+    """Ranked retrieval: TREC qrels or JSONL query set (--gold) against TREC or JSONL runs."""
+    from openxiv.evaluator.io import iter_jsonl, read_qrels, read_run
+    from openxiv.evaluator.ranked import score_ranked
+
+    try:
+        cutoffs = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
+    except ValueError:
+        raise EvalCliError(f"--k must be comma-separated integers, got {ks!r}") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise EvalCliError("--k needs at least one cutoff >= 1")
+    gpath = _existing(gold, "gold")
+    assert gpath is not None
+    try:
+        qrels = read_qrels(gpath)
+        queries: dict[str, str] = {}
+        if gpath.read_text(encoding="utf-8").lstrip().startswith("{"):
+            queries = {str(o.get("qid")): str(o.get("query", "")) for _, o in iter_jsonl(gpath)}
+    except EvalInputError as exc:
+        raise EvalCliError(str(exc)) from None
+
+    def score(path: Path) -> EvalReport:
+        return score_ranked(
+            qrels, read_run(path), cutoffs, rel_level, queries, seed, resamples, name=f"ranked: {path.name}"
+        )
+
+    _run(score, submission, compare_path, {"gold": gold}, json_out, html_out, md_out, seed, resamples, quiet)
+
+
+@eval_group.command("taxobench")
+@_common
+@click.option(
+    "--similarity", default=None, help="Label similarity passed to the TaxoBench scorer (e.g. exact)."
+)
+def taxobench(gold: str, submission: str, compare_path: str | None, similarity: str | None, json_out: str | None,
+              html_out: str | None, md_out: str | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+    """TaxoBench: retrieval, leaf clustering, US-TED/US-NTED and Sem-Path per survey."""
+    try:
+        from openxiv.evaluator.taxobench import evaluate_taxobench
+    except ImportError as exc:
+        raise EvalCliError(f"the TaxoBench scorer is not available: {exc}") from None
+    gpath = _existing(gold, "gold")
+    accepted = inspect.signature(evaluate_taxobench).parameters
+    kwargs = {
+        k: v
+        for k, v in (("seed", seed), ("n_boot", resamples), ("similarity", similarity))
+        if k in accepted and v is not None
+    }
+
+    def score(path: Path) -> EvalReport:
+        return evaluate_taxobench(gpath, path, **kwargs)
+
+    _run(score, submission, compare_path, {"gold": gold}, json_out, html_out, md_out, seed, resamples, quiet)
