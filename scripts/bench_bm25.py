@@ -30,9 +30,8 @@ import numpy as np
 import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section  # noqa: E402
-
-from openxiv.corpus.config import shared_dir  # noqa: E402
+from _bench_md import write_section
+from openxiv.corpus.config import shared_dir
 
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 STOP = set(bm25s.stopwords.STOPWORDS_EN)
@@ -169,7 +168,8 @@ def main() -> None:
     rows: list[tuple[str, str, str, str, str, str]] = []
 
     def row(name, docs, build, p50, p95, rec, note=""):
-        rows.append((name, f"{docs:,}", f"{build:.1f}", f"{p50:.1f}", f"{p95:.1f}", f"{rec:.3f}" + note))
+        rec_s = "—" if rec != rec else f"{rec:.3f}"
+        rows.append((name, f"{docs:,}", f"{build:.1f}", f"{p50:.1f}", f"{p95:.1f}", rec_s + note))
         print(" | ".join(rows[-1]), flush=True)
 
     b, p50, p95, rec = bench_bm25s(ids, texts, queries, stemmer, "numba", args.k1, args.b)
@@ -182,15 +182,11 @@ def main() -> None:
     row("rank-bm25 BM25Okapi", docs, b, p50, p95, rec, " (subset)" if docs < n else "")
     if docs < n:
         f = n / docs
-        row(
-            "rank-bm25, extrapolated ×%.2f" % f, n, b * f, p50 * f, p95 * f, float("nan"), " (not measured)"
-        )
+        row(f"rank-bm25, extrapolated ×{f:.2f}", n, b * f, p50 * f, p95 * f, float("nan"), " (not measured)")
 
     full = [r for r in rows if r[1] == f"{n:,}" and r[5][0].isdigit() and "subset" not in r[5]]
     best = max(float(r[5].split()[0]) for r in full)
-    choice = min(
-        (r for r in full if float(r[5].split()[0]) >= best - 0.01), key=lambda r: float(r[3])
-    )[0]
+    choice = min((r for r in full if float(r[5].split()[0]) >= best - 0.01), key=lambda r: float(r[3]))[0]
     head = "| engine | docs | build s | p50 ms | p95 ms | Recall@100 |\n|---|---:|---:|---:|---:|---:|\n"
     table = head + "\n".join("| " + " | ".join(r) + " |" for r in rows)
     body = (

@@ -1,0 +1,266 @@
+"""`HybridBackend`: the embedded `SearchBackend` over one snapshot directory.
+
+Up to four sides rank papers for a query, each restricted by the filter mask *before* its top-k cut:
+
+- ``bm25_papers``: BM25 over title + abstract;
+- ``bm25_passages``: BM25 over full-text passages, collapsed to papers (best passage per paper);
+- ``dense_papers``: FAISS inner product of the query vector with paper vectors;
+- ``dense_passages``: the same over passage vectors (when the snapshot embedded passages),
+  collapsed to papers.
+
+The sides are fused (`openxiv.indexer.fusion`) by ``mode`` (default ``Settings.fusion``): ``rrf``
+or ``weighted`` over every side the snapshot has; ``bm25`` / ``dense`` over that family only; or one
+side by name. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
+to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
+is stored on the backend, so one instance serves many threads; only the query encoder is called
+under a lock (tokenizers of transformer models are not safe to share across threads).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from openxiv.corpus.config import Settings
+from openxiv.indexer import layout
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult
+from openxiv.indexer.fusion import Side, fuse
+from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.sparse import PassageIndex, SparseIndex
+
+__all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
+
+SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
+FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
+FUSIONS = ("rrf", "weighted")
+PASSAGE_OVERFETCH = 4
+"""Dense passage hits fetched per wanted paper (several passages of one paper collapse to one)."""
+
+
+class UnsupportedMode(ValueError):
+    """The requested mode names no side this snapshot has (e.g. ``dense`` on an ``--embed none`` build)."""
+
+
+@dataclass
+class _SideResult:
+    rows: np.ndarray
+    scores: np.ndarray
+    passages: dict[int, int] = field(default_factory=dict)
+    """Winning passage id per paper row (passage sides only)."""
+
+
+class HybridBackend:
+    def __init__(
+        self, path: Path, settings: Settings, manifest: dict[str, Any], encoder: Any | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.settings = settings
+        self.manifest = manifest
+        self.meta = PaperMeta.load(self.path / layout.META)
+        self.bm25_papers = SparseIndex.load(self.path / layout.BM25_PAPERS)
+        pdir = self.path / layout.BM25_PASSAGES
+        self.passages: PassageIndex | None = PassageIndex.load(pdir) if pdir.is_dir() else None
+        self.dense: dict[str, Any] = {}
+        for side, sub in (("dense_papers", layout.DENSE_PAPERS), ("dense_passages", layout.DENSE_PASSAGES)):
+            if (self.path / sub).is_dir():
+                from openxiv.indexer.dense import DenseIndex
+
+                self.dense[side] = DenseIndex.load(self.path / sub)
+        self.encoder = encoder
+        if self.dense and self.encoder is None:
+            self.encoder = _encoder_for(manifest, settings)
+        self._encode_lock = threading.Lock()
+        self.side_weights: dict[str, float] = {}
+        """Per-side weight overrides (``{"bm25_passages": 2.0}``); otherwise ``weight_bm25``/``weight_dense``."""
+        self.sides = tuple(
+            s
+            for s in SIDES
+            if s == "bm25_papers" or (s == "bm25_passages" and self.passages is not None) or s in self.dense
+        )
+        self.bm25_papers.search("warm up", 1)  # compile the numba kernel now, not on the first request
+
+    def tuned(self, side_weights: dict[str, float] | None = None, **changes: Any) -> HybridBackend:
+        """A view of the same loaded index with other ranking settings (``rrf_k``, weights, ...)."""
+        other = copy.copy(self)
+        other.settings = self.settings.replace(**changes)
+        unknown = set(side_weights or {}) - set(SIDES)
+        if unknown:
+            raise ValueError(f"unknown side(s) {sorted(unknown)}: expected {', '.join(SIDES)}")
+        other.side_weights = {**self.side_weights, **(side_weights or {})}
+        return other
+
+    # --- SearchBackend -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+        mode: str | None = None,
+    ) -> SearchResult:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        if top_k < 1 or offset < 0:
+            raise ValueError(f"top_k must be >= 1 and offset >= 0 (got top_k={top_k}, offset={offset})")
+        sides, method = self._plan(mode or self.settings.fusion)
+        depth = max(self.settings.candidates, offset + top_k)
+        t = time.perf_counter()
+        allowed = self.meta.mask(filters)
+        timings["filter"] = _ms(t)
+        results: dict[str, _SideResult] = {}
+        passage_scores: np.ndarray | None = None
+
+        t = time.perf_counter()
+        if "bm25_papers" in sides:
+            rows, scores = self.bm25_papers.search(query, depth, allowed)
+            results["bm25_papers"] = _SideResult(rows, scores)
+        if "bm25_passages" in sides and self.passages is not None:
+            ph = self.passages.search(query, depth, allowed)
+            passage_scores = ph.passage_scores
+            results["bm25_passages"] = _SideResult(
+                ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
+            )
+        timings["bm25"] = _ms(t)
+
+        dense_sides = [s for s in sides if s in self.dense]
+        if dense_sides:
+            t = time.perf_counter()
+            with self._encode_lock:
+                qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
+            timings["encode"] = _ms(t)
+            t = time.perf_counter()
+            for side in dense_sides:
+                results[side] = self._dense_side(side, qvec, depth, allowed)
+            timings["dense"] = _ms(t)
+
+        t = time.perf_counter()
+        fused_rows, fused_scores = fuse(
+            [
+                Side(name, r.rows, r.scores, self._weight(name))
+                for name, r in results.items()
+                if name in sides
+            ],
+            method,
+            self.settings.rrf_k,
+        )
+        page_rows = fused_rows[offset : offset + top_k]
+        page_scores = fused_scores[offset : offset + top_k]
+        hits = []
+        for row, score in zip(page_rows.tolist(), page_scores.tolist(), strict=True):
+            pid: int | None = None
+            for name in ("bm25_passages", "dense_passages"):
+                if name in results and row in results[name].passages:
+                    pid = results[name].passages[row]
+                    break
+            if pid is None and self.passages is not None and self.passages.has_passages(np.array([row]))[0]:
+                if passage_scores is None:
+                    passage_scores = self.passages.sparse.scores(self.passages.sparse.query_tokens(query))
+                pid = self.passages.best_passage(row, passage_scores)
+            signals = {f"{n}_rank": _rank_of(r.rows, row) for n, r in results.items()}
+            hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), pid, signals))
+        timings["fuse"] = _ms(t)
+        timings["total"] = _ms(t0)
+        return SearchResult(hits=hits, total_count=int(fused_rows.size), timings_ms=timings)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            **self.manifest,
+            "path": str(self.path),
+            "sides": list(self.sides),
+            "papers": self.meta.n,
+            "passages": self.passages.n_passages if self.passages is not None else 0,
+            "ranking": {
+                "fusion": self.settings.fusion,
+                "rrf_k": self.settings.rrf_k,
+                "weight_bm25": self.settings.weight_bm25,
+                "weight_dense": self.settings.weight_dense,
+                "candidates": self.settings.candidates,
+            },
+        }
+
+    def close(self) -> None:
+        self.dense.clear()
+        self.passages = None
+
+    # --- internals ---------------------------------------------------------------------------------
+    def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
+        """Sides to run and the fusion method for ``mode``."""
+        default = self.settings.fusion if self.settings.fusion in FUSIONS else "rrf"
+        if mode in FUSIONS:
+            return self.sides, mode
+        if mode in FAMILIES:
+            wanted = tuple(s for s in FAMILIES[mode] if s in self.sides)
+        elif mode in SIDES:
+            wanted = (mode,) if mode in self.sides else ()
+        else:
+            raise UnsupportedMode(
+                f"unknown mode {mode!r}: expected one of {', '.join((*FUSIONS, *FAMILIES, *SIDES))}"
+            )
+        if not wanted:
+            raise UnsupportedMode(
+                f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
+                f"rebuild with --embed to add dense vectors"
+            )
+        return wanted, default
+
+    def _weight(self, side: str) -> float:
+        if side in self.side_weights:
+            return self.side_weights[side]
+        return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
+
+    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> _SideResult:
+        index = self.dense[side]
+        if side == "dense_papers":
+            scores, ids = index.search(qvec, depth, allowed=allowed)
+            s, r = np.asarray(scores)[0], np.asarray(ids)[0]
+            keep = r >= 0
+            return _SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
+        assert self.passages is not None
+        pallowed = None if allowed is None else allowed[self.passages.paper_row]
+        k = min(depth * PASSAGE_OVERFETCH, self.passages.n_passages)
+        scores, ids = index.search(qvec, k, allowed=pallowed)
+        s, r = np.asarray(scores)[0], np.asarray(ids)[0]
+        keep = r >= 0
+        s, r = s[keep], r[keep]
+        papers = np.asarray(self.passages.paper_row[r], dtype=np.int64)
+        order = np.lexsort((r, papers, -s))  # best first; collapse keeps each paper's first
+        s, r, papers = s[order], r[order], papers[order]
+        _, first = np.unique(papers, return_index=True)
+        first = np.sort(first)[:depth]
+        rows, best = papers[first], s[first].astype(np.float32)
+        winners = self.passages.passage_ids[r[first]]
+        return _SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
+
+
+def _encoder_for(manifest: dict[str, Any], settings: Settings) -> Any:
+    """The encoder that made the snapshot's vectors (same model, same truncation)."""
+    from openxiv.indexer.embed import load_encoder
+
+    emb = manifest.get("embedding") or {}
+    encoder = load_encoder(
+        settings,
+        model=emb.get("model") or settings.model,
+        embed_max_tokens=emb.get("max_tokens") or settings.embed_max_tokens,
+    )
+    want = emb.get("fingerprint")
+    if want and getattr(encoder, "fingerprint", want) != want:
+        raise ValueError(
+            f"the index was embedded with {emb.get('model')!r} (fingerprint {want}) but the model found "
+            f"here has fingerprint {encoder.fingerprint}: rebuild the index or install the same model"
+        )
+    return encoder
+
+
+def _rank_of(rows: np.ndarray, row: int) -> int | None:
+    pos = np.flatnonzero(rows == row)
+    return int(pos[0]) + 1 if pos.size else None
+
+
+def _ms(t: float) -> float:
+    return round((time.perf_counter() - t) * 1000, 3)

@@ -1,0 +1,28 @@
+"""Names of the files and folders inside an index root and a snapshot (one place, no logic).
+
+INDEX_DIR/
+  CURRENT                      name of the live snapshot (switched atomically with os.replace)
+  snapshots/<UTC time>-<fp>/   one complete, immutable snapshot
+    manifest.json              what is in it and how it was built (FORMAT_VERSION)
+    corpus.sqlite              consistent copy of the corpus database
+    papers/                    per-paper metadata arrays (ids, dates, category/author postings)
+    bm25_papers/               bm25s matrix over title + abstract
+    bm25_passages/             bm25s matrix over full-text passages + passage -> paper rows
+    dense_papers/              FAISS index over paper vectors (when embedded)
+    dense_passages/            FAISS index over passage vectors (when embedded)
+  snapshots/.tmp-*/            a build in progress (never read; removed by the next build)
+"""
+
+from __future__ import annotations
+
+FORMAT_VERSION = 1
+CURRENT = "CURRENT"
+SNAPSHOTS = "snapshots"
+TMP_PREFIX = ".tmp-"
+MANIFEST = "manifest.json"
+CORPUS = "corpus.sqlite"
+META = "papers"
+BM25_PAPERS = "bm25_papers"
+BM25_PASSAGES = "bm25_passages"
+DENSE_PAPERS = "dense_papers"
+DENSE_PASSAGES = "dense_passages"

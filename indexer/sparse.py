@@ -1,0 +1,252 @@
+"""BM25 (bm25s) over paper texts and over full-text passages, with filters applied before the cut.
+
+`SparseIndex` is one bm25s matrix (documents × vocabulary, precomputed BM25 weights, CSC) plus a
+query tokenizer that is exactly the one used at build time (bm25s' regex words, lowercase, English
+stopwords, PyStemmer stems). A query's scores over all rows are one sparse column sum, done by a
+small numba kernel over the matrix arrays (memory-mapped after `load`); a filter is a boolean mask
+over rows applied to that score vector *before* the top-k is selected, so a filtered query still
+fills its k. Ties are broken by row number, and rows are stored in arxiv_id order, so equal scores
+come out by ascending arxiv_id.
+
+`PassageIndex` is a `SparseIndex` whose rows are passages, each owned by a paper row. Its search
+collapses passages to papers (a paper's score is its best passage's score) and returns, per paper,
+the passage that won: that passage is the evidence shown to the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import bm25s
+import numba
+import numpy as np
+import Stemmer
+
+__all__ = ["PassageHits", "PassageIndex", "SparseIndex", "top_k_rows"]
+
+STOPWORDS = "en"
+_local = threading.local()
+
+
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    """One PyStemmer object per thread and language (PyStemmer objects are not thread-safe)."""
+    cache = getattr(_local, "stemmers", None)
+    if cache is None:
+        cache = _local.stemmers = {}
+    if language not in cache:
+        cache[language] = Stemmer.Stemmer(language)
+    return cache[language]
+
+
+@numba.njit(nogil=True)
+def _accumulate(data, indptr, indices, token_ids, out):  # pragma: no cover - compiled
+    for t in token_ids:
+        for j in range(indptr[t], indptr[t + 1]):
+            out[indices[j]] += data[j]
+
+
+def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with a positive score, best first, at most ``k``; ties by ascending row number.
+
+    Exact at the cut: when several rows tie with the k-th score, the lowest rows are kept.
+    """
+    cand = np.flatnonzero(scores > 0)
+    vals = scores[cand]
+    if k <= 0 or cand.size == 0:
+        return cand[:0], vals[:0]
+    if cand.size > k:
+        kth = np.partition(vals, cand.size - k)[cand.size - k]
+        above = vals > kth
+        ties = np.flatnonzero(vals == kth)[: k - int(above.sum())]
+        keep = np.sort(np.concatenate([np.flatnonzero(above), ties]))
+        cand, vals = cand[keep], vals[keep]
+    order = np.lexsort((cand, -vals))
+    return cand[order], vals[order]
+
+
+class SparseIndex:
+    """A bm25s index over ``n_docs`` texts (row i = text i)."""
+
+    def __init__(self, model: bm25s.BM25, stemmer: str) -> None:
+        self.model = model
+        self.stemmer_name = stemmer
+        self.data = np.asarray(model.scores["data"])
+        self.indices = np.asarray(model.scores["indices"])
+        self.indptr = np.asarray(model.scores["indptr"])
+        self.n_docs = int(model.scores["num_docs"])
+        self.vocab: dict[str, int] = model.vocab_dict
+
+    # --- building ------------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        texts: Sequence[str],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        stemmer: str = "english",
+        progress: bool = False,
+    ) -> SparseIndex:
+        tokens = bm25s.tokenize(
+            list(texts), stopwords=STOPWORDS, stemmer=_stemmer(stemmer), show_progress=progress
+        )
+        model = bm25s.BM25(k1=k1, b=b, backend="numpy")
+        if len(texts) == 0:
+            model.scores = {
+                "data": np.zeros(0, np.float32),
+                "indices": np.zeros(0, np.int32),
+                "indptr": np.zeros(1, np.int32),
+                "num_docs": 0,
+            }
+            model.vocab_dict = {}
+        else:
+            model.index(tokens, show_progress=progress)
+        return cls(model, stemmer)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.model.save(str(directory), show_progress=False)
+        (directory / "tokenizer.json").write_text(
+            json.dumps({"stemmer": self.stemmer_name, "stopwords": STOPWORDS}), encoding="utf-8"
+        )
+
+    @classmethod
+    def load(cls, directory: Path, *, mmap: bool = True) -> SparseIndex:
+        tok = json.loads((directory / "tokenizer.json").read_text(encoding="utf-8"))
+        model = bm25s.BM25.load(str(directory), mmap=mmap, show_progress=False, backend="numpy")
+        return cls(model, tok["stemmer"])
+
+    @property
+    def params(self) -> dict[str, object]:
+        return {
+            "k1": self.model.k1,
+            "b": self.model.b,
+            "method": self.model.method,
+            "stemmer": self.stemmer_name,
+            "stopwords": STOPWORDS,
+            "vocab": len(self.vocab),
+            "docs": self.n_docs,
+        }
+
+    # --- querying ------------------------------------------------------------------------------
+    def query_tokens(self, query: str) -> np.ndarray:
+        """Vocabulary ids of the query's tokens (unknown words dropped; repeats kept, as bm25s does)."""
+        words = bm25s.tokenize(
+            query,
+            stopwords=STOPWORDS,
+            stemmer=_stemmer(self.stemmer_name),
+            return_ids=False,
+            show_progress=False,
+        )[0]
+        ids = [self.vocab[w] for w in words if w in self.vocab]
+        return np.asarray(ids, dtype=np.int64)
+
+    def scores(self, token_ids: np.ndarray) -> np.ndarray:
+        """BM25 score of every row for the query (float32, length ``n_docs``)."""
+        out = np.zeros(self.n_docs, dtype=np.float32)
+        if token_ids.size and self.n_docs:
+            _accumulate(self.data, self.indptr, self.indices, token_ids, out)
+        return out
+
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` rows (and scores) among ``allowed`` rows (boolean mask), best first."""
+        s = self.scores(self.query_tokens(query))
+        if allowed is not None:
+            s[~allowed] = 0.0
+        return top_k_rows(s, k)
+
+
+@dataclass(frozen=True)
+class PassageHits:
+    papers: np.ndarray
+    """Paper rows, best first."""
+    scores: np.ndarray
+    """Best passage score per paper."""
+    passage_ids: np.ndarray
+    """Corpus passage id of the winning passage per paper."""
+    passage_scores: np.ndarray
+    """The query's score for every passage row (for evidence of papers found by other sides)."""
+
+
+class PassageIndex:
+    """BM25 over passages; rows sorted by owning paper row, so each paper's passages are contiguous."""
+
+    def __init__(self, sparse: SparseIndex, paper_row: np.ndarray, passage_ids: np.ndarray, n_papers: int):
+        if paper_row.size and np.any(np.diff(paper_row) < 0):
+            raise ValueError("passages must be ordered by paper row")
+        self.sparse = sparse
+        self.paper_row = paper_row
+        self.passage_ids = passage_ids
+        self.n_papers = n_papers
+        self.ptr = np.searchsorted(paper_row, np.arange(n_papers + 1)).astype(np.int64)
+        """Passage rows of paper p: ``ptr[p]:ptr[p+1]``."""
+
+    @classmethod
+    def build(
+        cls,
+        texts: Sequence[str],
+        paper_row: np.ndarray,
+        passage_ids: np.ndarray,
+        n_papers: int,
+        **kw: object,
+    ) -> PassageIndex:
+        sparse = SparseIndex.build(texts, **kw)  # type: ignore[arg-type]
+        return cls(sparse, np.asarray(paper_row, np.int32), np.asarray(passage_ids, np.int64), n_papers)
+
+    def save(self, directory: Path) -> None:
+        self.sparse.save(directory)
+        np.save(directory / "passage_paper_row.npy", self.paper_row)
+        np.save(directory / "passage_ids.npy", self.passage_ids)
+        (directory / "passages.json").write_text(json.dumps({"n_papers": self.n_papers}), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path, *, mmap: bool = True) -> PassageIndex:
+        mode: Literal["r"] | None = "r" if mmap else None
+        meta = json.loads((directory / "passages.json").read_text(encoding="utf-8"))
+        return cls(
+            SparseIndex.load(directory, mmap=mmap),
+            np.load(directory / "passage_paper_row.npy", mmap_mode=mode),
+            np.load(directory / "passage_ids.npy", mmap_mode=mode),
+            int(meta["n_papers"]),
+        )
+
+    @property
+    def n_passages(self) -> int:
+        return int(self.paper_row.size)
+
+    def has_passages(self, paper_rows: np.ndarray) -> np.ndarray:
+        return self.ptr[paper_rows + 1] > self.ptr[paper_rows]
+
+    def search(self, query: str, k: int, allowed_papers: np.ndarray | None = None) -> PassageHits:
+        """Top ``k`` papers by their best passage, among ``allowed_papers`` (mask over paper rows)."""
+        full = self.sparse.scores(self.sparse.query_tokens(query))
+        s = full if allowed_papers is None else np.where(allowed_papers[self.paper_row], full, 0.0)
+        nz = np.flatnonzero(s > 0)
+        if nz.size == 0:
+            empty = np.zeros(0, np.int64)
+            return PassageHits(empty, np.zeros(0, np.float32), empty, full)
+        owners = self.paper_row[nz]
+        vals = s[nz]
+        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        best = np.maximum.reduceat(vals, starts)
+        group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, nz.size]))
+        winners = np.flatnonzero(vals == best[group])
+        first = winners[np.r_[True, group[winners][1:] != group[winners][:-1]]]  # first max per paper
+        paper_scores = np.zeros(self.n_papers, dtype=np.float32)
+        paper_scores[owners[starts]] = best
+        rows, scores = top_k_rows(paper_scores, k)
+        win_of_paper = np.full(self.n_papers, -1, dtype=np.int64)
+        win_of_paper[owners[first]] = self.passage_ids[nz[first]]
+        return PassageHits(rows.astype(np.int64), scores, win_of_paper[rows], full)
+
+    def best_passage(self, paper_row: int, passage_scores: np.ndarray) -> int | None:
+        """The paper's passage scoring highest for the query (its first passage if none matches)."""
+        lo, hi = int(self.ptr[paper_row]), int(self.ptr[paper_row + 1])
+        if hi <= lo:
+            return None
+        return int(self.passage_ids[lo + int(np.argmax(passage_scores[lo:hi]))])
