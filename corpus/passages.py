@@ -9,13 +9,29 @@ passage text is exactly ``section_text[char_start:char_end]``.
 
 from __future__ import annotations
 
-import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Chunk", "chunk_sections", "chunk_text"]
+import numpy as np
 
-_WORD = re.compile(r"\S+")
+__all__ = ["Chunk", "chunk_sections", "chunk_text", "word_spans"]
+
+# Code points for which str.isspace() is true: the same separators as str.split() and regex \\s.
+_LIMIT = 0x3001
+_IS_SPACE = np.array([chr(c).isspace() for c in range(_LIMIT)] + [False], dtype=bool)
+_ENCODING = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+
+
+def word_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end character offsets of the whitespace-separated words of ``text`` (vectorised)."""
+    if not text:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    codes = np.frombuffer(text.encode(_ENCODING, "surrogatepass"), dtype=np.uint32)
+    is_word = ~_IS_SPACE[np.minimum(codes, _LIMIT)]
+    edges = np.diff(np.concatenate(([False], is_word, [False])).astype(np.int8))
+    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +50,8 @@ def chunk_text(text: str, words: int, overlap: int) -> list[tuple[int, int]]:
         raise ValueError(f"passage size must be at least 1 word, got {words}")
     if not 0 <= overlap < words:
         raise ValueError(f"overlap must be in [0, {words}), got {overlap}")
-    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    n = len(spans)
+    starts, ends = word_spans(text)
+    n = len(starts)
     if n == 0:
         return []
     step = words - overlap
@@ -46,7 +62,7 @@ def chunk_text(text: str, words: int, overlap: int) -> list[tuple[int, int]]:
         end = min(start + words, n)
         if 0 < n - end < tail_min:
             end = n
-        out.append((spans[start][0], spans[end - 1][1]))
+        out.append((int(starts[start]), int(ends[end - 1])))
         if end >= n:
             return out
         start += step

@@ -1,0 +1,161 @@
+"""``openxiv ingest`` and ``openxiv stats``: the corpus part of the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from openxiv.corpus.config import Settings
+from openxiv.corpus.readers import FORMATS, read_path
+from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.corpus.store import IngestSummary, Store
+from sqlalchemy.exc import DatabaseError
+
+__all__ = ["ingest", "stats"]
+
+SHOW_ERRORS = 20
+
+
+def _default_db() -> Path:
+    return Settings.from_env().db_path
+
+
+def _items(
+    inputs: Sequence[Path], fmt: str | None, progress: bool | None
+) -> Iterator[PaperRecord | ReadError]:
+    from tqdm import tqdm
+
+    with tqdm(unit=" records", disable=None if progress is None else not progress, file=sys.stderr) as bar:
+        for path in inputs:
+            bar.set_description(path.name)
+            for item in read_path(path, fmt):
+                bar.update(1)
+                yield item
+
+
+def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        head = {"type": "summary", "db": str(db), "inputs": [str(p) for p in inputs], **summary.as_dict()}
+        fh.write(json.dumps(head) + "\n")
+        for e in summary.errors:
+            row = {"type": "skipped", "source": e.source, "location": e.location, "reason": e.reason}
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+@click.command()
+@click.argument(
+    "inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar="INPUT..."
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Corpus database (created if missing). Default: $OPENXIV_DB or <data_dir>/corpus.sqlite.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Read every input as this format."
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the full ingest report (summary + every skipped input) as JSON lines.",
+)
+@click.option("--passage-words", type=int, default=None, help="Words per full-text passage.")
+@click.option("--passage-overlap", type=int, default=None, help="Words shared by consecutive passages.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
+def ingest(
+    inputs: tuple[Path, ...],
+    db: Path | None,
+    fmt: str | None,
+    report: Path | None,
+    passage_words: int | None,
+    passage_overlap: int | None,
+    progress: bool | None,
+) -> None:
+    """Read papers from INPUT files or folders into the corpus database.
+
+    Formats (detected per file unless --format is given): arXiv listing JSONL, arXiv OAI/Kaggle
+    metadata JSONL, plain-text full texts ({id, text}), unarXive JSONL, and PDFs. .gz files and
+    folders (read recursively) are accepted. The same paper from several inputs or versions is
+    stored once; re-running an ingest changes nothing. Bad lines and files are reported and
+    skipped; the exit status is non-zero only when nothing could be read.
+    """
+    settings = Settings.from_env().replace(
+        db=db, passage_words=passage_words, passage_overlap=passage_overlap
+    )
+    if settings.passage_words < 1 or not 0 <= settings.passage_overlap < settings.passage_words:
+        raise click.BadParameter(
+            f"need passage_words >= 1 and 0 <= passage_overlap < passage_words "
+            f"(got {settings.passage_words}, {settings.passage_overlap})"
+        )
+    db_path = settings.db_path
+    try:
+        with Store(db_path) as store:
+            summary = store.ingest(_items(inputs, fmt, progress), settings=settings)
+    except DatabaseError as exc:
+        raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
+    rate = summary.read / summary.seconds if summary.seconds > 0 else 0.0
+    click.echo(
+        f"{db_path}: read {summary.read}, added {summary.added}, updated {summary.updated}, "
+        f"unchanged {summary.unchanged}, skipped {summary.skipped} "
+        f"in {summary.seconds:.1f} s ({rate:,.0f} records/s)"
+    )
+    if summary.errors:
+        click.echo(f"Skipped {len(summary.errors)} input(s):")
+        for e in summary.errors[:SHOW_ERRORS]:
+            click.echo(f"  {e.source}, {e.location}: {e.reason}")
+        if len(summary.errors) > SHOW_ERRORS:
+            more = len(summary.errors) - SHOW_ERRORS
+            hint = "" if report else " (use --report FILE for the full list)"
+            click.echo(f"  and {more} more{hint}")
+    if report is not None:
+        _write_report(report, inputs, summary, db_path)
+        click.echo(f"Report written to {report}")
+    if summary.read == 0:
+        click.echo("Error: nothing could be read from the inputs.", err=True)
+        sys.exit(1)
+
+
+def _table(data: dict[str, Any]) -> str:
+    rows: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            rows.append((key, ""))
+            rows.extend((f"  {k}", f"{v:,}" if isinstance(v, int) else str(v)) for k, v in value.items())
+        else:
+            rows.append((key, f"{value:,}" if isinstance(value, int) else str(value)))
+    width = max(len(k) for k, _ in rows)
+    vwidth = max(len(v) for _, v in rows)
+    return "\n".join(f"{k:<{width}}  {v:>{vwidth}}" for k, v in rows)
+
+
+@click.command()
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Corpus database. Default: $OPENXIV_DB or <data_dir>/corpus.sqlite.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
+def stats(db: Path | None, as_json: bool) -> None:
+    """Counts of papers, full texts, sections, passages and skipped inputs (all runs)."""
+    db_path = db if db is not None else _default_db()
+    if not db_path.is_file():
+        raise click.ClickException(
+            f"no corpus database at {db_path}; create one with `openxiv ingest --db {db_path} INPUT...`"
+        )
+    try:
+        with Store.open_readonly(db_path) as store:
+            data = store.stats()
+    except DatabaseError as exc:
+        raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(f"{db_path}\n{_table(data)}")

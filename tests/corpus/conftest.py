@@ -1,0 +1,82 @@
+"""Fixtures for the corpus tests: real files from ../shared, small slices of them in tmp dirs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from openxiv.corpus.config import shared_dir
+from openxiv.corpus.ids import try_canonical_id
+
+LISTINGS = ("listing-cs-2503-2606.jsonl.gz", "listing-astro-2504-2606.jsonl.gz")
+HEAD_LINES = 2000
+_ID = re.compile(r'^\{"id":\s*"([^"]+)"')
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    root = shared_dir()
+    if not (root / "data").is_dir():
+        pytest.skip(f"shared data not found at {root} (set OPENXIV_SHARED to the folder holding data/)")
+    return root
+
+
+@pytest.fixture(scope="session")
+def listing_files(shared: Path) -> list[Path]:
+    return [shared / "data" / "corpus" / name for name in LISTINGS]
+
+
+@pytest.fixture(scope="session")
+def fulltext_dir(shared: Path) -> Path:
+    return shared / "data" / "fulltext"
+
+
+def head_lines(path: Path, n: int) -> list[str]:
+    out = []
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            out.append(line)
+            if len(out) >= n:
+                break
+    return out
+
+
+@pytest.fixture(scope="session")
+def head():
+    """``head(path, n)``: the first ``n`` lines of a gzipped file."""
+    return head_lines
+
+
+@pytest.fixture(scope="session")
+def listing_subset(listing_files: list[Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The first lines of each listing plus every line whose paper occurs twice (quick scan).
+
+    Returns the two subset files, the canonical ids met more than once, and the raw ids that occur
+    verbatim in both files (the 20 cross-listed papers).
+    """
+    lines: dict[Path, list[tuple[str, str]]] = {}
+    for path in listing_files:
+        rows = []
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                m = _ID.match(line)
+                raw = m.group(1) if m else json.loads(line)["id"]
+                rows.append((raw, line))
+        lines[path] = rows
+    canon = Counter(try_canonical_id(raw) for rows in lines.values() for raw, _ in rows)
+    dup = {c for c, n in canon.items() if n > 1}
+    raw_sets = [{raw for raw, _ in rows} for rows in lines.values()]
+    cross_raw = raw_sets[0] & raw_sets[1]
+    out_dir = tmp_path_factory.mktemp("listing-subset")
+    files = []
+    for path, rows in lines.items():
+        keep = [line for i, (raw, line) in enumerate(rows) if i < HEAD_LINES or try_canonical_id(raw) in dup]
+        dest = out_dir / path.name
+        with gzip.open(dest, "wt", encoding="utf-8") as fh:
+            fh.writelines(keep)
+        files.append(dest)
+    return {"files": files, "dup": dup, "cross_raw": cross_raw}
