@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from openxiv.corpus.titles import normalize_title
 
-__all__ = ["ExactSimilarity", "LabelSimilarity", "MiniLMSimilarity", "default_similarity"]
+__all__ = ["ExactSimilarity", "LabelSimilarity", "MiniLMSimilarity", "default_similarity", "get_similarity"]
 
 
 @runtime_checkable
@@ -104,6 +104,37 @@ class MiniLMSimilarity:
         return float(self.matrix([a], [b])[0, 0])
 
 
+_DEFAULT: MiniLMSimilarity | None = None
+
+
 def default_similarity() -> LabelSimilarity:
-    """The paper's similarity (all-MiniLM-L6-v2); the model loads on first use."""
-    return MiniLMSimilarity()
+    """The paper's similarity (all-MiniLM-L6-v2), one shared instance per process so the model and
+    the embedding cache are loaded once even when several submissions are scored; loads on first use."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = MiniLMSimilarity()
+    return _DEFAULT
+
+
+SIMILARITY_NAMES = {
+    "minilm": default_similarity,
+    "all-minilm-l6-v2": default_similarity,
+    "exact": ExactSimilarity,
+}
+
+
+def get_similarity(spec: LabelSimilarity | str | None) -> LabelSimilarity:
+    """``None``/``"minilm"`` -> the shared MiniLM similarity, ``"exact"`` -> :class:`ExactSimilarity`,
+    an object with ``matrix``/``similarity`` -> itself; anything else raises ``ValueError``."""
+    if spec is None:
+        return default_similarity()
+    if isinstance(spec, str):
+        factory = SIMILARITY_NAMES.get(spec.strip().lower())
+        if factory is None:
+            raise ValueError(f"unknown label similarity {spec!r}; choose one of: minilm, exact")
+        return factory()
+    if not isinstance(spec, LabelSimilarity):
+        raise ValueError(
+            f"a label similarity needs similarity() and matrix() methods, got {type(spec).__name__}"
+        )
+    return spec

@@ -12,13 +12,13 @@ the reported coverage; it is never skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openxiv.evaluator import taxobench_metrics as tm
-from openxiv.evaluator.labelsim import LabelSimilarity, default_similarity
+from openxiv.evaluator.io import EvalInputError, iter_jsonl
+from openxiv.evaluator.labelsim import LabelSimilarity, get_similarity
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.titles import DEFAULT_MIN_LENGTH, DEFAULT_THRESHOLD, align_titles
 from openxiv.evaluator.trees import (
@@ -69,7 +69,7 @@ HEADLINE = [
 LOWER_IS_BETTER = frozenset({"us_ted", "us_nted"})
 
 
-class TaxoBenchInputError(ValueError):
+class TaxoBenchInputError(EvalInputError):
     """A gold or prediction file that cannot be read; the message names the file and line."""
 
 
@@ -112,24 +112,8 @@ class SurveyScore:
 # --- reading ------------------------------------------------------------------------------------
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise TaxoBenchInputError(f"{path}: cannot open ({exc.strerror})") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise TaxoBenchInputError(
-                    f"{path}:{n}: invalid JSON ({exc.msg}, column {exc.colno})"
-                ) from None
-            if not isinstance(obj, dict):
-                raise TaxoBenchInputError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-            yield n, obj
+def _where(path: Path, line: int) -> str:
+    return f"{path.name} line {line}"
 
 
 def _key(value: Any) -> str:
@@ -140,24 +124,24 @@ def load_gold(path: str | Path) -> dict[str, GoldSurvey]:
     """Gold surveys by ``str(id)``; any malformed line raises :class:`TaxoBenchInputError`."""
     path = Path(path)
     out: dict[str, GoldSurvey] = {}
-    for n, obj in _iter_jsonl(path):
+    for n, obj in iter_jsonl(path):
         if obj.get("id") is None:
-            raise TaxoBenchInputError(f'{path}:{n}: gold line has no "id"')
+            raise TaxoBenchInputError(f'{_where(path, n)}: gold line has no "id"')
         if "gt" not in obj:
-            raise TaxoBenchInputError(f'{path}:{n}: gold survey {obj["id"]!r} has no "gt" tree')
+            raise TaxoBenchInputError(f'{_where(path, n)}: gold survey {obj["id"]!r} has no "gt" tree')
         key = _key(obj["id"])
         if key in out:
             raise TaxoBenchInputError(
-                f"{path}:{n}: duplicate gold id {obj['id']!r} (first on line {out[key].line})"
+                f"{_where(path, n)}: duplicate gold id {obj['id']!r} (first on line {out[key].line})"
             )
         try:
             tree = parse_tree(obj["gt"], line=n, path="$.gt")
         except TreeError as exc:
-            raise TaxoBenchInputError(f"{path}: {exc}") from None
+            raise TaxoBenchInputError(f"{path.name} {exc}") from None
         label = obj.get("survey_topic") or obj.get("survey") or tree.name
         out[key] = GoldSurvey(id=obj["id"], tree=tree, label=str(label), line=n)
     if not out:
-        raise TaxoBenchInputError(f"{path}: no gold surveys")
+        raise TaxoBenchInputError(f"{path.name}: no gold surveys")
     return out
 
 
@@ -198,13 +182,13 @@ def load_predictions(path: str | Path) -> dict[str, PredSurvey]:
     (that survey is scored as missing and the error is reported with it)."""
     path = Path(path)
     out: dict[str, PredSurvey] = {}
-    for n, obj in _iter_jsonl(path):
+    for n, obj in iter_jsonl(path):
         if obj.get("id") is None:
-            raise TaxoBenchInputError(f'{path}:{n}: prediction line has no "id"')
+            raise TaxoBenchInputError(f'{_where(path, n)}: prediction line has no "id"')
         key = _key(obj["id"])
         if key in out:
             raise TaxoBenchInputError(
-                f"{path}:{n}: duplicate prediction id {obj['id']!r} (first on line {out[key].line})"
+                f"{_where(path, n)}: duplicate prediction id {obj['id']!r} (first on line {out[key].line})"
             )
         tree, retrieved, error = _parse_prediction(obj, n)
         out[key] = PredSurvey(id=obj["id"], tree=tree, retrieved=retrieved, line=n, error=error)
@@ -323,14 +307,17 @@ class TaxoBenchResult:
 def score_taxobench(
     gold_path: str | Path,
     pred_path: str | Path,
-    similarity: LabelSimilarity | None = None,
+    similarity: LabelSimilarity | str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     min_length: int = DEFAULT_MIN_LENGTH,
 ) -> TaxoBenchResult:
-    """Score every gold survey (in gold-file order) against the predictions."""
+    """Score every gold survey (in gold-file order) against the predictions.
+
+    ``similarity``: a :class:`LabelSimilarity`, ``"exact"``, or ``None``/``"minilm"`` (the paper's).
+    """
+    sim = get_similarity(similarity)
     gold = load_gold(gold_path)
     preds = load_predictions(pred_path)
-    sim = similarity if similarity is not None else default_similarity()
     surveys = [score_survey(g, preds.get(k), sim, threshold, min_length) for k, g in gold.items()]
     unknown = [str(p.id) for k, p in preds.items() if k not in gold]
     return TaxoBenchResult(surveys, unknown, getattr(sim, "name", type(sim).__name__))
@@ -351,28 +338,42 @@ CONVENTIONS = {
     "their node count, children matched by Hungarian assignment; us_nted = us_ted/(|T*|+|T̂|); lower is better",
     "sem_path": "lambda = 1, root kept, paper node dropped, best (gold path, predicted path) pair, mean over aligned "
     "papers",
-    "label_similarity": "{similarity}: Sim = max(0, cos)",
+    "label_similarity": "{similarity}",
     "missing": "a survey without a usable prediction is scored, not skipped: 0 for every score, us_nted = 1, us_ted = "
     "|T*| (distance to an empty tree); coverage reports how many surveys were answered",
+}
+
+
+SIMILARITY_TEXT = {
+    "all-MiniLM-L6-v2": "Sim = max(0, cos) of all-MiniLM-L6-v2 embeddings (paper eq. 38)",
+    "exact": "Sim = 1 if the normalised labels are equal else 0 (exact-match similarity, not the paper's)",
 }
 
 
 def evaluate_taxobench(
     gold_path: str | Path,
     pred_path: str | Path,
-    similarity: LabelSimilarity | None = None,
+    similarity: LabelSimilarity | str | None = None,
     seed: int = 0,
     threshold: float = DEFAULT_THRESHOLD,
     min_length: int = DEFAULT_MIN_LENGTH,
     name: str | None = None,
+    n_boot: int | None = None,
 ) -> EvalReport:
-    """Score a TaxoBench submission and build the evaluator's :class:`EvalReport`."""
+    """Score a TaxoBench submission and build the evaluator's :class:`EvalReport`.
+
+    Aggregates are means over all gold surveys with seeded bootstrap 95% CIs (``seed``, ``n_boot``).
+    """
     from openxiv.evaluator.stats import aggregate_rows
 
     result = score_taxobench(gold_path, pred_path, similarity, threshold, min_length)
     rows = [s.row() for s in result.surveys]
     conventions = {
-        k: v.format(threshold=threshold, min_length=min_length, similarity=result.similarity)
+        k: v.format(
+            threshold=threshold,
+            min_length=min_length,
+            similarity=SIMILARITY_TEXT.get(result.similarity, result.similarity),
+        )
         for k, v in CONVENTIONS.items()
     }
     status = [s.status for s in result.surveys]
@@ -381,7 +382,7 @@ def evaluate_taxobench(
         benchmark="taxobench",
         metrics=list(METRICS),
         per_item=rows,
-        aggregates=aggregate_rows(rows, METRICS, seed=seed),
+        aggregates=aggregate_rows(rows, METRICS, seed=seed, **({"n_boot": n_boot} if n_boot else {})),
         conventions=conventions,
         inputs={"gold": str(gold_path), "submission": str(pred_path)},
         counts={

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from openxiv.evaluator.labelsim import LabelSimilarity
+from openxiv.evaluator.metrics import register
 from openxiv.evaluator.trees import TaxoNode, iter_nodes
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import (
@@ -27,7 +28,12 @@ __all__ = [
     "e2e_labels",
     "f1_score",
     "intersection_labels",
+    "leaf_ari",
+    "leaf_completeness",
+    "leaf_homogeneity",
+    "leaf_v_measure",
     "path_cost",
+    "path_similarity",
     "retrieval_precision",
     "retrieval_recall",
     "sem_path",
@@ -35,6 +41,7 @@ __all__ = [
     "us_ted",
 ]
 
+KIND = "taxobench"
 SEM_PATH_LAMBDA = 1.0
 BOTTOM = -1  # placeholder for the shared ⊥ cluster; replaced by a fresh cluster id in e2e_labels
 
@@ -42,16 +49,19 @@ BOTTOM = -1  # placeholder for the shared ⊥ cluster; replaced by a fresh clust
 # --- retrieval (paper eq. 1-2) ------------------------------------------------------------------
 
 
+@register("taxobench.recall", KIND)
 def retrieval_recall(hits: int, n_gold: int) -> float:
     """``Recall = |P* ∩ P̂| / |P*|`` (``hits`` = aligned gold titles); 0 when ``|P*| = 0``."""
     return hits / n_gold if n_gold else 0.0
 
 
+@register("taxobench.precision", KIND)
 def retrieval_precision(hits: int, n_retrieved: int) -> float:
     """``Precision = |P* ∩ P̂| / |P̂|`` (``|P̂|`` counts duplicates); 0 when nothing was retrieved."""
     return hits / n_retrieved if n_retrieved else 0.0
 
 
+@register("taxobench.f1", KIND)
 def f1_score(precision: float, recall: float) -> float:
     """``F1 = 2PR / (P + R)``; 0 when ``P + R = 0``."""
     s = precision + recall
@@ -84,20 +94,44 @@ def e2e_labels(
     return list(gold_clusters), [bottom if p is None else p for p in pred_cluster_of_gold]
 
 
-def clustering_scores(y_true: Sequence[int], y_pred: Sequence[int]) -> dict[str, float]:
-    """ARI, homogeneity, completeness and V-measure (β = 1) from sklearn; all 0 with < 2 samples.
+def _guard(y_true: Sequence[int]) -> bool:
+    return len(y_true) >= 2
 
-    ``ARI = (RI - E[RI]) / (max RI - E[RI])``; ``h = 1 - H(C|K)/H(C)``; ``c = 1 - H(K|C)/H(K)``;
-    ``V = 2hc / (h + c)`` with C the gold leaves and K the predicted leaves. The < 2 rule is the
-    public scorer's (sklearn would return 1.0 for a single sample).
+
+@register("taxobench.ari", KIND)
+def leaf_ari(y_true: Sequence[int], y_pred: Sequence[int]) -> float:
+    """ARI = (RI - E[RI]) / (max RI - E[RI]) over leaf labels (sklearn); 0 with fewer than 2 papers."""
+    return float(adjusted_rand_score(y_true, y_pred)) if _guard(y_true) else 0.0
+
+
+@register("taxobench.homogeneity", KIND)
+def leaf_homogeneity(y_true: Sequence[int], y_pred: Sequence[int]) -> float:
+    """h = 1 - H(C|K) / H(C), C gold leaves, K predicted leaves (sklearn); 0 with fewer than 2 papers."""
+    return float(homogeneity_score(y_true, y_pred)) if _guard(y_true) else 0.0
+
+
+@register("taxobench.completeness", KIND)
+def leaf_completeness(y_true: Sequence[int], y_pred: Sequence[int]) -> float:
+    """c = 1 - H(K|C) / H(K) (sklearn); 0 with fewer than 2 papers."""
+    return float(completeness_score(y_true, y_pred)) if _guard(y_true) else 0.0
+
+
+@register("taxobench.v_measure", KIND)
+def leaf_v_measure(y_true: Sequence[int], y_pred: Sequence[int]) -> float:
+    """V = 2hc / (h + c) (β = 1, sklearn); 0 with fewer than 2 papers."""
+    return float(v_measure_score(y_true, y_pred)) if _guard(y_true) else 0.0
+
+
+def clustering_scores(y_true: Sequence[int], y_pred: Sequence[int]) -> dict[str, float]:
+    """ARI, homogeneity, completeness and V-measure; all 0 with fewer than 2 samples.
+
+    The < 2 rule is the public scorer's (sklearn would return 1.0 for a single sample).
     """
-    if len(y_true) < 2:
-        return {"ari": 0.0, "homogeneity": 0.0, "completeness": 0.0, "v_measure": 0.0}
     return {
-        "ari": float(adjusted_rand_score(y_true, y_pred)),
-        "homogeneity": float(homogeneity_score(y_true, y_pred)),
-        "completeness": float(completeness_score(y_true, y_pred)),
-        "v_measure": float(v_measure_score(y_true, y_pred)),
+        "ari": leaf_ari(y_true, y_pred),
+        "homogeneity": leaf_homogeneity(y_true, y_pred),
+        "completeness": leaf_completeness(y_true, y_pred),
+        "v_measure": leaf_v_measure(y_true, y_pred),
     }
 
 
@@ -131,10 +165,11 @@ def _ted(u: TaxoNode, v: TaxoNode, S: np.ndarray, gidx: Mapping[str, int], pidx:
     return rename + float(C[rows, cols].sum())
 
 
+@register("taxobench.us_ted", KIND)
 def us_ted(gold: TaxoNode, pred: TaxoNode, sim: LabelSimilarity) -> float:
-    """Unordered, top-down tree edit distance over topic nodes (Algorithm 2).
+    """US-TED = D(root*, root̂), D(u,v) = 1 - Sim(u,v) + min-cost child assignment (Algorithm 2).
 
-    ``D(u, v) = 1 - Sim(name u, name v) + MatchCost(Ch(u), Ch(v))``. MatchCost builds a k×k
+    Unordered, top-down tree edit distance over topic nodes. ``D(u, v) = 1 - Sim(name u, name v) + MatchCost(Ch(u), Ch(v))``. MatchCost builds a k×k
     matrix, ``k = max(m, n)``: ``C[i,j] = D(u_i, v_j)`` for real pairs, ``|T_{u_i}|`` to delete an
     unmatched gold child subtree, ``|T_{v_j}|`` to insert an unmatched predicted one, 0 for
     dummy–dummy, and takes the minimum-cost assignment (Hungarian). ``US-TED = D(root*, root̂)``;
@@ -144,6 +179,7 @@ def us_ted(gold: TaxoNode, pred: TaxoNode, sim: LabelSimilarity) -> float:
     return _ted(gold, pred, S, gidx, pidx)
 
 
+@register("taxobench.us_nted", KIND)
 def us_nted(ted: float, gold_size: int, pred_size: int) -> float:
     """``US-NTED = US-TED / (|T*| + |T̂|)`` in [0, 1] (0 if both trees are empty)."""
     total = gold_size + pred_size
@@ -174,6 +210,12 @@ def path_cost(delta: np.ndarray, lam: float = SEM_PATH_LAMBDA) -> float:
     return float(prev[q] + lam * (q - p))
 
 
+@register("taxobench.sem_path", KIND)
+def path_similarity(delta: np.ndarray, lam: float = SEM_PATH_LAMBDA) -> float:
+    """Sem-Path of one chain pair = 1 / (1 + J), J = aligned 1-Sim costs + λ·(q - p) (see path_cost)."""
+    return 1.0 / (1.0 + path_cost(delta, lam))
+
+
 def sem_path(
     gold_paths: Sequence[Sequence[Sequence[str]]],
     pred_paths: Sequence[Sequence[Sequence[str]]],
@@ -200,6 +242,6 @@ def sem_path(
             rows = [gi[n] for n in gp]
             for pp in pps:
                 delta = 1.0 - S[np.ix_(rows, [pi[n] for n in pp])]
-                best = max(best, 1.0 / (1.0 + path_cost(delta, lam)))
+                best = max(best, path_similarity(delta, lam))
         out.append(best)
     return out

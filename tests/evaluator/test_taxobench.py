@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from openxiv.corpus.config import shared_dir
 from openxiv.evaluator import taxobench_metrics as tm
+from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.labelsim import ExactSimilarity
 from openxiv.evaluator.taxobench import (
     METRICS,
@@ -336,13 +337,13 @@ def test_retrieval_duplicates_partial_tree_and_bottom_cluster(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"id": 1, "gt": {"name": "S"}}\n{oops\n', "g.jsonl:2: invalid JSON"),
+        ('{"id": 1, "gt": {"name": "S"}}\n{oops\n', "g.jsonl line 2: invalid JSON"),
         (
             '{"id": 1, "gt": {"name": "S"}}\n{"id": 1, "gt": {"name": "S"}}\n',
-            "g.jsonl:2: duplicate gold id 1",
+            "g.jsonl line 2: duplicate gold id 1",
         ),
-        ('{"id": 1}\n', 'g.jsonl:1: gold survey 1 has no "gt"'),
-        ('{"id": 1, "gt": {"name": "S", "subtopics": [5]}}\n', "g.jsonl: line 1: $.gt.subtopics[0]"),
+        ('{"id": 1}\n', 'g.jsonl line 1: gold survey 1 has no "gt"'),
+        ('{"id": 1, "gt": {"name": "S", "subtopics": [5]}}\n', "g.jsonl line 1: $.gt.subtopics[0]"),
         ("\n", "no gold surveys"),
     ],
 )
@@ -350,7 +351,7 @@ def test_bad_gold_files(tmp_path: Path, content: str, message: str) -> None:
     g = tmp_path / "g.jsonl"
     g.write_text(content, encoding="utf-8")
     p = _write(tmp_path / "p.jsonl", [])
-    with pytest.raises(TaxoBenchInputError, match=re.escape(message)):
+    with pytest.raises(EvalInputError, match=re.escape(message)):
         score_taxobench(g, p, EXACT)
 
 
@@ -358,16 +359,44 @@ def test_bad_prediction_lines(tmp_path: Path) -> None:
     g = _write(tmp_path / "g.jsonl", [GOLD])
     p = tmp_path / "p.jsonl"
     p.write_text('{"id": 1, "hierarchy_tree": {"name": "S"}}\n{"hierarchy_tree": {}}\n', encoding="utf-8")
-    with pytest.raises(TaxoBenchInputError, match=re.escape('p.jsonl:2: prediction line has no "id"')):
+    with pytest.raises(TaxoBenchInputError, match=re.escape('p.jsonl line 2: prediction line has no "id"')):
         score_taxobench(g, p, EXACT)
     p.write_text('{"id": 1, "hierarchy_tree": "{\\"name\\": \\"S\\"}"}\n', encoding="utf-8")
     (s,) = score_taxobench(g, p, EXACT).surveys  # a tree serialised as a JSON string is accepted
     assert s.status == "scored"
 
 
+def test_similarity_by_name_and_registry() -> None:
+    from openxiv.evaluator.labelsim import get_similarity
+    from openxiv.evaluator.metrics import get_metric
+
+    assert isinstance(get_similarity("exact"), ExactSimilarity)
+    assert get_similarity("minilm") is get_similarity(None)  # one shared model per process (lazy load)
+    with pytest.raises(ValueError, match="unknown label similarity"):
+        get_similarity("cosine-ish")
+    for name in [
+        "recall",
+        "precision",
+        "f1",
+        "ari",
+        "homogeneity",
+        "completeness",
+        "v_measure",
+        "us_ted",
+        "us_nted",
+        "sem_path",
+    ]:
+        m = get_metric(f"taxobench.{name}")
+        assert m.kind == "taxobench" and m.formula
+    assert get_metric("taxobench.ari").fn([0, 0, 1], [0, 0, 1]) == 1.0
+    assert get_metric("taxobench.sem_path").fn(np.array([[0.0, 0.0]])) == 0.5
+
+
 def test_evaluate_builds_report(tmp_path: Path) -> None:
     d = _taxo_dir()
-    rep = evaluate_taxobench(d / "toy_reference.jsonl", d / "toy_prediction.jsonl", similarity=EXACT, seed=0)
+    rep = evaluate_taxobench(
+        d / "toy_reference.jsonl", d / "toy_prediction.jsonl", similarity="exact", seed=0
+    )
     assert rep.benchmark == "taxobench" and rep.metrics == METRICS
     assert rep.aggregates["recall"].value == 1.0 and rep.aggregates["us_nted"].value == pytest.approx(3 / 8)
     assert rep.coverage is not None and rep.coverage.fraction == 1.0
