@@ -1,0 +1,252 @@
+"""Dense vector search over FAISS: inner product on unit-norm vectors (= cosine similarity).
+
+Row ``i`` of the index is document ``i`` of the snapshot's document list (the caller keeps that
+mapping). Below ``ann_threshold`` vectors the index is exact (``IndexFlatIP``); above it, HNSW
+(``IndexHNSWFlat`` with ``METRIC_INNER_PRODUCT``), whose recall against exact search is measured by
+``scripts/bench_ann.py``. Results are deterministic: best score first, ties broken by lower row id.
+Filters (``allowed``) apply before the top-k is cut, so a query asking for k hits gets k hits
+whenever k rows are allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+__all__ = ["DenseIndex", "DenseIndexError"]
+
+INDEX_FILE = "dense.faiss"
+META_FILE = "dense.json"
+
+# Below this many allowed rows, a filtered query is answered exactly from the allowed rows alone:
+# cheaper than a filtered graph walk and it can never come back short.
+EXACT_SUBSET_MAX = 20_000
+
+faiss.omp_set_num_threads(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+
+
+_faiss: Any = faiss  # the SWIG module's stubs lack the search-parameter classes
+
+
+class DenseIndexError(ValueError):
+    """Bad vectors, a bad query, or an unreadable index directory."""
+
+
+def _as_matrix(x: np.ndarray, dim: int | None, what: str) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float32)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or (dim is not None and a.shape[1] != dim):
+        want = f"(n, {dim})" if dim is not None else "(n, dim)"
+        raise DenseIndexError(f"{what}: expected a {want} float array, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise DenseIndexError(f"{what}: contains NaN or infinite values")
+    return np.ascontiguousarray(a)
+
+
+def _order(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort one result row by (-score, id); ``-1`` padding goes last."""
+    valid = ids >= 0
+    key_score = np.where(valid, -scores, np.inf)
+    key_id = np.where(valid, ids, np.iinfo(np.int64).max)
+    o = np.lexsort((key_id, key_score))
+    return scores[o], ids[o]
+
+
+class DenseIndex:
+    def __init__(self, index: Any, kind: str, params: dict[str, Any] | None = None) -> None:
+        self.index = index
+        self.kind = kind
+        """``flat`` (exact) or ``hnsw`` (approximate)."""
+        self.params: dict[str, Any] = dict(params or {})
+        self.readonly = False
+
+    # ----------------------------------------------------------------------------------- build
+    @classmethod
+    def build(
+        cls,
+        vectors: np.ndarray,
+        ann_threshold: int = 200_000,
+        *,
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 256,
+        dim: int | None = None,
+    ) -> DenseIndex:
+        """Exact ``IndexFlatIP`` for ``n <= ann_threshold`` vectors, else ``IndexHNSWFlat`` (inner product).
+
+        ``dim`` is only needed for an empty index (``vectors`` of shape ``(0, dim)`` suffices too)."""
+        vecs = np.asarray(vectors, dtype=np.float32)
+        if vecs.ndim == 2:
+            dim = int(vecs.shape[1])
+        if dim is None or dim <= 0:
+            raise DenseIndexError(f"vectors: expected an (n, dim) array, got shape {vecs.shape}")
+        vecs = _as_matrix(vecs.reshape(-1, dim), dim, "vectors")
+        if len(vecs) > ann_threshold:
+            index: Any = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = ef_construction
+            index.hnsw.efSearch = ef_search
+            params = {"M": hnsw_m, "efConstruction": ef_construction, "efSearch": ef_search}
+            out = cls(index, "hnsw", params)
+        else:
+            out = cls(faiss.IndexFlatIP(dim), "flat", {})
+        out.params["ann_threshold"] = int(ann_threshold)
+        if len(vecs):
+            out.index.add(vecs)
+        return out
+
+    @property
+    def ntotal(self) -> int:
+        return int(self.index.ntotal)
+
+    @property
+    def dim(self) -> int:
+        return int(self.index.d)
+
+    def add(self, vectors: np.ndarray) -> range:
+        """Append rows (incremental update); returns the row ids they got."""
+        if self.readonly:
+            raise DenseIndexError("this index was loaded with mmap=True (read-only); load(mmap=False) to add")
+        vecs = _as_matrix(vectors, self.dim, "vectors")
+        start = self.ntotal
+        if len(vecs):
+            self.index.add(vecs)
+        return range(start, self.ntotal)
+
+    # ---------------------------------------------------------------------------------- search
+    def search(
+        self, query_vecs: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` rows per query: ``(scores, ids)`` of shape ``(nq, k)``, best first, ties by lower
+        id; rows past the available hits hold score ``-inf`` and id ``-1``. ``allowed`` (bool, one per
+        row) restricts the candidates before the cut. A 1-D query gives ``(1, k)`` arrays."""
+        q = _as_matrix(query_vecs, self.dim, "query")
+        nq, n = len(q), self.ntotal
+        if k < 0:
+            raise DenseIndexError(f"k must be >= 0, got {k}")
+        scores = np.full((nq, k), -np.inf, dtype=np.float32)
+        ids = np.full((nq, k), -1, dtype=np.int64)
+        if k == 0 or n == 0:
+            return scores, ids
+        if allowed is not None:
+            allowed = np.asarray(allowed, dtype=bool)
+            if allowed.shape != (n,):
+                raise DenseIndexError(f"allowed: expected {n} booleans (one per row), got {allowed.shape}")
+            n_allowed = int(allowed.sum())
+            if n_allowed == 0:
+                return scores, ids
+            if n_allowed == n:
+                allowed = None
+            elif n_allowed <= EXACT_SUBSET_MAX or (self.kind == "flat" and n_allowed <= n // 4):
+                return self._subset_exact(q, k, np.flatnonzero(allowed), scores, ids)
+        want = min(k, n if allowed is None else int(allowed.sum()))
+        s, i = self._faiss_search(q, want, allowed)
+        for r in range(nq):
+            if self.kind == "hnsw" and int((i[r] >= 0).sum()) < want:
+                # the graph walk came back short (heavy filter): answer this query exactly
+                sub = np.flatnonzero(allowed) if allowed is not None else np.arange(n)
+                s2, i2 = self._subset_exact(q[r : r + 1], k, sub, scores[r : r + 1], ids[r : r + 1])
+                scores[r], ids[r] = s2[0], i2[0]
+                continue
+            sr, ir = _order(s[r], i[r])
+            m = min(k, len(ir))
+            scores[r, :m], ids[r, :m] = sr[:m], ir[:m]
+        return scores, ids
+
+    def _faiss_search(
+        self, q: np.ndarray, want: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS search widened until the last kept score is strictly above the first dropped one,
+        so tie-breaking by id is exact even at the cut."""
+        n = self.ntotal
+        limit = n if allowed is None else int(allowed.sum())
+        params = None
+        bitmap = None
+        if allowed is not None:
+            bitmap = np.packbits(allowed, bitorder="little")
+            sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
+            if self.kind == "hnsw":
+                params = _faiss.SearchParametersHNSW(sel=sel, efSearch=self.params.get("efSearch", 256))
+            else:
+                params = _faiss.SearchParameters(sel=sel)
+        fetch = min(limit, want + 8)
+        while True:
+            if params is not None:
+                s, i = self.index.search(q, fetch, params=params)
+            else:
+                s, i = self.index.search(q, fetch)
+            if fetch >= limit or self.kind == "hnsw":
+                break
+            last_kept = np.sort(s, axis=1)[:, ::-1][:, want - 1]
+            if np.all(s.min(axis=1) < last_kept):
+                break
+            fetch = min(limit, fetch * 2)
+        del bitmap  # kept alive until here: the selector points into it
+        return s, i
+
+    def _subset_exact(
+        self, q: np.ndarray, k: int, rows: np.ndarray, scores: np.ndarray, ids: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        vecs = self.reconstruct(rows)
+        sims = q @ vecs.T
+        m = min(k, len(rows))
+        for r in range(len(q)):
+            o = np.lexsort((rows, -sims[r]))[:m]
+            scores[r, :m] = sims[r, o]
+            ids[r, :m] = rows[o]
+        return scores, ids
+
+    def reconstruct(self, rows: np.ndarray) -> np.ndarray:
+        """The stored vectors of ``rows`` (exact copies)."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        return np.asarray(self.index.reconstruct_batch(rows), dtype=np.float32)
+
+    # ------------------------------------------------------------------------------ persistence
+    def save(self, directory: str | Path) -> Path:
+        """Write ``dense.faiss`` and ``dense.json`` (kind, dim, ntotal, parameters) into ``directory``."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / (INDEX_FILE + ".tmp")
+        faiss.write_index(self.index, str(tmp))
+        os.replace(tmp, d / INDEX_FILE)
+        meta = {
+            "kind": self.kind,
+            "dim": self.dim,
+            "ntotal": self.ntotal,
+            "metric": "inner_product",
+            "params": self.params,
+            "faiss_version": faiss.__version__,
+        }
+        (d / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return d / INDEX_FILE
+
+    @classmethod
+    def load(cls, directory: str | Path, mmap: bool = True) -> DenseIndex:
+        """Open a saved index; ``mmap=True`` maps the vectors read-only instead of reading them."""
+        d = Path(directory)
+        path, meta_path = d / INDEX_FILE, d / META_FILE
+        if not path.exists() or not meta_path.exists():
+            raise DenseIndexError(f"{d}: no dense index here (expected {INDEX_FILE} and {META_FILE})")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        try:
+            if mmap:
+                index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+            else:
+                index = faiss.read_index(str(path))
+        except RuntimeError as exc:
+            raise DenseIndexError(f"{path}: cannot read the FAISS index: {exc}") from exc
+        if int(index.ntotal) != int(meta["ntotal"]) or int(index.d) != int(meta["dim"]):
+            raise DenseIndexError(f"{path}: index does not match {META_FILE} (ntotal/dim)")
+        out = cls(index, meta["kind"], meta.get("params"))
+        if out.kind == "hnsw":
+            out.index.hnsw.efSearch = int(out.params.get("efSearch", 256))
+        out.readonly = mmap
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {"kind": self.kind, "dim": self.dim, "ntotal": self.ntotal, **self.params}

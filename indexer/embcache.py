@@ -1,0 +1,170 @@
+"""A content-addressed store of embeddings, shared by every index build.
+
+A vector is keyed by ``(model fingerprint, max_tokens, sha256(text))``: the same text embedded by the
+same weights at the same truncation is never encoded twice, whichever snapshot asked for it. The
+store is one SQLite file (default ``<data_dir>/embcache.sqlite``) in WAL mode; it lives outside the
+snapshots, and copying the file to another machine carries the work with it (e.g. vectors computed
+on a GPU box). Vectors are stored as raw little-endian float32 bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from openxiv.indexer.embed import Encoder
+
+__all__ = ["CacheKey", "EmbeddingCache", "cache_keys", "encode_cached", "text_sha256"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    max_tokens INTEGER NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (model, max_tokens, text_sha256)
+) WITHOUT ROWID;
+"""
+
+
+class CacheKey(NamedTuple):
+    model: str
+    """`Encoder.fingerprint`."""
+    max_tokens: int
+    text_sha256: str
+    """Hex sha256 of the UTF-8 text."""
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cache_keys(encoder: Encoder, texts: Iterable[str]) -> list[CacheKey]:
+    fp, mt = encoder.fingerprint, int(encoder.max_tokens)
+    return [CacheKey(fp, mt, text_sha256(t)) for t in texts]
+
+
+class EmbeddingCache:
+    """``get_many`` / ``put_many`` over a SQLite file. Safe to share between processes (WAL)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def get_many(self, keys: Sequence[CacheKey]) -> dict[CacheKey, np.ndarray]:
+        """The cached vectors among ``keys`` (missing keys are simply absent)."""
+        out: dict[CacheKey, np.ndarray] = {}
+        groups: dict[tuple[str, int], list[str]] = {}
+        for k in keys:
+            groups.setdefault((k.model, int(k.max_tokens)), []).append(k.text_sha256)
+        for (model, mt), shas in groups.items():
+            uniq = list(dict.fromkeys(shas))
+            for start in range(0, len(uniq), 900):
+                part = uniq[start : start + 900]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    f"SELECT text_sha256, dim, vec FROM vectors WHERE model=? AND max_tokens=? "
+                    f"AND text_sha256 IN ({marks})",
+                    (model, mt, *part),
+                )
+                for sha, dim, blob in rows:
+                    vec = np.frombuffer(blob, dtype="<f4")
+                    if vec.shape[0] == dim:
+                        out[CacheKey(model, mt, sha)] = vec.astype(np.float32)
+        return out
+
+    def put_many(self, keys: Sequence[CacheKey], vectors: np.ndarray) -> None:
+        """Store ``vectors[i]`` under ``keys[i]`` (one transaction; existing keys are overwritten)."""
+        vecs = np.ascontiguousarray(vectors, dtype="<f4")
+        if vecs.ndim != 2 or vecs.shape[0] != len(keys):
+            raise ValueError(f"put_many: {len(keys)} keys but vectors of shape {vecs.shape}")
+        dim = int(vecs.shape[1])
+        rows = [
+            (k.model, int(k.max_tokens), k.text_sha256, dim, vecs[i].tobytes()) for i, k in enumerate(keys)
+        ]
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
+
+    def count(self, model: str | None = None) -> int:
+        if model is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+        return int(self._db.execute("SELECT COUNT(*) FROM vectors WHERE model=?", (model,)).fetchone()[0])
+
+    def models(self) -> list[tuple[str, int, int]]:
+        """``(model fingerprint, max_tokens, vectors)`` for each group in the cache."""
+        rows = self._db.execute(
+            "SELECT model, max_tokens, COUNT(*) FROM vectors GROUP BY model, max_tokens ORDER BY 1, 2"
+        )
+        return [(str(m), int(t), int(n)) for m, t, n in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def encode_cached(
+    encoder: Encoder,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    progress: bool = True,
+    chunk_size: int = 2048,
+    batch_size: int | None = None,
+) -> np.ndarray:
+    """Vectors of ``texts`` (row i for text i), encoding only what ``cache`` lacks.
+
+    Misses are deduplicated, sorted longest first (batches of similar length waste no padding) and
+    encoded ``chunk_size`` at a time; each chunk is written to the cache before the next starts, so
+    an interrupted build keeps everything it encoded.
+    """
+    n = len(texts)
+    if cache is None:
+        return encoder.encode(texts, batch_size=batch_size, progress=progress)
+    keys = cache_keys(encoder, texts)
+    found = cache.get_many(keys)
+    out = np.empty((n, encoder.dim), dtype=np.float32)
+    first_of: dict[CacheKey, int] = {}
+    for i, k in enumerate(keys):
+        v = found.get(k)
+        if v is not None and v.shape[0] == encoder.dim:
+            out[i] = v
+        elif k not in first_of:
+            first_of[k] = i
+    if first_of:
+        missing = sorted(first_of.values(), key=lambda i: (-len(texts[i]), i))
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(missing), desc=f"embed ({encoder.name})", unit="text", smoothing=0.05)
+        try:
+            for start in range(0, len(missing), chunk_size):
+                idx = missing[start : start + chunk_size]
+                vecs = encoder.encode([texts[i] for i in idx], batch_size=batch_size)
+                cache.put_many([keys[i] for i in idx], vecs)
+                out[idx] = vecs
+                if bar is not None:
+                    bar.update(len(idx))
+        finally:
+            if bar is not None:
+                bar.close()
+        # duplicates of an encoded text copy its vector
+        for i, k in enumerate(keys):
+            j = first_of.get(k)
+            if j is not None and j != i:
+                out[i] = out[j]
+    return out

