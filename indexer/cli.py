@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-
 from openxiv.corpus.config import ConfigError, Settings
 
 __all__ = ["index"]

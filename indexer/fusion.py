@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Side", "fuse", "rrf", "sort_desc", "weighted_minmax"]
+__all__ = ["Side", "fuse", "merge_max", "rrf", "sort_desc", "weighted_minmax"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,20 @@ def _accumulate(rows: list[np.ndarray], contrib: list[np.ndarray]) -> tuple[np.n
     uniq, inv = np.unique(all_rows, return_inverse=True)
     total = np.bincount(inv, weights=all_contrib, minlength=uniq.size)
     return sort_desc(uniq, total)
+
+
+def merge_max(name: str, sides: Sequence[Side], weight: float = 1.0) -> Side:
+    """Sides on one score scale (BM25 of paper text and of passages; cosines of one model) as one
+    side: a paper scores its best unit, ``score(d) = max_s x_s(d)``. Fusing them by rank instead
+    would count a paper with full text twice and a paper without it once."""
+    if len(sides) == 1:
+        return Side(name, sides[0].rows.astype(np.int64), sides[0].scores.astype(np.float64), weight)
+    rows = np.concatenate([s.rows for s in sides]).astype(np.int64)
+    scores = np.concatenate([s.scores for s in sides]).astype(np.float64)
+    rows, scores = sort_desc(rows, scores)
+    _, first = np.unique(rows, return_index=True)
+    first = np.sort(first)
+    return Side(name, rows[first], scores[first], weight)
 
 
 def rrf(sides: Sequence[Side], k: int = 60) -> tuple[np.ndarray, np.ndarray]:

@@ -8,9 +8,11 @@ Up to four sides rank papers for a query, each restricted by the filter mask *be
 - ``dense_passages``: the same over passage vectors (when the snapshot embedded passages),
   collapsed to papers.
 
-The sides are fused (`openxiv.indexer.fusion`) by ``mode`` (default ``Settings.fusion``): ``rrf``
-or ``weighted`` over every side the snapshot has; ``bm25`` / ``dense`` over that family only; or one
-side by name. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
+Sides of one family share a score scale and merge by max (a paper scores its best unit: its
+title + abstract or its best passage), so a paper with full text is not counted twice. The two
+families (``bm25``, ``dense``) are then fused (`openxiv.indexer.fusion`) by ``mode`` (default
+``Settings.fusion``): ``rrf`` or ``weighted``; ``bm25`` / ``dense`` use that family alone; a side name
+(``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
 to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
 is stored on the backend, so one instance serves many threads; only the query encoder is called
 under a lock (tokenizers of transformer models are not safe to share across threads).
@@ -29,7 +31,7 @@ import numpy as np
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult
-from openxiv.indexer.fusion import Side, fuse
+from openxiv.indexer.fusion import Side, fuse, merge_max
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex
 
@@ -76,7 +78,7 @@ class HybridBackend:
             self.encoder = _encoder_for(manifest, settings)
         self._encode_lock = threading.Lock()
         self.side_weights: dict[str, float] = {}
-        """Per-side weight overrides (``{"bm25_passages": 2.0}``); otherwise ``weight_bm25``/``weight_dense``."""
+        """Family weight overrides (``{"bm25": 2.0}``); otherwise ``weight_bm25`` / ``weight_dense``."""
         self.sides = tuple(
             s
             for s in SIDES
@@ -88,9 +90,9 @@ class HybridBackend:
         """A view of the same loaded index with other ranking settings (``rrf_k``, weights, ...)."""
         other = copy.copy(self)
         other.settings = self.settings.replace(**changes)
-        unknown = set(side_weights or {}) - set(SIDES)
+        unknown = set(side_weights or {}) - set(FAMILIES)
         if unknown:
-            raise ValueError(f"unknown side(s) {sorted(unknown)}: expected {', '.join(SIDES)}")
+            raise ValueError(f"unknown famil(ies) {sorted(unknown)}: expected {', '.join(FAMILIES)}")
         other.side_weights = {**self.side_weights, **(side_weights or {})}
         return other
 
@@ -140,15 +142,7 @@ class HybridBackend:
             timings["dense"] = _ms(t)
 
         t = time.perf_counter()
-        fused_rows, fused_scores = fuse(
-            [
-                Side(name, r.rows, r.scores, self._weight(name))
-                for name, r in results.items()
-                if name in sides
-            ],
-            method,
-            self.settings.rrf_k,
-        )
+        fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
         page_rows = fused_rows[offset : offset + top_k]
         page_scores = fused_scores[offset : offset + top_k]
         hits = []
@@ -209,9 +203,19 @@ class HybridBackend:
             )
         return wanted, default
 
+    def _families(self, results: dict[str, _SideResult], sides: tuple[str, ...]) -> list[Side]:
+        """One fused input per family: a family's sides share a score scale and merge by max."""
+        out = []
+        for family, members in FAMILIES.items():
+            present = [
+                Side(n, results[n].rows, results[n].scores) for n in members if n in results and n in sides
+            ]
+            if present:
+                weight = self.side_weights.get(family, self._weight(members[0]))
+                out.append(merge_max(family, present, weight))
+        return out
+
     def _weight(self, side: str) -> float:
-        if side in self.side_weights:
-            return self.side_weights[side]
         return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
 
     def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> _SideResult:
