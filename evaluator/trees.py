@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "MAX_DEPTH",
     "TaxoNode",
     "TreeError",
     "ancestor_paths",
@@ -71,7 +72,12 @@ def _paper_title(item: Any, line: int | None, path: str) -> str:
     raise TreeError(f"a paper must be a title string, got {type(item).__name__}", line=line, path=path)
 
 
-def _parse(obj: Any, line: int | None, path: str) -> TaxoNode:
+MAX_DEPTH = 256  # far beyond any real taxonomy; keeps every recursive metric inside Python's stack
+
+
+def _parse(obj: Any, line: int | None, path: str, depth: int = 0) -> TaxoNode:
+    if depth > MAX_DEPTH:
+        raise TreeError(f"tree is nested too deeply (more than {MAX_DEPTH} levels)", line=line, path=path)
     if not isinstance(obj, Mapping):
         raise TreeError(f"a topic node must be a JSON object, got {type(obj).__name__}", line=line, path=path)
     name = obj.get("name")
@@ -90,17 +96,14 @@ def _parse(obj: Any, line: int | None, path: str) -> TaxoNode:
         if title.strip():
             node.papers.append(title)
     for k, child in enumerate(subs or []):
-        node.children.append(_parse(child, line, f"{path}.subtopics[{k}]"))
+        node.children.append(_parse(child, line, f"{path}.subtopics[{k}]", depth + 1))
     node.size = 1 + sum(c.size for c in node.children)
     return node
 
 
 def parse_tree(obj: Any, *, line: int | None = None, path: str = "$") -> TaxoNode:
     """Build a :class:`TaxoNode` tree from decoded JSON; raise :class:`TreeError` on malformed input."""
-    try:
-        return _parse(obj, line, path)
-    except RecursionError:
-        raise TreeError("tree is nested too deeply", line=line, path=path) from None
+    return _parse(obj, line, path)
 
 
 def iter_nodes(root: TaxoNode) -> Iterator[TaxoNode]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from openxiv.evaluator import taxobench_metrics as tm
+from openxiv.evaluator.labelsim import ExactSimilarity
 from openxiv.evaluator.trees import (
+    MAX_DEPTH,
     TreeError,
     ancestor_paths,
     iter_nodes,
@@ -96,7 +99,10 @@ def test_malformed_trees_have_located_errors(obj: object, where: str, what: str)
 
 def test_too_deep_is_a_tree_error() -> None:
     node: dict = {"name": "leaf", "papers": ["p"]}
-    for k in range(5000):
+    for k in range(MAX_DEPTH):
         node = {"name": f"n{k}", "subtopics": [node]}
+    root = parse_tree(node)  # MAX_DEPTH levels below the root are fine, and so are the metrics on it
+    assert topic_count(root) == MAX_DEPTH + 1
+    assert tm.us_ted(root, root, ExactSimilarity()) == 0.0
     with pytest.raises(TreeError, match="nested too deeply"):
-        parse_tree(node)
+        parse_tree({"name": "top", "subtopics": [node]})
