@@ -16,6 +16,7 @@ Conventions, chosen to give trec_eval's numbers on the same files:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,15 @@ from openxiv.evaluator import metrics as M
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows
 
-__all__ = ["DEFAULT_KS", "rank_docs", "ranked_metric_names", "score_query", "score_ranked"]
+__all__ = [
+    "DEFAULT_KS",
+    "rank_docs",
+    "ranked_metric_names",
+    "score_query",
+    "score_ranked",
+    "write_trec_qrels",
+    "write_trec_run",
+]
 
 DEFAULT_KS = (1, 5, 10, 20, 100)
 
@@ -54,6 +63,26 @@ def rank_docs(docs: Sequence[tuple[str, float]]) -> list[str]:
             seen.add(d)
             out.append(d)
     return out
+
+
+def write_trec_run(run: dict[str, list[tuple[str, float]]], path: str | Path, tag: str = "openxiv") -> None:
+    """Write ``{qid: [(doc, score)]}`` as a TREC run (``qid Q0 doc rank score tag``), ranks in our order."""
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for qid in sorted(run):
+            scores: dict[str, float] = {}
+            for d, sc in run[qid]:
+                k = _doc_key(d)
+                scores[k] = max(scores.get(k, sc), sc)
+            for rank, doc in enumerate(rank_docs(run[qid]), 1):
+                fh.write(f"{qid} Q0 {doc} {rank} {scores[doc]!r} {tag}\n")
+
+
+def write_trec_qrels(qrels: dict[str, dict[str, int]], path: str | Path) -> None:
+    """Write ``{qid: {doc: rel}}`` as TREC qrels (``qid 0 doc rel``)."""
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for qid in sorted(qrels):
+            for doc, rel in sorted(qrels[qid].items()):
+                fh.write(f"{qid} 0 {doc} {rel}\n")
 
 
 def ranked_metric_names(ks: Sequence[int]) -> list[str]:
