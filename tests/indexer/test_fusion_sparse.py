@@ -1,0 +1,84 @@
+"""Fusion formulas and the BM25 top-k selection, on small arrays whose answers are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from openxiv.indexer.fusion import Side, fuse, merge_max, rrf, weighted_minmax
+from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
+
+
+def test_rrf_formula_weights_and_ties() -> None:
+    a = Side("a", np.array([3, 1, 2]), np.array([9.0, 5.0, 1.0]))
+    b = Side("b", np.array([2, 3]), np.array([0.9, 0.8]), weight=2.0)
+    rows, scores = rrf([a, b], k=10)
+    expect = {3: 1 / 11 + 2 / 12, 1: 1 / 12, 2: 1 / 13 + 2 / 11}
+    assert dict(zip(rows.tolist(), scores.tolist(), strict=True)) == pytest.approx(expect)
+    assert rows.tolist() == sorted(expect, key=lambda r: -expect[r])
+    # equal fused scores come out by ascending row (= ascending arxiv_id)
+    tie = rrf([Side("a", np.array([7, 4]), np.ones(2)), Side("b", np.array([4, 7]), np.ones(2))], k=60)
+    assert tie[0].tolist() == [4, 7]
+
+
+def test_weighted_minmax() -> None:
+    a = Side("a", np.array([0, 1, 2]), np.array([10.0, 6.0, 2.0]))
+    b = Side("b", np.array([2, 5]), np.array([0.5, 0.5]), weight=0.5)  # constant side: w to each
+    rows, scores = weighted_minmax([a, b])
+    assert dict(zip(rows.tolist(), scores.tolist(), strict=True)) == pytest.approx(
+        {0: 1.0, 1: 0.5, 2: 0.5, 5: 0.5}
+    )
+    assert rows.tolist() == [0, 1, 2, 5]
+    with pytest.raises(ValueError, match="unknown fusion"):
+        fuse([a, b], "borda")
+
+
+def test_merge_max_counts_a_paper_once() -> None:
+    papers = Side("p", np.array([1, 2]), np.array([8.0, 3.0]))
+    passages = Side("q", np.array([2, 4]), np.array([9.0, 1.0]))
+    m = merge_max("bm25", [papers, passages])
+    assert m.rows.tolist() == [2, 1, 4] and m.scores.tolist() == [9.0, 8.0, 1.0]
+
+
+def test_top_k_rows_is_exact_at_the_cut() -> None:
+    s = np.array([0, 2, 5, 2, 2, 0, 7], dtype=np.float32)
+    rows, vals = top_k_rows(s, 3)
+    assert rows.tolist() == [6, 2, 1] and vals.tolist() == [7, 5, 2]
+    rows, _ = top_k_rows(s, 10)  # only positive scores are hits
+    assert rows.tolist() == [6, 2, 1, 3, 4]
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        s = rng.integers(0, 4, size=40).astype(np.float32)
+        k = int(rng.integers(1, 40))
+        pos = np.flatnonzero(s > 0)
+        expect = pos[np.lexsort((pos, -s[pos]))][:k]
+        assert top_k_rows(s, k)[0].tolist() == expect.tolist()
+
+
+def test_sparse_filter_and_passage_collapse(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    texts = ["graph neural networks", "neural radiance fields", "graph theory of networks", "cooking pasta"]
+    ix = SparseIndex.build(texts)
+    rows, _ = ix.search("graph networks", 10)
+    assert rows.tolist() == [0, 2] or rows.tolist() == [2, 0]
+    allowed = np.array([False, True, True, True])
+    assert ix.search("graph networks", 10, allowed)[0].tolist() == [2]
+    ix.save(tmp_path / "s")
+    again = SparseIndex.load(tmp_path / "s")
+    assert again.search("graph networks", 10)[0].tolist() == rows.tolist()
+
+    # passages 0,1 belong to paper 0; 2 to paper 2; paper 1 has none
+    p = PassageIndex.build(
+        [
+            "graph networks intro",
+            "deep graph networks results graph",
+            "neural graph",
+        ],
+        np.array([0, 0, 2]),
+        np.array([100, 101, 102]),
+        3,
+    )
+    hits = p.search("graph networks", 10)
+    assert hits.papers.tolist() == [0, 2] and hits.passage_ids.tolist()[0] in (100, 101)
+    assert p.search("graph", 10, np.array([False, True, True])).papers.tolist() == [2]
+    assert p.has_passages(np.array([0, 1, 2])).tolist() == [True, False, True]
+    assert p.best_passage(1, hits.passage_scores) is None
+    assert p.best_passage(2, hits.passage_scores) == 102
