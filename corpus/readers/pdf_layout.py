@@ -1,0 +1,358 @@
+"""Layout analysis for the PDF reader: lines with their style, page furniture, headings, paragraphs.
+
+`extract_lines` makes the one pass over PyMuPDF's ``page.get_text("dict")`` output and flattens it
+into `Line` records (text, dominant font size, bold, position, page, block). Everything else here
+works on those lines, never on characters:
+
+- `body_size`: the most common font size weighted by characters: the body text;
+- `drop_furniture`: running headers and footers (the same text, digits ignored, in the top or
+  bottom margin of at least three pages), lone page numbers in the margins, and footnotes (text
+  smaller than the body below the last body-size line of its page);
+- `match_heading`: whether a line is a section heading (bold or larger than the body; numbered
+  ``1``, ``2.3``, ``A.1``, ``IV.``, or a known name such as *Introduction*; see the function);
+- `join_text`: lines into paragraphs, hyphenation at line ends repaired with the document's own
+  vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "Heading",
+    "Line",
+    "body_size",
+    "drop_furniture",
+    "extract_lines",
+    "join_text",
+    "match_heading",
+    "merge_heading_continuations",
+    "merge_number_lines",
+    "normalize_name",
+    "vocabulary",
+]
+
+_SUPERSCRIPT, _BOLD = 1, 16
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\bbd\b|-bd|medi", re.I)
+_SPACES = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d+")
+_LETTERS = re.compile(r"[^\W\d_]")
+_PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+_NUMBER_TOKEN = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}|[A-Z](?:\.\d{1,2}){0,3}|[IVX]{1,5})\.?$")
+_NUMBERED = re.compile(
+    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3}|[A-Z](?:\.\d{1,2}){0,3}|[IVX]{1,5})(?P<dot>\.?)\s+(?P<name>\S.*)$"
+)
+_ROMAN = re.compile(r"^[IVX]{1,5}$")
+_SENTENCE_BREAK = re.compile(r"[a-z]{3}\.\s+[A-Z]")
+
+
+@dataclass(slots=True)
+class Line:
+    """One visual line of text (horizontal writing only)."""
+
+    page: int
+    block: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float
+    """Font size of most of the line's characters."""
+    bold: bool
+    """All of the line's (non-blank) characters are bold."""
+    lead_bold: str
+    """The bold text the line starts with when the rest is not bold (run-in headings)."""
+
+
+@dataclass(slots=True)
+class Heading:
+    name: str
+    number: str | None
+
+
+def _is_bold(span: dict[str, Any]) -> bool:
+    return bool(span["flags"] & _BOLD) or bool(_BOLD_FONT.search(span["font"]))
+
+
+def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[list[Line], list[str]]:
+    """Flatten page dicts into horizontal `Line` records; return them and page 1's rotated text.
+
+    Superscripts smaller than the line's text (footnote marks, affiliation numbers) are dropped.
+    Rotated text (the arXiv margin stamp, axis labels) is kept out of the lines; rotated lines of
+    the first page are returned separately so the caller can find the stamp in them.
+    """
+    lines: list[Line] = []
+    rotated: list[str] = []
+    for pno, page in page_dicts:
+        for block in page.get("blocks", ()):
+            for ln in block.get("lines", ()):
+                spans = ln["spans"]
+                inked = [s for s in spans if s["text"].strip()]
+                if not inked:
+                    continue
+                if ln["dir"][0] < 0.99:  # rotated or vertical
+                    if pno == 0:
+                        rotated.append("".join(s["text"] for s in spans))
+                    continue
+                big = max(s["size"] for s in inked)
+                kept = [s for s in spans if not (s["flags"] & _SUPERSCRIPT and s["size"] < 0.85 * big)]
+                inked = [s for s in kept if s["text"].strip()]
+                if not inked:
+                    continue
+                sizes: Counter[float] = Counter()
+                for s in inked:
+                    sizes[round(s["size"], 1)] += len(s["text"])
+                bolds = [_is_bold(s) for s in inked]
+                lead = ""
+                if bolds[0] and not all(bolds):
+                    first_plain = kept.index(inked[bolds.index(False)])
+                    lead = _SPACES.sub(" ", "".join(s["text"] for s in kept[:first_plain])).strip()
+                text = _SPACES.sub(" ", "".join(s["text"] for s in kept)).strip()
+                x0, y0, x1, y1 = ln["bbox"]
+                lines.append(
+                    Line(
+                        pno,
+                        block["number"],
+                        x0,
+                        y0,
+                        x1,
+                        y1,
+                        text,
+                        sizes.most_common(1)[0][0],
+                        all(bolds),
+                        lead,
+                    )
+                )
+    return lines, rotated
+
+
+def body_size(lines: Sequence[Line]) -> float:
+    """The most common font size, weighted by characters, rounded to half points."""
+    counts: Counter[float] = Counter()
+    for ln in lines:
+        counts[round(ln.size * 2) / 2] += len(ln.text)
+    return counts.most_common(1)[0][0] if counts else 10.0
+
+
+def drop_furniture(lines: list[Line], page_heights: Sequence[float], body: float) -> list[Line]:
+    """Remove running headers/footers, margin page numbers, footnotes and tiny text (tables, figures)."""
+    n_pages = len(page_heights)
+    on_pages: set[tuple[int, str]] = set()
+    keyed: list[str | None] = []
+    for ln in lines:
+        h = page_heights[ln.page]
+        if ln.y1 < 0.09 * h or ln.y0 > 0.91 * h:
+            key = _DIGITS.sub("#", ln.text.lower())
+            keyed.append(key)
+            on_pages.add((ln.page, key))
+        else:
+            keyed.append(None)
+    per_key: Counter[str] = Counter(key for _, key in on_pages)
+    repeat = 3 if n_pages >= 4 else 2
+    # lowest body-size line per page: smaller text below it is footnotes
+    body_bottom: dict[int, float] = {}
+    for ln in lines:
+        if abs(ln.size - body) <= 0.6 and len(ln.text) > 30:
+            body_bottom[ln.page] = max(body_bottom.get(ln.page, 0.0), ln.y1)
+    out: list[Line] = []
+    for ln, mkey in zip(lines, keyed, strict=True):
+        if mkey is not None and (per_key[mkey] >= repeat or _PAGE_NUMBER.match(ln.text)):
+            continue
+        if ln.size < 0.8 * body:
+            continue
+        if ln.size < body - 0.6 and ln.y0 > body_bottom.get(ln.page, 1e9):
+            continue
+        if len(ln.text) <= 3 and len(_LETTERS.findall(ln.text)) <= 1:  # equation debris: "x", "(1)"
+            continue
+        out.append(ln)
+    return out
+
+
+def merge_number_lines(lines: list[Line]) -> list[Line]:
+    """Join pieces of one visual line that PyMuPDF split at wide gaps (justified headings, a section
+    number set apart from its title): consecutive, same baseline, left to right, and in the same
+    block, or the left piece a lone section number."""
+    out: list[Line] = []
+    for ln in lines:
+        prev = out[-1] if out else None
+        if prev is not None and prev.page == ln.page and abs(prev.y1 - ln.y1) < 0.4 * max(prev.size, ln.size):
+            gap = ln.x0 - prev.x1
+            same_block = prev.block == ln.block and abs(prev.size - ln.size) < 0.6
+            if -1 < gap < 4 * ln.size and (same_block or _NUMBER_TOKEN.match(prev.text)):
+                lone_number = _NUMBER_TOKEN.match(prev.text) is not None
+                out[-1] = Line(
+                    prev.page, prev.block, prev.x0, min(prev.y0, ln.y0), ln.x1, max(prev.y1, ln.y1),
+                    f"{prev.text} {ln.text}", ln.size if lone_number else prev.size,
+                    prev.bold and ln.bold, prev.lead_bold or (prev.text if prev.bold and not ln.bold else ""),
+                )  # fmt: skip
+                continue
+        out.append(ln)
+    return out
+
+
+def merge_heading_continuations(lines: list[Line]) -> list[Line]:
+    """Join a wrapped heading's second line to its first: same page, size and boldness, bold or
+    larger text, at most 0.4 line heights below, first line not ending a sentence."""
+    out: list[Line] = []
+    for ln in lines:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.bold
+            and ln.bold
+            and prev.page == ln.page
+            and abs(prev.size - ln.size) < 0.3
+            and -0.5 * ln.size <= ln.y0 - prev.y1 < 0.4 * ln.size
+            and ln.x0 < prev.x0 + 3 * ln.size
+            and _NUMBERED.match(prev.text)
+            and len(prev.text) + len(ln.text) < 120
+            and not prev.text.endswith((".", ":"))
+            and not _NUMBERED.match(ln.text)
+        ):
+            if prev.text.endswith("-"):  # "Batch-" + "Normalized", "Mixture Us-" + "age"
+                text = (prev.text[:-1] if ln.text[:1].islower() else prev.text) + ln.text
+            else:
+                text = f"{prev.text} {ln.text}"
+            out[-1] = Line(
+                prev.page, prev.block, prev.x0, prev.y0, max(prev.x1, ln.x1), ln.y1,
+                text, prev.size, True, "",
+            )  # fmt: skip
+            continue
+        out.append(ln)
+    return out
+
+
+KNOWN_NAMES = {
+    "abstract", "introduction", "related work", "related works", "background", "preliminaries",
+    "method", "methods", "methodology", "approach", "experiments", "experimental setup", "results",
+    "evaluation", "discussion", "limitations", "conclusion", "conclusions", "concluding remarks",
+    "conclusion and future work", "conclusions and future work", "future work", "summary",
+    "acknowledgments", "acknowledgements", "acknowledgment", "acknowledgement", "references",
+    "bibliography", "literature cited", "works cited", "appendix", "appendices",
+    "supplementary material", "broader impact", "broader impacts", "broader impact statement",
+    "ethics statement", "ethical considerations", "reproducibility statement", "impact statement",
+    "author contributions", "contributions", "keywords", "ccs concepts", "index terms",
+    "acm reference format", "checklist", "neurips paper checklist", "paper checklist",
+    "reproducibility checklist",
+}  # fmt: skip
+FRONT_MATTER = {"keywords", "ccs concepts", "index terms", "acm reference format"}
+REFERENCE_NAMES = {"references", "bibliography", "literature cited", "works cited", "reference"}
+END_NAMES = {"checklist", "neurips paper checklist", "paper checklist", "reproducibility checklist"}
+"""Headings after which nothing is kept (author checklists close NeurIPS papers)."""
+
+
+def normalize_name(text: str) -> str:
+    """Lower case, no trailing punctuation, single spaces: ``"ACKNOWLEDGMENTS."`` -> ``acknowledgments``."""
+    return _SPACES.sub(" ", text.strip().rstrip(".:—-– ").lower())
+
+
+def match_heading(
+    ln: Line, body: float, heading_styles: set[tuple[float, bool]], appendix: bool
+) -> Heading | None:
+    """The heading this line is, or ``None``.
+
+    A heading is short (at most 100 characters and 14 words), styled apart from the body (all bold,
+    all capitals, or at least 1.5 pt larger) and either numbered (``3``, ``3.2``, ``3.2.1``, ``A.1``, ``IV.``;
+    a lone letter needs a dot unless we are past the references) with a name that is mostly letters
+    and not a sentence (no inner full stop, no trailing colon or comma), or a known name (*Introduction*, *Related Work*, *Conclusion*, *References*, ...). Unnumbered
+    lines in the style of the paper's numbered section headings (``heading_styles``, larger than
+    the body) are headings too. A standalone *References* line counts in any style.
+    """
+    text = ln.text
+    if len(text) > 100 or len(text) < 3:
+        return None
+    letters = _LETTERS.findall(text)
+    caps = len(letters) >= 4 and "".join(letters).isupper()  # small-caps headings (ICLR, ACM)
+    styled = ln.bold or ln.size >= body + 1.5 or caps
+    key = normalize_name(text)
+    if key in REFERENCE_NAMES and ln.size >= body - 0.6:
+        return Heading(text.rstrip(".: "), None)
+    if not styled:
+        return None
+    m = _NUMBERED.match(text)
+    if m:
+        num, dot, name = m.group("num"), m.group("dot"), m.group("name").strip()
+        n_letters = len(_LETTERS.findall(name))
+        if (
+            n_letters >= 2
+            and n_letters >= 0.6 * len(name.replace(" ", ""))
+            and len(name.split()) <= 14
+            and not name.endswith((":", ",", ";"))
+            and not _SENTENCE_BREAK.search(name)
+        ):
+            if num[0].isdigit() and int(num.split(".")[0]) > 30:
+                return None
+            if _ROMAN.match(num) and not dot:
+                num = ""  # "I think" / "V" alone: not a numbered heading
+            elif num.isalpha() and len(num) == 1 and not dot and not appendix:
+                num = ""
+            if num and (name[0].isalpha() or name[0] in '[("“‘'):
+                return Heading(name.rstrip(". "), num)
+    if len(text.split()) > 14:
+        return None
+    if (key in KNOWN_NAMES or key.startswith(("appendix ", "appendices"))) and (
+        ln.size > body + 0.5 or not text.endswith(".")  # "Methods." at body size is a run-in
+    ):
+        return Heading(text.rstrip(".: "), None)
+    if (
+        (round(ln.size * 2) / 2, ln.bold) in heading_styles
+        and ln.size > body + 0.5
+        and not text.endswith((".", ",", ":"))
+        and text[0].isupper()
+        and len(text.split()) <= 10
+    ):
+        return Heading(text, None)
+    return None
+
+
+_HYPHENATED = re.compile(r"([A-Za-z]+)-$")
+_LEAD_WORD = re.compile(r"^([a-z]+)")
+_WORDS = re.compile(r"[a-z]+")
+_SPLIT_WORD = re.compile(r"[A-Za-z]+-\n[a-z]+")
+_SENTENCE_END = (".", "!", "?", ":", ";", '"', "”", ")", "]")
+
+
+def vocabulary(lines: Iterable[Line]) -> set[str]:
+    """Lower-case words of the document, to decide whether a line-end hyphen is a soft one."""
+    text = _SPLIT_WORD.sub(" ", "\n".join(ln.text for ln in lines))  # fragments are not words
+    return set(_WORDS.findall(text.lower()))
+
+
+def _join_pair(left: str, right: str, vocab: set[str]) -> str:
+    """``left`` and ``right`` as one text; ``left``'s line-end hyphen dropped when it is a soft one."""
+    m = _HYPHENATED.search(left[-40:])
+    w = _LEAD_WORD.match(right)
+    if m and w:
+        a, b = m.group(1), w.group(1)
+        if (a + b).lower() in vocab or not (a.lower() in vocab and b in vocab):
+            return left[:-1] + right
+        return left + right
+    if m:  # "Physics-" + "Informed": a compound split at its hyphen
+        return left + right
+    return f"{left} {right}"
+
+
+def join_text(lines: Sequence[Line], vocab: set[str]) -> str:
+    """Paragraphs from lines: one block is one paragraph, except that a block continuing a sentence
+    (previous block not ended by punctuation, this one starting in lower case) is joined to it."""
+    paragraphs: list[str] = []
+    parts: list[str] = []
+    prev_block: tuple[int, int] | None = None
+    for ln in lines:
+        block = (ln.page, ln.block)
+        if parts and block != prev_block and (parts[-1].endswith(_SENTENCE_END) or not ln.text[:1].islower()):
+            paragraphs.append(" ".join(parts))
+            parts = []
+        if parts and parts[-1].endswith("-") and _HYPHENATED.search(parts[-1][-40:]):
+            parts[-1] = _join_pair(parts[-1], ln.text, vocab)
+        else:
+            parts.append(ln.text)
+        prev_block = block
+    if parts:
+        paragraphs.append(" ".join(parts))
+    return "\n\n".join(paragraphs)
