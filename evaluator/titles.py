@@ -27,6 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from openxiv.corpus.titles import normalize_title as _normalize_core
 
@@ -52,24 +53,32 @@ _TRAIL_NOISE = re.compile(
 
 
 def _strip_noise(title: str) -> str:
-    prev = None
-    text = title
-    while text != prev:
-        prev = text
-        text = _LEAD_NOISE.sub("", text)
-        text = _TRAIL_NOISE.sub("", text)
-    return text
+    text = title.strip()
+    while True:
+        before = text
+        if text.startswith("["):
+            text = _LEAD_NOISE.sub("", text)
+        tail = text[-24:].lower()
+        if "arxiv" in tail or tail.endswith(("...", "…")):
+            text = _TRAIL_NOISE.sub("", text).rstrip()
+        if text == before:
+            return text
+
+
+@lru_cache(maxsize=1 << 16)
+def _normalize_cached(title: str) -> str:
+    return _normalize_core(_strip_noise(title))
 
 
 def normalize_title(title: str | None) -> str:
-    """Normalised comparison form of a title; ``""`` for ``None``/empty.
+    """Normalised comparison form of a title; ``""`` for ``None``/empty (cached per process).
 
     ``"[PDF] BERT: Pre-training of Deep Bidirectional Transformers - arXiv"`` ->
     ``"bert pre training of deep bidirectional transformers"``.
     """
     if not title:
         return ""
-    return _normalize_core(_strip_noise(title))
+    return _normalize_cached(title)
 
 
 def _ratio(a: str, b: str) -> float:
@@ -138,7 +147,9 @@ def align_titles(
         for j in by_text.get(g, ()):
             candidates.append((1.0, i, j))
         for j, p in enumerate(norm_pred):
-            if p == g:
+            # containment is required for every non-equal pair: test it inline (C-level `in`, an
+            # immediate False when the needle is longer) before any Python-level work
+            if p == g or not (p in g or g in p):
                 continue
             s = _candidate_score(g, p, threshold, min_length)
             if s is not None:
