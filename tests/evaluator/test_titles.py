@@ -36,6 +36,9 @@ OXFORD_PRED = "The Role of Workers in AI Ethics and Governance"
         ("Attention Is All You ...", "attention is all you"),
         ("Attention Is All You…", "attention is all you"),
         ("[pdf] Attention Is All You Need - arXiv", "attention is all you need"),
+        ("[HTML][PDF] Attention Is All You Need | arXiv e-print ...", "attention is all you need"),
+        ("Benchmarks on arXiv", "benchmarks on arxiv"),  # no separator: part of the title
+        ("A [PDF] in the middle", "a pdf in the middle"),
         ("Café Über", "cafe uber"),
         (None, ""),
         ("", ""),
