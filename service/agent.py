@@ -96,7 +96,9 @@ def item_type(item: dict[str, Any]) -> str:
     return "wide" if isinstance(item.get("arxiv_id"), list) else "deep"
 
 
-def select(hits: Sequence[dict[str, Any]], kind: str, policy: AgentPolicy) -> tuple[list[dict[str, Any]], str]:
+def select(
+    hits: Sequence[dict[str, Any]], kind: str, policy: AgentPolicy
+) -> tuple[list[dict[str, Any]], str]:
     """The hits the policy answers with, and the benchmark's candidate state (ids, none, empty)."""
     if not hits:
         return [], "empty"
@@ -181,17 +183,29 @@ def agent() -> None:
 
 
 @agent.command("baseline")
-@click.option("--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL.")
-@click.option("--input", "input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
-              help="AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Where to write the inference output (JSONL).")
+@click.option(
+    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
+)
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the inference output (JSONL).",
+)
 @click.option("--top-k", type=click.IntRange(1, 100), default=AgentPolicy.top_k, show_default=True)
 @click.option("--deep-min-score", type=float, default=AgentPolicy.deep_min_score, show_default=True)
 @click.option("--wide-rel", type=click.FloatRange(0, 1), default=AgentPolicy.wide_rel, show_default=True)
 @click.option("--wide-max", type=click.IntRange(1, 100), default=AgentPolicy.wide_max, show_default=True)
-def baseline(url: str, input_path: Path, out: Path, top_k: int, deep_min_score: float, wide_rel: float,
-             wide_max: int) -> None:
+def baseline(
+    url: str, input_path: Path, out: Path, top_k: int, deep_min_score: float, wide_rel: float, wide_max: int
+) -> None:
     """Answer every question with one search and write the benchmark's inference output."""
     policy = AgentPolicy(top_k=top_k, deep_min_score=deep_min_score, wide_rel=wide_rel, wide_max=wide_max)
     try:
@@ -203,10 +217,18 @@ def baseline(url: str, input_path: Path, out: Path, top_k: int, deep_min_score: 
 
 
 @agent.command("wide-set")
-@click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
-              help="openxiv topic query set (JSONL: qid, query, relevant).")
-@click.option("--db", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
-              help="Corpus database, for gold titles.")
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="openxiv topic query set (JSONL: qid, query, relevant).",
+)
+@click.option(
+    "--db",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="Corpus database, for gold titles.",
+)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def wide_set(queries: Path, db: Path, out: Path) -> None:
     """Turn topic queries into AutoResearchBench wide items (question = topic, gold = listed papers)."""
