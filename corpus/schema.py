@@ -77,6 +77,7 @@ class Paper(Base):
 
 class PaperAuthor(Base):
     __tablename__ = "paper_authors"
+    __table_args__ = ({"sqlite_with_rowid": False},)
 
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -87,6 +88,7 @@ class PaperAuthor(Base):
 
 class PaperCategory(Base):
     __tablename__ = "paper_categories"
+    __table_args__ = ({"sqlite_with_rowid": False},)
 
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -80,6 +80,7 @@ def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]
         if not readonly:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache per connection
         cur.close()
 
     return on_connect

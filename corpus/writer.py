@@ -86,29 +86,46 @@ def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
     return out
 
 
-def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> dict[str, object]:
-    return {
-        "id": pid,
-        "arxiv_id": st.arxiv_id,
-        "version": st.version,
-        "title": st.title,
-        "title_norm": normalize_title(st.title) or None,
-        "abstract": st.abstract,
-        "primary_category": st.categories[0] if st.categories else None,
-        "authors_json": json.dumps(list(st.authors), ensure_ascii=False),
-        "categories_json": json.dumps(list(st.categories), ensure_ascii=False),
-        "published": st.published,
-        "updated": st.updated,
-        "first_seen": st.first_seen,
-        "comment": st.comment,
-        "license": st.license,
-        "journal_ref": st.journal_ref,
-        "doi": st.doi,
-        "has_fulltext": st.sections_hash is not None,
-        "sections_hash": st.sections_hash,
-        "passages_hash": passages_hash,
-        "content_hash": content_hash(st, passages_hash or ""),
-    }
+PAPER_COLUMNS = (
+    "id", "arxiv_id", "version", "title", "title_norm", "abstract", "primary_category", "authors_json",
+    "categories_json", "published", "updated", "first_seen", "comment", "license", "journal_ref", "doi",
+    "has_fulltext", "sections_hash", "passages_hash", "content_hash",
+)  # fmt: skip
+AUTHOR_COLUMNS = ("paper_id", "position", "name", "name_norm")
+CATEGORY_COLUMNS = ("paper_id", "position", "category")
+SOURCE_COLUMNS = ("paper_id", "source")
+SECTION_COLUMNS = ("paper_id", "idx", "number", "name", "text")
+PASSAGE_COLUMNS = ("paper_id", "section_idx", "ordinal", "text", "char_start", "char_end")
+
+
+def _iso(d: date | None) -> str | None:
+    return None if d is None else d.isoformat()
+
+
+def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[object, ...]:
+    """Values in `PAPER_COLUMNS` order, as SQLAlchemy's SQLite types store them (ISO dates, 0/1)."""
+    return (
+        pid,
+        st.arxiv_id,
+        st.version,
+        st.title,
+        normalize_title(st.title) or None,
+        st.abstract,
+        st.categories[0] if st.categories else None,
+        json.dumps(list(st.authors), ensure_ascii=False),
+        json.dumps(list(st.categories), ensure_ascii=False),
+        _iso(st.published),
+        _iso(st.updated),
+        _iso(st.first_seen),
+        st.comment,
+        st.license,
+        st.journal_ref,
+        st.doi,
+        int(st.sections_hash is not None),
+        st.sections_hash,
+        passages_hash,
+        content_hash(st, passages_hash or ""),
+    )
 
 
 def write_batch(
@@ -132,13 +149,13 @@ def write_batch(
         states[rec.arxiv_id] = new
 
     next_id = (conn.execute(select(func.max(P.c.id))).scalar() or 0) + 1
-    new_rows: list[dict[str, object]] = []
-    upd_rows: list[dict[str, object]] = []
-    authors: list[dict[str, object]] = []
-    cats: list[dict[str, object]] = []
-    sources: list[dict[str, object]] = []
-    sections: list[dict[str, object]] = []
-    passages: list[dict[str, object]] = []
+    new_rows: list[tuple[object, ...]] = []
+    upd_rows: list[tuple[object, ...]] = []
+    authors: list[tuple[object, ...]] = []
+    cats: list[tuple[object, ...]] = []
+    sources: list[tuple[object, ...]] = []
+    sections: list[tuple[object, ...]] = []
+    passages: list[tuple[object, ...]] = []
     rewrite_meta: list[int] = []
     rewrite_text: list[int] = []
     for aid in ids:
@@ -163,72 +180,48 @@ def write_batch(
             passages_hash = h.hexdigest()
             if old is not None:
                 rewrite_text.append(pid)
-            for i, s in enumerate(st.sections):
-                sections.append(
-                    {"paper_id": pid, "idx": i, "number": s.number, "name": s.name, "text": s.text}
-                )
-            for ch in chunks:
-                passages.append(
-                    {
-                        "paper_id": pid,
-                        "section_idx": ch.section_idx,
-                        "ordinal": ch.ordinal,
-                        "text": ch.text,
-                        "char_start": ch.char_start,
-                        "char_end": ch.char_end,
-                    }
-                )
+            sections.extend((pid, i, s.number, s.name, s.text) for i, s in enumerate(st.sections))
+            passages.extend(
+                (pid, ch.section_idx, ch.ordinal, ch.text, ch.char_start, ch.char_end) for ch in chunks
+            )
         row = _paper_row(pid, st, passages_hash)
         if old is None:
             new_rows.append(row)
         else:
-            upd_rows.append(row)
+            upd_rows.append((*row[1:], pid))
         if old is None or st.authors != old.state.authors or st.categories != old.state.categories:
             if old is not None:
                 rewrite_meta.append(pid)
-            for i, name in enumerate(st.authors):
-                authors.append(
-                    {"paper_id": pid, "position": i, "name": name, "name_norm": normalize_name(name)}
-                )
-            for i, cat in enumerate(st.categories):
-                cats.append({"paper_id": pid, "position": i, "category": cat})
+            authors.extend((pid, i, name, normalize_name(name)) for i, name in enumerate(st.authors))
+            cats.extend((pid, i, cat) for i, cat in enumerate(st.categories))
         before = set(old.state.sources) if old is not None else set()
         for name in st.sources:
             if name not in before:
-                sources.append({"paper_id": pid, "source": name})
+                sources.append((pid, name))
 
-    if new_rows:
-        _insert(conn, P, new_rows)
+    _insert(conn, P, PAPER_COLUMNS, new_rows)
     if upd_rows:
-        cols = [k for k in upd_rows[0] if k != "id"]
-        sql = f"UPDATE papers SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?"
-        conn.exec_driver_sql(sql, [(*tuple(_sql(r[k]) for k in cols), r["id"]) for r in upd_rows])
+        sets = ", ".join(f"{k} = ?" for k in PAPER_COLUMNS[1:])
+        conn.exec_driver_sql(f"UPDATE papers SET {sets} WHERE id = ?", upd_rows)
     for part in _int_chunks(rewrite_meta):
         conn.execute(delete(A).where(A.c.paper_id.in_(part)))
         conn.execute(delete(C).where(C.c.paper_id.in_(part)))
     for part in _int_chunks(rewrite_text):
         conn.execute(delete(PAS).where(PAS.c.paper_id.in_(part)))
         conn.execute(delete(SEC).where(SEC.c.paper_id.in_(part)))
-    for table, rows in ((A, authors), (C, cats), (S, sources), (SEC, sections), (PAS, passages)):
-        if rows:
-            _insert(conn, table, rows)
+    _insert(conn, A, AUTHOR_COLUMNS, authors)
+    _insert(conn, C, CATEGORY_COLUMNS, cats)
+    _insert(conn, S, SOURCE_COLUMNS, sources)
+    _insert(conn, SEC, SECTION_COLUMNS, sections)
+    _insert(conn, PAS, PASSAGE_COLUMNS, passages)
     return counts
 
 
-def _sql(value: object) -> object:
-    """Python value -> what SQLAlchemy's SQLite types store (ISO dates, 0/1 booleans)."""
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, bool):
-        return int(value)
-    return value
-
-
-def _insert(conn: Connection, table: Table, rows: list[dict[str, object]]) -> None:
+def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: list[tuple[object, ...]]) -> None:
     """``executemany`` straight on the driver: SQLAlchemy's per-row processing costs 3x more here."""
-    cols = list(rows[0])
-    sql = f"INSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-    conn.exec_driver_sql(sql, [tuple(_sql(r[c]) for c in cols) for r in rows])
+    if rows:
+        sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        conn.exec_driver_sql(sql, rows)
 
 
 def _int_chunks(seq: list[int], n: int = _IN_CHUNK) -> Iterable[list[int]]:

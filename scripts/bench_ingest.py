@@ -1,0 +1,123 @@
+"""Ingest rate of the corpus store on the shared files, and peak memory.
+
+Each phase runs in a fresh child process (so its peak RSS is its own) against a fresh temporary
+database: the two listing files (first ingest, then a re-ingest that must change nothing), the
+plain-text full texts, and the unarXive sample. Prints a table and rewrites the ``## Ingest``
+section of BENCHMARKS.md.
+
+    .venv/bin/python scripts/bench_ingest.py [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench_md import write_section  # noqa: E402
+
+from openxiv.corpus.config import Settings, shared_dir  # noqa: E402
+
+COMMAND = ".venv/bin/python scripts/bench_ingest.py"
+
+
+def _phase(name: str, paths: list[str], reingest: bool, queue: Any) -> None:
+    from openxiv.corpus.readers import read_path
+    from openxiv.corpus.store import Store
+
+    settings = Settings()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "corpus.sqlite")
+        rows = []
+        rounds = ["first", "again"] if reingest else ["first"]
+        for label in rounds:
+            start = time.perf_counter()
+            cpu = time.process_time()
+            totals = {"read": 0, "added": 0, "updated": 0, "unchanged": 0, "skipped": 0}
+            for p in paths:
+                s = store.ingest(read_path(p), settings=settings)
+                for k in totals:
+                    totals[k] += getattr(s, k)
+            seconds = time.perf_counter() - start
+            cpu_seconds = time.process_time() - cpu
+            load = os.getloadavg()[0]
+            rows.append({"round": label, "seconds": seconds, "cpu": cpu_seconds, "load": load, **totals})
+        stats = store.stats()
+        store.close()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put({"rows": rows, "stats": stats, "peak_mb": peak_mb})
+
+
+def run_phase(name: str, paths: list[Path], reingest: bool = False) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_phase, args=(name, [str(p) for p in paths], reingest, queue))
+    proc.start()
+    result: dict[str, Any] = queue.get()
+    proc.join()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    args = parser.parse_args()
+    data = shared_dir() / "data"
+    if not data.is_dir():
+        sys.exit(f"shared data not found at {data} (set OPENXIV_SHARED)")
+    corpus, fulltext = data / "corpus", data / "fulltext"
+    phases = [
+        ("listing (2 files)", sorted(corpus.glob("listing-*.jsonl.gz")), True),
+        ("plain-text full texts", [fulltext / "plaintext-9108-1612.jsonl.gz"], False),
+        ("unarXive sample", [fulltext / "unarxive-2212-sample.jsonl.gz"], False),
+    ]
+    lines = [
+        "| input | round | records | added | updated | unchanged | skipped | wall s | records/s (wall) "
+        "| CPU s | records/CPU s | load avg | papers | passages | peak RSS MiB |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, paths, reingest in phases:
+        print(f"{name}: {', '.join(p.name for p in paths)} ...", flush=True)
+        res = run_phase(name, paths, reingest)
+        for row in res["rows"]:
+            rate = row["read"] / row["seconds"] if row["seconds"] else 0.0
+            cpu_rate = row["read"] / row["cpu"] if row["cpu"] else 0.0
+            line = (
+                f"| {name} | {row['round']} | {row['read']:,} | {row['added']:,} | {row['updated']:,} | "
+                f"{row['unchanged']:,} | {row['skipped']:,} | {row['seconds']:.1f} | {rate:,.0f} | "
+                f"{row['cpu']:.1f} | {cpu_rate:,.0f} | {row['load']:.1f} | "
+                f"{res['stats']['papers']:,} | {res['stats']['passages']:,} | {res['peak_mb']:,.0f} |"
+            )
+            lines.append(line)
+            print(line, flush=True)
+    s = Settings()
+    body = "\n".join(
+        [
+            "Records read per second by `Store.ingest(read_path(...))` into a fresh SQLite file (WAL, batched",
+            "transactions), reading the gzipped shared files. `again` re-ingests the same files into the same",
+            "database (every record unchanged). Full texts are cut into passages of "
+            f"{s.passage_words} words with {s.passage_overlap} overlap at ingest. Peak RSS is that of the child",
+            "process running the phase. Other jobs share the 2 cores, so the wall-clock rate depends on the",
+            "load average (1-minute, sampled at the end of each round); the rate per CPU second does not.",
+            f"Python {platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}.",
+            "",
+            *lines,
+            "",
+            f"Command: `{COMMAND}`",
+        ]
+    )
+    if not args.no_write:
+        write_section("Ingest", body)
+
+
+if __name__ == "__main__":
+    main()
