@@ -23,9 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench_md import write_section  # noqa: E402
-
-from openxiv.corpus.config import Settings, shared_dir  # noqa: E402
+from _bench_md import write_section
+from openxiv.corpus.config import Settings, shared_dir
 
 COMMAND = ".venv/bin/python scripts/bench_ingest.py"
 
