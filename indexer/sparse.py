@@ -69,6 +69,51 @@ def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return cand[order], vals[order]
 
 
+class _VectorisedBM25(bm25s.BM25):
+    """bm25s' BM25 with its index build done by whole-array numpy operations.
+
+    bm25s builds the matrix with two Python passes over the documents (~5k docs/s here); this
+    override computes the same Lucene/Robertson weights (``idf = ln(1 + (N - df + .5)/(df + .5))``,
+    ``tfc = tf / (tf + k1 (1 - b + b·|d|/avgdl))``) with ``np.unique`` over (token, doc) keys. The
+    result is the same CSC matrix (tested against bm25s' own build); other methods use bm25s' code.
+    """
+
+    def build_index_from_ids(
+        self,
+        unique_token_ids: list[int],
+        corpus_token_ids: list[list[int]],
+        show_progress: bool = True,
+        leave_progress: bool = False,
+    ) -> dict[str, object]:
+        if self.method not in ("lucene", "robertson") or self.idf_method not in ("lucene", "robertson"):
+            return super().build_index_from_ids(  # type: ignore[no-any-return]
+                unique_token_ids, corpus_token_ids, show_progress, leave_progress
+            )
+        self.nonoccurrence_array = None
+        n_docs, n_vocab = len(corpus_token_ids), len(unique_token_ids)
+        lengths = np.fromiter((len(d) for d in corpus_token_ids), dtype=np.int64, count=n_docs)
+        flat = np.fromiter((t for d in corpus_token_ids for t in d), dtype=np.int64, count=int(lengths.sum()))
+        docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        keys, tf = np.unique(flat * n_docs + docs, return_counts=True)  # sorted by (token, doc)
+        del flat, docs
+        tok, row = keys // n_docs, keys % n_docs
+        df = np.bincount(tok, minlength=n_vocab)
+        idf = np.zeros(n_vocab, dtype=self.dtype)
+        seen = df > 0
+        idf[seen] = np.log(1 + (n_docs - df[seen] + 0.5) / (df[seen] + 0.5))
+        avg = lengths.mean()
+        tf32 = tf.astype(self.dtype)
+        tfc = tf32 / (self.k1 * ((1 - self.b) + self.b * lengths[row] / avg) + tf32)
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        return {
+            "data": (idf[tok] * tfc).astype(self.dtype),
+            "indices": row.astype(self.int_dtype),
+            "indptr": indptr,
+            "num_docs": n_docs,
+        }
+
+
 class SparseIndex:
     """A bm25s index over ``n_docs`` texts (row i = text i)."""
 
@@ -95,7 +140,7 @@ class SparseIndex:
         tokens = bm25s.tokenize(
             list(texts), stopwords=STOPWORDS, stemmer=_stemmer(stemmer), show_progress=progress
         )
-        model = bm25s.BM25(k1=k1, b=b, backend="numpy")
+        model = _VectorisedBM25(k1=k1, b=b, backend="numpy")
         if len(texts) == 0:
             model.scores = {
                 "data": np.zeros(0, np.float32),

@@ -82,3 +82,34 @@ def test_sparse_filter_and_passage_collapse(tmp_path) -> None:  # type: ignore[n
     assert p.has_passages(np.array([0, 1, 2])).tolist() == [True, False, True]
     assert p.best_passage(1, hits.passage_scores) is None
     assert p.best_passage(2, hits.passage_scores) == 102
+
+
+def test_vectorised_build_equals_bm25s_build() -> None:
+    import gzip
+    import itertools
+    import json
+
+    import bm25s
+    import Stemmer
+    from openxiv.corpus.config import shared_dir
+    from openxiv.indexer.sparse import _VectorisedBM25
+
+    path = shared_dir() / "data" / "corpus" / "listing-astro-2504-2606.jsonl.gz"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path.parent} (set OPENXIV_SHARED)")
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        texts = [
+            (r["title"] or "") + "\n" + (r["abstract"] or "")
+            for r in map(json.loads, itertools.islice(fh, 2000))
+        ]
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False)
+    ref = bm25s.BM25(k1=1.2, b=0.75)
+    ref.index(tokens, show_progress=False)
+    ours = _VectorisedBM25(k1=1.2, b=0.75)
+    ours.index(tokens, show_progress=False)
+    assert ours.vocab_dict == ref.vocab_dict
+    np.testing.assert_array_equal(ours.scores["indices"], ref.scores["indices"])
+    np.testing.assert_allclose(ours.scores["data"], ref.scores["data"], rtol=1e-6)
+    n = ref.scores["indptr"].size  # ours also has a (empty) column for the "" token bm25s adds last
+    np.testing.assert_array_equal(ours.scores["indptr"][:n], ref.scores["indptr"])
+    assert (ours.scores["indptr"][n:] == ref.scores["indptr"][-1]).all()
