@@ -86,7 +86,7 @@ class _VectorisedBM25(bm25s.BM25):
         leave_progress: bool = False,
     ) -> dict[str, object]:
         if self.method not in ("lucene", "robertson") or self.idf_method not in ("lucene", "robertson"):
-            return super().build_index_from_ids(  # type: ignore[no-any-return]
+            return super().build_index_from_ids(
                 unique_token_ids, corpus_token_ids, show_progress, leave_progress
             )
         self.nonoccurrence_array = None
