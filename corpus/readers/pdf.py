@@ -45,7 +45,7 @@ from openxiv.corpus.readers.pdf_layout import (
 )
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
 
-__all__ = ["FORMAT", "MAX_PAGES", "parse_stamp", "read_pdf"]
+__all__ = ["FORMAT", "MAX_PAGES", "TEXT_FLAGS", "parse_stamp", "read_pdf"]
 
 FORMAT = "pdf"
 MAX_PAGES = 400
@@ -53,7 +53,7 @@ MAX_PAGES = 400
 
 # PyMuPDF text flags: keep whitespace, clip to the page, expand ligatures (no PRESERVE_LIGATURES),
 # no images.
-_TEXT_FLAGS = 2 | 64 | 128
+TEXT_FLAGS = 2 | 64 | 128
 
 _STAMP = re.compile(
     r"arXiv:\s*(?P<id>[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(?:v(?P<v>\d+))?"
@@ -100,7 +100,7 @@ def _page_dicts(doc: Any, heights: list[float], failed: list[int]) -> Iterator[t
         try:
             page = doc.load_page(pno)
             heights.append(page.rect.height)
-            yield pno, page.get_text("dict", flags=_TEXT_FLAGS)
+            yield pno, page.get_text("dict", flags=TEXT_FLAGS)
         except Exception:  # a damaged page: skip it, keep the rest
             if len(heights) == pno:
                 heights.append(792.0)

@@ -75,8 +75,17 @@ class Heading:
     number: str | None
 
 
+_bold_fonts: dict[str, bool] = {}
+
+
 def _is_bold(span: dict[str, Any]) -> bool:
-    return bool(span["flags"] & _BOLD) or bool(_BOLD_FONT.search(span["font"]))
+    if span["flags"] & _BOLD:
+        return True
+    font: str = span["font"]
+    bold = _bold_fonts.get(font)
+    if bold is None:
+        bold = _bold_fonts[font] = bool(_BOLD_FONT.search(font))
+    return bold
 
 
 def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[list[Line], list[str]]:
@@ -92,42 +101,38 @@ def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[lis
         for block in page.get("blocks", ()):
             for ln in block.get("lines", ()):
                 spans = ln["spans"]
-                inked = [s for s in spans if s["text"].strip()]
-                if not inked:
-                    continue
                 if ln["dir"][0] < 0.99:  # rotated or vertical
                     if pno == 0:
                         rotated.append("".join(s["text"] for s in spans))
                     continue
-                big = max(s["size"] for s in inked)
-                kept = [s for s in spans if not (s["flags"] & _SUPERSCRIPT and s["size"] < 0.85 * big)]
-                inked = [s for s in kept if s["text"].strip()]
-                if not inked:
-                    continue
-                sizes: Counter[float] = Counter()
-                for s in inked:
-                    sizes[round(s["size"], 1)] += len(s["text"])
-                bolds = [_is_bold(s) for s in inked]
-                lead = ""
-                if bolds[0] and not all(bolds):
-                    first_plain = kept.index(inked[bolds.index(False)])
-                    lead = _SPACES.sub(" ", "".join(s["text"] for s in kept[:first_plain])).strip()
-                text = _SPACES.sub(" ", "".join(s["text"] for s in kept)).strip()
+                if len(spans) == 1:  # the common case, without the bookkeeping below
+                    span = spans[0]
+                    text = _SPACES.sub(" ", span["text"]).strip()
+                    if not text:
+                        continue
+                    size, bold, lead = round(span["size"], 1), _is_bold(span), ""
+                else:
+                    inked = [s for s in spans if s["text"].strip()]
+                    if not inked:
+                        continue
+                    big = max(s["size"] for s in inked)
+                    kept = [s for s in spans if not (s["flags"] & _SUPERSCRIPT and s["size"] < 0.85 * big)]
+                    inked = [s for s in kept if s["text"].strip()]
+                    if not inked:
+                        continue
+                    sizes: dict[float, int] = {}
+                    for s in inked:
+                        key = round(s["size"], 1)
+                        sizes[key] = sizes.get(key, 0) + len(s["text"])
+                    size = max(sizes, key=sizes.__getitem__)
+                    bolds = [_is_bold(s) for s in inked]
+                    bold, lead = all(bolds), ""
+                    if bolds[0] and not bold:
+                        first_plain = kept.index(inked[bolds.index(False)])
+                        lead = _SPACES.sub(" ", "".join(s["text"] for s in kept[:first_plain])).strip()
+                    text = _SPACES.sub(" ", "".join(s["text"] for s in kept)).strip()
                 x0, y0, x1, y1 = ln["bbox"]
-                lines.append(
-                    Line(
-                        pno,
-                        block["number"],
-                        x0,
-                        y0,
-                        x1,
-                        y1,
-                        text,
-                        sizes.most_common(1)[0][0],
-                        all(bolds),
-                        lead,
-                    )
-                )
+                lines.append(Line(pno, block["number"], x0, y0, x1, y1, text, size, bold, lead))
     return lines, rotated
 
 
