@@ -75,11 +75,12 @@ class Encoder(Protocol):
 
 
 def paper_text(title: str | None, abstract: str | None) -> str:
-    """The paper-level text that is embedded: ``title + ". " + abstract`` (either part may be empty)."""
-    t = " ".join((title or "").split()).rstrip(". ")
+    """The paper-level text that is embedded: ``title + ". " + abstract``, whitespace collapsed (no
+    extra full stop after a title that already ends in ``.?!``); either part may be empty."""
+    t = " ".join((title or "").split())
     a = " ".join((abstract or "").split())
     if t and a:
-        return f"{t}. {a}"
+        return f"{t} {a}" if t[-1] in ".?!" else f"{t}. {a}"
     return t or a
 
 

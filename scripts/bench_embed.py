@@ -1,0 +1,254 @@
+"""Embedding speed and dense-only topic recall for each encoder option.
+
+``speed``: texts/s of each encoder on the same 1,000 real listing papers (title + abstract, the first
+1,000 unique ids of ``listing-cs``) at several max-token settings, against raw
+``SentenceTransformer.encode`` on the same texts, and the projected time to embed all papers of the
+shared listings (88,917 lines) plus the 12,098 plain-text full texts at paper level.
+
+``quality``: for each ``backend@max_tokens`` option whose projected time for the 74,728 cs listing
+papers is under ``--budget-min`` minutes, embed them all through the shared `EmbeddingCache`, build
+an exact `DenseIndex` and score dense-only search on the 103 dev topic queries (Recall@10,
+Recall@100, mean over queries; labels are incomplete, so recall is the headline).
+
+    .venv/bin/python scripts/bench_embed.py speed
+    .venv/bin/python scripts/bench_embed.py quality onnx-int8@64 model2vec@256 \\
+        --cache /work/team/embcache.sqlite --data-dir /work/team/dense-data
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import write_section
+from openxiv.corpus.config import Settings, shared_dir
+from openxiv.indexer.dense import DenseIndex
+from openxiv.indexer.embcache import EmbeddingCache, encode_cached
+from openxiv.indexer.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
+
+LISTINGS = ("listing-cs-2503-2606.jsonl.gz", "listing-astro-2504-2606.jsonl.gz")
+ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
+GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
+OPTIONS = {
+    "torch": DEFAULT_MODEL,
+    "onnx-int8": f"onnx-int8:{DEFAULT_MODEL}",
+    "model2vec": f"model2vec:{DEFAULT_MODEL}",
+}
+
+
+def cs_papers() -> tuple[list[str], list[str]]:
+    """Unique ids and paper texts of the cs listing, in file order (first occurrence wins)."""
+    ids: list[str] = []
+    texts: list[str] = []
+    seen: set[str] = set()
+    with gzip.open(shared_dir() / "data" / "corpus" / LISTINGS[0], "rt", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            if obj["id"] in seen:
+                continue
+            seen.add(obj["id"])
+            ids.append(obj["id"])
+            texts.append(paper_text(obj.get("title"), obj.get("abstract")))
+    return ids, texts
+
+
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def rate(fn, texts: list[str]) -> tuple[float, float]:
+    """``(wall texts/s, texts per CPU-second x cores)``. The second figure is what an otherwise idle
+    machine would give if the encoder kept every core busy: on a shared machine wall time is
+    inflated by other jobs, CPU time much less so."""
+    fn(texts[:32])  # warm-up (allocations, lazy init)
+    t, c = time.perf_counter(), time.process_time()
+    fn(texts)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    return len(texts) / wall, len(texts) / cpu * CORES
+
+
+def cmd_speed(args: argparse.Namespace) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    _, texts = cs_papers()
+    texts = texts[: args.n]
+    rows = []
+    raw_model = SentenceTransformer(str(resolve_model_path(DEFAULT_MODEL)), device="cpu")
+    base = Settings(data_dir=Path(args.data_dir))
+    for mt in args.max_tokens:
+        raw_model.max_seq_length = mt
+
+        def raw(t: list[str]) -> object:
+            return raw_model.encode(t, batch_size=64, normalize_embeddings=True)
+
+        r_raw, c_raw = rate(raw, texts)
+        rows.append(("raw SentenceTransformer.encode", mt, r_raw, c_raw, None))
+        print(rows[-1], flush=True)
+        for opt in args.options:
+            enc = load_encoder(base, model=OPTIONS[opt], embed_max_tokens=mt)
+            r, c = rate(enc.encode, texts)
+            rows.append((f"openxiv {opt}", mt, r, c, r / r_raw))
+            print(rows[-1], flush=True)
+            del enc
+    lines = [
+        f"{args.n} real papers (title + abstract, first unique ids of listing-cs), batch 64, "
+        "2 cores shared with other jobs (load average during the run in the note below).",
+        "",
+        "| encoder | max tokens | texts/s (wall) | vs raw ST (wall) | texts/s idle estimate (CPU time) "
+        "| 101,015 paper texts, wall | 101,015 paper texts, idle estimate |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, mt, r, c, rel in rows:
+        rel_s = "—" if rel is None else f"{rel:.2f}x"
+        lines.append(
+            f"| {name} | {mt} | {r:.1f} | {rel_s} | {c:.1f} | {ALL_PAPERS / r / 60:.1f} min "
+            f"| {ALL_PAPERS / c / 60:.1f} min |"
+        )
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    lines += [
+        "",
+        f"Load average at the end: {' '.join(load)} (2 cores). Command: "
+        f"`.venv/bin/python scripts/bench_embed.py speed --n {args.n} --max-tokens "
+        f"{' '.join(map(str, args.max_tokens))} --options {' '.join(args.options)}`",
+    ]
+    print("\n".join(lines))
+    if not args.no_write:
+        write_section("Embedding speed (dense encoders)", "\n".join(lines))
+    Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+def load_gold() -> list[dict]:
+    out = []
+    for name in GOLD:
+        with (shared_dir() / "gold" / name).open(encoding="utf-8") as fh:
+            out += [json.loads(line) for line in fh if line.strip()]
+    return out
+
+
+def recall_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    """|relevant ∩ ranked[:k]| / |relevant| (0 when nothing is relevant)."""
+    return len(relevant.intersection(ranked[:k])) / len(relevant) if relevant else 0.0
+
+
+def cmd_quality(args: argparse.Namespace) -> None:
+    ids, texts = cs_papers()
+    gold = load_gold()
+    base = Settings(data_dir=Path(args.data_dir))
+    cache = EmbeddingCache(args.cache)
+    results = []
+    for spec in args.options:
+        opt, _, mt_s = spec.partition("@")
+        mt = int(mt_s or 128)
+        enc = load_encoder(base, model=OPTIONS[opt], embed_max_tokens=mt)
+        sample = texts[:: max(1, len(texts) // args.probe)][: args.probe]
+        t, c = time.perf_counter(), time.process_time()
+        encode_cached(enc, sample, cache, progress=False)
+        probe_s, probe_cpu = time.perf_counter() - t, time.process_time() - c
+        # idle-machine projection from CPU time (other jobs share these cores; see `rate`)
+        projected = len(texts) * probe_cpu / CORES / len(sample) / 60 if probe_s > 0.5 else 0.0
+        print(
+            f"{spec}: probe {len(sample)} texts in {probe_s:.1f}s wall, {probe_cpu:.1f}s CPU "
+            f"-> projected {projected:.1f} min on an idle machine",
+            flush=True,
+        )
+        if projected > args.budget_min:
+            results.append(
+                {"option": spec, "skipped": f"projected {projected:.0f} min (idle) > {args.budget_min}"}
+            )
+            continue
+        t = time.perf_counter()
+        vecs = encode_cached(enc, texts, cache, progress=True)
+        embed_s = time.perf_counter() - t
+        index = DenseIndex.build(vecs, ann_threshold=10**9)
+        qv = np.stack([enc.encode_query(g["query"]) for g in gold])
+        t = time.perf_counter()
+        _, rows = index.search(qv, 100)
+        search_ms = (time.perf_counter() - t) * 1000 / len(gold)
+        r10 = float(
+            np.mean(
+                [
+                    recall_at([ids[i] for i in r], set(g["relevant"]), 10)
+                    for g, r in zip(gold, rows, strict=True)
+                ]
+            )
+        )
+        r100 = float(
+            np.mean(
+                [
+                    recall_at([ids[i] for i in r], set(g["relevant"]), 100)
+                    for g, r in zip(gold, rows, strict=True)
+                ]
+            )
+        )
+        res = {
+            "option": spec,
+            "fingerprint": enc.fingerprint,
+            "embed_s": round(embed_s, 1),
+            "probe_rate": round(len(sample) / probe_s, 1) if probe_s else None,
+            "probe_rate_idle": round(len(sample) * CORES / probe_cpu, 1) if probe_cpu else None,
+            "R@10": round(r10, 4),
+            "R@100": round(r100, 4),
+            "search_ms": round(search_ms, 2),
+        }
+        results.append(res)
+        print(res, flush=True)
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    cache.close()
+    lines = [
+        f"Dense-only search (exact IndexFlatIP) over the {len(texts):,} unique cs listing papers "
+        f"(title + abstract), {len(gold)} dev topic queries (`topic_queries_dev` + `topic_queries_more_dev`). "
+        "Options projected to need more than "
+        f"{args.budget_min} min for the 74k papers on this machine are skipped.",
+        "",
+        "| encoder@max tokens | Recall@10 | Recall@100 | embed time (74k, s, wall) | probe texts/s wall "
+        "| probe texts/s idle estimate | ms/query (search) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        if "skipped" in r:
+            lines.append(f"| {r['option']} | skipped: {r['skipped']} | | | | | |")
+        else:
+            lines.append(
+                f"| {r['option']} | {r['R@10']:.3f} | {r['R@100']:.3f} | {r['embed_s']:.0f} | "
+                f"{r['probe_rate']} | {r['probe_rate_idle']} | {r['search_ms']:.1f} |"
+            )
+    lines += [
+        "",
+        "Embed time is 0 when the vectors came from the cache of an earlier run. Command: "
+        f"`.venv/bin/python scripts/bench_embed.py quality {' '.join(args.options)} --cache {args.cache}`",
+    ]
+    print("\n".join(lines))
+    if not args.no_write:
+        write_section("Dense-only topic recall (encoder options)", "\n".join(lines))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--n", type=int, default=1000)
+    sp.add_argument("--max-tokens", type=int, nargs="+", default=[64, 128, 256])
+    sp.add_argument("--options", nargs="+", default=list(OPTIONS), choices=list(OPTIONS))
+    sp.add_argument("--json", default="/tmp/bench_embed_speed.json")
+    q = sub.add_parser("quality")
+    q.add_argument("options", nargs="+", help="backend@max_tokens, e.g. onnx-int8@64")
+    q.add_argument("--cache", default="/work/team/embcache.sqlite")
+    q.add_argument("--budget-min", type=float, default=15.0)
+    q.add_argument("--probe", type=int, default=600)
+    q.add_argument("--json", default="/tmp/bench_embed_quality.json")
+    for p in (sp, q):
+        p.add_argument("--data-dir", default=str(Path.home() / ".cache" / "openxiv-bench"))
+        p.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    args = ap.parse_args()
+    {"speed": cmd_speed, "quality": cmd_quality}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

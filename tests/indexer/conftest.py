@@ -1,0 +1,58 @@
+"""Fixtures for the dense-side tests: real listing papers from ../shared and the real packaged MiniLM.
+
+The encoder runs at 64 tokens to keep the default suite fast; the vectors are still the real model's.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openxiv.corpus.config import Settings, shared_dir
+from openxiv.indexer.embed import Encoder, load_encoder, paper_text
+
+DENSE_N = 300
+
+
+@pytest.fixture(scope="session")
+def dense_papers() -> list[dict]:
+    """The first ``DENSE_N`` cs and 60 astro listing papers (real titles and abstracts)."""
+    root = shared_dir() / "data" / "corpus"
+    files = {"listing-cs-2503-2606.jsonl.gz": DENSE_N, "listing-astro-2504-2606.jsonl.gz": 60}
+    if not all((root / f).exists() for f in files):
+        pytest.skip(f"shared listing files not found under {root} (set OPENXIV_SHARED)")
+    out: list[dict] = []
+    seen: set[str] = set()
+    for name, n in files.items():
+        with gzip.open(root / name, "rt", encoding="utf-8") as fh:
+            taken = 0
+            for line in fh:
+                obj = json.loads(line)
+                if obj["id"] in seen:
+                    continue
+                seen.add(obj["id"])
+                out.append(obj)
+                taken += 1
+                if taken == n:
+                    break
+    return out
+
+
+@pytest.fixture(scope="session")
+def dense_texts(dense_papers: list[dict]) -> list[str]:
+    return [paper_text(p["title"], p["abstract"]) for p in dense_papers]
+
+
+@pytest.fixture(scope="session")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
+    """The packaged all-MiniLM-L6-v2 on torch, loaded offline."""
+    data_dir = tmp_path_factory.mktemp("dense-data")
+    return load_encoder(Settings(data_dir=Path(data_dir), embed_max_tokens=64, embed_batch_size=32))
+
+
+@pytest.fixture(scope="session")
+def dense_vectors(minilm: Encoder, dense_texts: list[str]) -> np.ndarray:
+    return minilm.encode(dense_texts)
