@@ -21,6 +21,7 @@ truncated, encrypted, no pages, no text, no arXiv id); it never raises for bad i
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -245,8 +246,10 @@ def _structure(
     sections: list[tuple[Heading, int, list[Line]]] = []  # heading, its page, its lines
     state = "front"  # front -> abstract -> body <-> skip (front matter, references)
     seen_references = False
+    rows = Counter((ln.page, ln.block, round(ln.y1)) for ln in after_title)
     for ln in after_title:
-        heading = match_heading(ln, body, styles, appendix=seen_references)
+        in_row = rows[(ln.page, ln.block, round(ln.y1))] > 1  # a table row's cell, not a heading
+        heading = None if in_row else match_heading(ln, body, styles, appendix=seen_references)
         key = normalize_name(heading.name) if heading is not None else ""
         run_in = bool(ln.lead_bold) and normalize_name(ln.lead_bold) == "abstract"
         if (
@@ -295,7 +298,16 @@ def _structure(
                 continue
             text = ""
         records.append(SectionRecord(name=heading.name, text=text, number=heading.number or None))
-    return abstract or None, records
+    # an appendix table of contents repeats the numbers of the headings that follow it
+    later = Counter(r.number for r in records if r.number)
+    kept = []
+    for r in records:
+        if r.number:
+            later[r.number] -= 1
+            if not r.text and later[r.number] > 0:
+                continue
+        kept.append(r)
+    return abstract or None, kept
 
 
 def _with_text(ln: Line, text: str) -> Line:

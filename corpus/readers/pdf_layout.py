@@ -6,8 +6,9 @@ works on those lines, never on characters:
 
 - `body_size`: the most common font size weighted by characters: the body text;
 - `drop_furniture`: running headers and footers (the same text, digits ignored, in the top or
-  bottom margin of at least three pages), lone page numbers in the margins, and footnotes (text
-  smaller than the body below the last body-size line of its page);
+  bottom margin of at least three pages), lone page numbers in the margins, footnotes (text
+  smaller than the body below the last body-size line of its page), text under 80% of the body
+  size (tables, figure labels), equation debris and table-of-contents lines (dot leaders);
 - `match_heading`: whether a line is a section heading (bold or larger than the body; numbered
   ``1``, ``2.3``, ``A.1``, ``IV.``, or a known name such as *Introduction*; see the function);
 - `join_text`: lines into paragraphs, hyphenation at line ends repaired with the document's own
@@ -47,6 +48,7 @@ _NUMBERED = re.compile(
     r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3}|[A-Z](?:\.\d{1,2}){0,3}|[IVX]{1,5})(?P<dot>\.?)\s+(?P<name>\S.*)$"
 )
 _ROMAN = re.compile(r"^[IVX]{1,5}$")
+_CONTENTS = re.compile(r"(?:\.\s?){5,}\s*\d*$|^(?:table of )?contents$", re.I)
 _SENTENCE_BREAK = re.compile(r"[a-z]{3}\.\s+[A-Z]")
 
 
@@ -174,6 +176,8 @@ def drop_furniture(lines: list[Line], page_heights: Sequence[float], body: float
             continue
         if len(ln.text) <= 3 and len(_LETTERS.findall(ln.text)) <= 1:  # equation debris: "x", "(1)"
             continue
+        if _CONTENTS.search(ln.text):  # a table of contents: dot leaders, or its title
+            continue
         out.append(ln)
     return out
 
@@ -214,7 +218,7 @@ def merge_heading_continuations(lines: list[Line]) -> list[Line]:
             and abs(prev.size - ln.size) < 0.3
             and -0.5 * ln.size <= ln.y0 - prev.y1 < 0.4 * ln.size
             and ln.x0 < prev.x0 + 3 * ln.size
-            and _NUMBERED.match(prev.text)
+            and (_NUMBERED.match(prev.text) or prev.text.lower().startswith("appendi"))
             and len(prev.text) + len(ln.text) < 120
             and not prev.text.endswith((".", ":"))
             and not _NUMBERED.match(ln.text)
@@ -292,10 +296,10 @@ def match_heading(
         ):
             if num[0].isdigit() and int(num.split(".")[0]) > 30:
                 return None
-            if _ROMAN.match(num) and not dot:
+            if _ROMAN.match(num) and not dot and not (appendix and len(num) == 1):
                 num = ""  # "I think" / "V" alone: not a numbered heading
-            elif num.isalpha() and len(num) == 1 and not dot and not appendix:
-                num = ""
+            elif num.isalpha() and len(num) == 1 and not dot and (not appendix or name[0].islower()):
+                num = ""  # "A" alone numbers appendices only, and "I found ..." is a sentence
             if num and (name[0].isalpha() or name[0] in '[("“‘'):
                 return Heading(name.rstrip(". "), num)
     if len(text.split()) > 14:
