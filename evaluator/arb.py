@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from openxiv.evaluator import metrics as M
 from openxiv.evaluator.io import GoldItem, PassRecord, SubmissionItem
-from openxiv.evaluator.matching import Matcher, MatchResult
+from openxiv.evaluator.matching import Matcher, MatchResult, try_canonical_id
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows, breakdown
 
@@ -111,7 +111,7 @@ def _score_pass(
 
 def _mean(values: Sequence[Any]) -> float | None:
     vals = [float(v) for v in values if v is not None]
-    return float(np.mean(vals)) if vals else None
+    return sum(vals) / len(vals) if vals else None
 
 
 def _item_row(
@@ -134,10 +134,7 @@ def _item_row(
         for k in opts.ks:
             row[f"pass@{k}"] = None
             row[f"best_iou@{k}"] = None
-        missed = [
-            g.display if g.title is None or g.display == g.title else f"{g.display} ({g.title})"
-            for g in gold_entries
-        ]
+        missed = [g.label for g in gold_entries]
         row["details"] = {"missed": missed, "flags": ["no submission for this item"]}
         row["passes"] = []
         return row
@@ -181,8 +178,6 @@ def _decorate(values: list[str], matcher: Matcher) -> list[str]:
         return list(values)
     out = []
     for v in values:
-        from openxiv.corpus.ids import try_canonical_id
-
         c = try_canonical_id(v)
         t = matcher.title_of(c) if c else None
         out.append(f"{v} — {t}" if t else v)

@@ -155,7 +155,9 @@ def _plots(report: EvalReport) -> str:
         rows = math.ceil(len(dist) / cols)
         fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
         for ax, m in zip(axes.flat, dist, strict=False):
-            ax.hist(_values(report, m), bins=20, color="#3b6ea8", edgecolor="white")
+            vals = _values(report, m)
+            unit = min(vals) >= 0.0 and max(vals) <= 1.0  # scores in [0, 1]: one fixed scale for all plots
+            ax.hist(vals, bins=20, range=(0.0, 1.0) if unit else None, color="#3b6ea8", edgecolor="white")
             ax.set_title(f"{m} (per item)", fontsize=10)
             ax.set_ylabel("items")
         for ax in list(axes.flat)[len(dist) :]:

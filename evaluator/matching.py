@@ -27,14 +27,19 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from openxiv.corpus.ids import parse_arxiv_id, try_canonical_id
+from openxiv.corpus.ids import parse_arxiv_id
+from openxiv.corpus.ids import try_canonical_id as _try_canonical_id
 
 if TYPE_CHECKING:
     from openxiv.evaluator.io import Candidate, GoldItem
 
 __all__ = ["GoldEntry", "MatchResult", "Matcher", "PredEntry", "looks_like_id"]
+
+try_canonical_id = lru_cache(maxsize=1 << 18)(_try_canonical_id)
+"""`openxiv.corpus.ids.try_canonical_id`, memoised: gold ids are normalised once per pass otherwise."""
 
 _ID_HINT = re.compile(r"\d{3,}|^(?:arxiv|https?:|doi|10\.)", re.IGNORECASE)
 
@@ -59,6 +64,15 @@ class GoldEntry:
     key: str | None  # "id:<canonical>" or "raw:<string>" when the gold has an id, else None
     title: str | None
     display: str
+
+    @property
+    def label(self) -> str:
+        """``display``, followed by the gold title in parentheses when both are known."""
+        return (
+            self.display
+            if self.title is None or self.display == self.title
+            else f"{self.display} ({self.title})"
+        )
 
 
 @dataclass
@@ -205,7 +219,10 @@ class Matcher:
                 pairs[i] = (j, "id" if p.kind == "id" and p.via == "id" else p.via)
                 used_pred.add(j)
         n_title = 0
-        if self.title_mode != "off":
+        has_titles = any(
+            p.kind == "title" or p.title is not None for j, p in enumerate(pred) if j not in used_pred
+        )
+        if self.title_mode != "off" and has_titles and len(pairs) < len(gold):
             rounds = (
                 (lambda p: p.kind == "title", lambda g: g.title is not None),
                 (
@@ -233,9 +250,7 @@ class Matcher:
                 j, how = pairs[i]
                 res.matched.append(f"{g.display}  <-  {pred[j].raw} ({how})")
             else:
-                res.missed.append(
-                    g.display if g.title is None or g.display == g.title else f"{g.display} ({g.title})"
-                )
+                res.missed.append(g.label)
         res.extra = [p.raw for j, p in enumerate(pred) if j not in used_pred]
         self._corpus_checks(pred, res)
         return res

@@ -226,4 +226,4 @@ def pass_at_k(correct: Sequence[float], k: int) -> float:
 @register("mean@k", "passes")
 def mean_at_k(values: Sequence[float]) -> float:
     """mean@k = Σ_j v_j / n over the n passes of the item; 0 if there are none."""
-    return float(np.mean(values)) if len(values) else 0.0
+    return float(sum(values)) / len(values) if len(values) else 0.0

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from openxiv.corpus.ids import try_canonical_id
 from openxiv.evaluator import metrics as M
+from openxiv.evaluator.matching import try_canonical_id
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -116,18 +116,29 @@ class EvalReport:
         return self.headline or self.metrics
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # Field by field: dataclasses.asdict would deep-copy every per-item row first.
+        d: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["aggregates"] = {m: asdict(a) for m, a in self.aggregates.items()}
+        d["breakdowns"] = {
+            by: {g: {m: asdict(a) for m, a in aggs.items()} for g, aggs in groups.items()}
+            for by, groups in self.breakdowns.items()
+        }
         if self.coverage is not None:
-            d["coverage"]["fraction"] = self.coverage.fraction
-        return _clean(d)
+            d["coverage"] = {**asdict(self.coverage), "fraction": self.coverage.fraction}
+        if self.comparison is not None:
+            d["comparison"] = asdict(self.comparison)
+        out: dict[str, Any] = _clean(d)
+        return out
 
 
 def _clean(obj: Any) -> Any:
     """JSON-safe copy: NaN/inf become None, tuples become lists, paths become strings."""
+    if obj is None or isinstance(obj, str | bool | int):
+        return obj
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {k if isinstance(k, str) else str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple | set):
         return [_clean(v) for v in obj]
     if isinstance(obj, Path):
@@ -137,8 +148,13 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
-def write_json(report: EvalReport, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def write_json(report: EvalReport, path: str | Path, indent: int | None = None) -> None:
+    """Write ``report.to_dict()``; indented up to 2,000 items, compact beyond (json's C encoder is ~5x faster)."""
+    if indent is None and len(report.per_item) <= 2000:
+        indent = 2
+    Path(path).write_text(
+        json.dumps(report.to_dict(), indent=indent, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 def fmt(v: Any, digits: int = 4) -> str:
