@@ -49,13 +49,19 @@ def _format_of_keys(keys: set[str]) -> str | None:
 
 
 def detect_format(path: str | Path) -> str:
-    """``pdf`` for ``*.pdf``; for JSON lines, decided by the keys of the first object.
+    """``pdf`` for ``*.pdf``; for JSON lines, decided by the keys of the first object; for a folder,
+    the format all its input files share. Raises `FormatError` (unknown, unreadable, mixed folder).
 
-    A folder has no single format: `read_path` detects each file. Raises `FormatError`.
+    `read_path` detects each file of a folder on its own, so mixed folders can still be read.
     """
     path = Path(path)
     if path.is_dir():
-        raise FormatError(f"{path} is a folder: formats are detected per file")
+        found = {detect_format(f) for f in iter_files(path)}
+        if len(found) == 1:
+            return found.pop()
+        if not found:
+            raise FormatError(f"{path}: no input files (.jsonl, .json, .ndjson, .pdf, optionally .gz)")
+        raise FormatError(f"{path}: files of several formats ({', '.join(sorted(found))}); detected per file")
     if path.suffix.lower() == ".pdf":
         return "pdf"
     try:

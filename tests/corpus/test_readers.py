@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from openxiv.corpus.config import shared_dir
 from openxiv.corpus.readers import FormatError, detect_format, read_path
 from openxiv.corpus.readers.oai import parse_authors, parse_versions
 from openxiv.corpus.readers.plaintext import is_heading, is_junk, split_text
@@ -291,7 +292,13 @@ def test_folders_are_read_recursively_in_sorted_order(
 def test_detect_format_and_forced_format(listing_files: list[Path], tmp_path: Path) -> None:
     assert detect_format(listing_files[0]) == "listing"
     assert detect_format(tmp_path / "paper.pdf") == "pdf"
-    with pytest.raises(FormatError):
+    with pytest.raises(FormatError, match="no input files"):
+        detect_format(tmp_path)
+    assert detect_format(shared_dir() / "data" / "pdfs" / "broken") == "pdf"
+    assert detect_format(listing_files[0].parent) == "listing"
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4")
+    (tmp_path / "b.jsonl").write_text('{"id": "2301.00001", "title": "t"}\n')
+    with pytest.raises(FormatError, match="several formats"):
         detect_format(tmp_path)
     with pytest.raises(FormatError):
         list(read_path(listing_files[0], "csv"))
