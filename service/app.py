@@ -1,0 +1,97 @@
+"""The FastAPI application: `create_app(settings, index_root)`.
+
+The snapshot is opened once at startup (lifespan), shared read-only by every request, swapped by
+``POST /v1/admin/reload`` or SIGHUP, and closed at shutdown. Routes live in ``routes_*`` modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
+from openxiv.corpus.config import Settings
+from openxiv.service import routes_arxiv, routes_search, routes_v1
+from openxiv.service.errors import AuthMiddleware, BodyLimitMiddleware, install_handlers
+from openxiv.service.holder import IndexHolder
+
+__all__ = ["app_from_env", "create_app"]
+
+log = logging.getLogger("openxiv.service")
+
+DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
+
+* **DeepXiv-compatible**: `POST /search` (the AutoResearchBench agent's request; also at
+  `/arxiv/retrieve` and `/`) and `GET /arxiv/?type=retrieve|head|brief|section|raw|preview|json`
+  (what `deepxiv_sdk.Reader(base_url=...)` calls).
+* **v1**: `/v1/search`, `/v1/papers/{id}`, `/v1/papers/{id}/sections/{name}`, `/v1/index`.
+
+Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names the problem.
+"""
+
+
+_background: set[asyncio.Future[None]] = set()
+
+
+def _on_sighup(holder: IndexHolder) -> None:
+    async def reload() -> None:
+        try:
+            result = await run_in_threadpool(holder.reload)
+            log.info("SIGHUP reload: %s", result)
+        except Exception:
+            log.exception("SIGHUP reload failed; still serving %s", holder.snapshot)
+
+    task = asyncio.ensure_future(reload())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
+    holder = IndexHolder(Path(index_root), settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(holder.load)
+        loop = asyncio.get_running_loop()
+        hup = False
+        try:
+            loop.add_signal_handler(signal.SIGHUP, _on_sighup, holder)
+            hup = True
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            log.info("SIGHUP reload not available here; use POST /v1/admin/reload")
+        try:
+            yield
+        finally:
+            if hup:
+                loop.remove_signal_handler(signal.SIGHUP)
+            holder.close()
+
+    app = FastAPI(
+        title="openxiv",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+    )
+    app.state.holder = holder
+    app.state.settings = settings
+    install_handlers(app)
+    app.include_router(routes_search.router)
+    app.include_router(routes_arxiv.router)
+    app.include_router(routes_v1.router)
+    # Middleware added last runs first: the token check, then the body limit.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.api_token:
+        app.add_middleware(AuthMiddleware, token=settings.api_token)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for ``uvicorn --factory`` (and multi-worker serving): settings from ``OPENXIV_*``."""
+    settings = Settings.from_env()
+    return create_app(settings, settings.index_root)

@@ -1,0 +1,237 @@
+"""Search and reading logic shared by the DeepXiv-compatible and the v1 routes (no HTTP here).
+
+All functions are synchronous and CPU/IO bound: routes call them from the threadpool. They take an
+open index (`IndexLike`: backend + read-only store of one snapshot), so a request sees one snapshot
+from start to finish even when a reload swaps in another meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from openxiv.corpus.ids import InvalidArxivId, canonical_id
+from openxiv.corpus.records import PaperView, PassageView, SectionView
+from openxiv.indexer.backend import PaperHit, SearchFilters
+from openxiv.service.errors import BadRequest, NotFound
+from openxiv.service.holder import IndexLike
+from openxiv.service.models import Author, Content, Evidence, Hit, QueryResult, V1Hit
+from openxiv.service.text import best_sentences, best_text, match_section, tldr
+
+__all__ = [
+    "Outcome",
+    "ResolvedHit",
+    "abs_url",
+    "find_section",
+    "load_paper",
+    "merge_round_robin",
+    "paper_tldr",
+    "pdf_url",
+    "raw_markdown",
+    "run_search",
+    "to_deepxiv_hit",
+    "to_v1_hit",
+]
+
+
+def abs_url(arxiv_id: str) -> str:
+    return f"https://arxiv.org/abs/{arxiv_id}"
+
+
+def pdf_url(arxiv_id: str) -> str:
+    return f"https://arxiv.org/pdf/{arxiv_id}"
+
+
+@dataclass(frozen=True)
+class ResolvedHit:
+    """A backend hit joined with its paper and evidence."""
+
+    hit: PaperHit
+    paper: PaperView
+    evidence: Evidence | None
+    tldr: str | None
+
+
+@dataclass
+class Outcome:
+    query: str
+    hits: list[ResolvedHit]
+    total_count: int
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------- papers
+def check_id(arxiv_id: str) -> str:
+    """The canonical id, or a `BadRequest` naming the malformed id."""
+    try:
+        return canonical_id(arxiv_id.strip())
+    except InvalidArxivId as exc:
+        raise BadRequest(f"arxiv_id: {arxiv_id!r} is not an arXiv id ({exc})") from exc
+
+
+def load_paper(index: IndexLike, arxiv_id: str) -> PaperView:
+    canonical = check_id(arxiv_id)
+    paper = index.store.get_paper(canonical)
+    if paper is None:
+        raise NotFound(f"paper {canonical} is not in this corpus")
+    return paper
+
+
+def paper_tldr(paper: PaperView, sections: list[SectionView] | None = None) -> str | None:
+    """Extractive tldr of the abstract, else of the first non-empty section (see `text.tldr`)."""
+    if paper.abstract and paper.abstract.strip():
+        return tldr(paper.abstract)
+    for s in sections or ():
+        if s.text.strip():
+            return tldr(s.text)
+    return None
+
+
+def find_section(index: IndexLike, paper: PaperView, name: str) -> SectionView:
+    sections = index.store.sections(paper.arxiv_id)
+    if not sections:
+        raise NotFound(f"paper {paper.arxiv_id} has no full text in this corpus, so no sections")
+    pos = match_section(name, [s.name for s in sections], [s.number for s in sections])
+    if pos is None:
+        names = "; ".join(s.name for s in sections)
+        raise NotFound(f"paper {paper.arxiv_id} has no section {name!r}; its sections are: {names}")
+    return sections[pos]
+
+
+def raw_markdown(paper: PaperView, sections: list[SectionView]) -> str:
+    """The paper as markdown: ``# title``, ``## Abstract``, then ``## <number> <name>`` per section."""
+    parts = [f"# {paper.title or paper.arxiv_id}"]
+    if paper.abstract:
+        parts.append(f"## Abstract\n\n{paper.abstract.strip()}")
+    for s in sections:
+        heading = f"{s.number} {s.name}" if s.number else s.name
+        parts.append(f"## {heading}\n\n{s.text.strip()}")
+    return "\n\n".join(parts) + "\n"
+
+
+def authors_of(paper: PaperView) -> list[Author]:
+    return [Author(name=a) for a in paper.authors]
+
+
+def iso(paper: PaperView) -> str | None:
+    d = paper.date
+    return d.isoformat() if d else None
+
+
+# ------------------------------------------------------------------------------- search
+def _evidence(
+    index: IndexLike, paper: PaperView, hit: PaperHit, query: str, passages: dict[int, PassageView]
+) -> Evidence | None:
+    if hit.passage_id is not None:
+        p = passages.get(hit.passage_id)
+        if p is not None:
+            return Evidence(
+                text=p.text,
+                section=p.section_name,
+                passage_id=hit.passage_id,
+                source="passage",
+            )
+    if paper.abstract and paper.abstract.strip():
+        text = best_sentences(paper.abstract, query)
+        if text:
+            return Evidence(text=text, section="Abstract", passage_id=None, source="abstract")
+    if paper.has_fulltext:
+        full = index.store.passages(paper.arxiv_id)
+        best = best_text([p.text for p in full], query)
+        if best is not None:
+            p = full[best]
+            return Evidence(text=p.text, section=p.section_name, passage_id=p.passage_id, source="fulltext")
+    if paper.title:
+        return Evidence(text=paper.title, section="Title", passage_id=None, source="title")
+    return None
+
+
+def run_search(
+    index: IndexLike,
+    query: str,
+    *,
+    top_k: int,
+    offset: int = 0,
+    filters: SearchFilters | None = None,
+    mode: str | None = None,
+    contents: bool = True,
+) -> Outcome:
+    """One query against one snapshot: backend ranking, then papers and evidence from the store."""
+    try:
+        result = index.backend.search(query, top_k=top_k, offset=offset, filters=filters, mode=mode)
+    except ValueError as exc:
+        if mode is None:  # the configured default failed: a server problem, not the client's
+            raise
+        raise BadRequest(f"mode: {exc}") from exc
+    t0 = time.perf_counter()
+    ids = [h.arxiv_id for h in result.hits]
+    papers = index.store.get_papers(ids)
+    passages: dict[int, PassageView] = {}
+    if contents:
+        pids = [h.passage_id for h in result.hits if h.passage_id is not None]
+        if pids:
+            passages = dict(index.store.get_passages(pids))
+    hits: list[ResolvedHit] = []
+    for h in result.hits:
+        paper = papers.get(h.arxiv_id)
+        if paper is None:  # the backend and the store come from one snapshot: should not happen
+            continue
+        ev = _evidence(index, paper, h, query, passages) if contents else None
+        sections = None if paper.abstract else index.store.sections(paper.arxiv_id)
+        hits.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=paper_tldr(paper, sections)))
+    timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
+    timings["hydrate"] = round((time.perf_counter() - t0) * 1000, 3)
+    return Outcome(query=query, hits=hits, total_count=int(result.total_count), timings_ms=timings)
+
+
+def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
+    p = r.paper
+    content = None
+    if contents:
+        ev = r.evidence
+        content = [Content(section_title=ev.section, section_contents=[ev.text])] if ev else []
+    return Hit(
+        arxiv_id=p.arxiv_id,
+        title=p.title,
+        score=round(float(r.hit.score), 6),
+        abstract=p.abstract,
+        tldr=r.tldr,
+        authors=authors_of(p),
+        url=abs_url(p.arxiv_id),
+        date=iso(p),
+        citation_count=None,
+        categories=list(p.categories),
+        contents=content,
+    )
+
+
+def to_v1_hit(r: ResolvedHit, rank: int) -> V1Hit:
+    p = r.paper
+    return V1Hit(
+        rank=rank,
+        arxiv_id=p.arxiv_id,
+        title=p.title,
+        score=round(float(r.hit.score), 6),
+        authors=list(p.authors),
+        categories=list(p.categories),
+        date=p.date,
+        tldr=r.tldr,
+        url=abs_url(p.arxiv_id),
+        evidence=r.evidence,
+        signals=dict(r.hit.signals),
+    )
+
+
+def merge_round_robin(results: list[QueryResult]) -> list[Hit]:
+    """Best hit of each query in turn, then second-best..., skipping papers already taken."""
+    seen: set[str] = set()
+    merged: list[Hit] = []
+    depth = max((len(r.result) for r in results), default=0)
+    for rank in range(depth):
+        for r in results:
+            if rank < len(r.result):
+                hit = r.result[rank]
+                if hit.arxiv_id not in seen:
+                    seen.add(hit.arxiv_id)
+                    merged.append(hit)
+    return merged

@@ -1,0 +1,320 @@
+"""Pydantic models of every HTTP request and response (the typed boundary of the service).
+
+Two families:
+
+- the **DeepXiv-compatible** shapes read by the AutoResearchBench agent (``POST /search``) and by the
+  ``deepxiv-sdk`` ``Reader`` (``GET /arxiv/?type=...``); field names follow DeepXiv;
+- **openxiv v1** shapes (``/v1/...``): the same data with plain names and no compatibility baggage.
+
+Unknown values are ``null`` (citation counts, affiliations, keywords, GitHub links): the corpus does
+not hold them and nothing is invented. Dates are ISO 8601 (``YYYY-MM-DD``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Author",
+    "BriefResponse",
+    "Content",
+    "ErrorResponse",
+    "Evidence",
+    "HeadResponse",
+    "HeadSection",
+    "Health",
+    "Hit",
+    "IndexInfo",
+    "PaperJson",
+    "PreviewResponse",
+    "QueryResult",
+    "RawResponse",
+    "ReloadResponse",
+    "SearchRequest",
+    "SearchResponse",
+    "SectionResponse",
+    "V1Hit",
+    "V1Paper",
+    "V1SearchRequest",
+    "V1SearchResponse",
+    "V1Section",
+    "V1SectionSummary",
+]
+
+StrOrList = str | list[str] | None
+
+
+class ErrorResponse(BaseModel):
+    status: Literal["error"] = "error"
+    detail: str = Field(description="What was wrong with the request, naming the parameter.")
+
+
+# ---------------------------------------------------------------- DeepXiv-compatible search
+class SearchRequest(BaseModel):
+    """Body of ``POST /search`` (also ``POST /arxiv/retrieve`` and ``POST /``).
+
+    Exactly what the AutoResearchBench agent sends (``query``, ``top_k``, ``return_contents``), plus
+    optional filters and paging with the DeepXiv parameter names. Unknown keys are ignored.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={"examples": [{"query": "retrieval augmented generation", "top_k": 10}]},
+    )
+
+    query: str | list[str] = Field(
+        description="One query, or a list of queries answered in order (a batch; see `results`)."
+    )
+    top_k: int = Field(10, ge=1, le=100, description="Hits per query, 1-100.")
+    offset: int = Field(0, ge=0, le=10_000, description="Hits to skip (paging), 0-10000.")
+    return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")
+    categories: StrOrList = Field(None, description="Keep papers in any of these categories/archives.")
+    authors: StrOrList = Field(None, description="Keep papers with an author matching any of these names.")
+    date_search_type: str | None = Field(None, description="between | exact | after | before")
+    date_str: StrOrList = Field(None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between.")
+    date_from: str | None = Field(None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
+    date_to: str | None = Field(None, description="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).")
+    mode: str | None = Field(None, description="Ranking override: rrf (default), weighted, bm25, dense.")
+
+
+class Author(BaseModel):
+    name: str
+    orgs: list[str] | None = Field(None, description="Affiliations; null: the corpus does not hold them.")
+
+
+class Content(BaseModel):
+    section_title: str | None = Field(None, description="Section the passage comes from.")
+    section_contents: list[str] = Field(description="The evidence passage (one string).")
+
+
+class Hit(BaseModel):
+    """One search hit, DeepXiv ``retrieve`` item."""
+
+    arxiv_id: str = Field(description="Bare, version-free arXiv id.")
+    title: str | None
+    score: float = Field(description="Fused ranking score; comparable only within one response.")
+    abstract: str | None
+    tldr: str | None = Field(description="Extractive: first sentence(s) of the abstract.")
+    authors: list[Author]
+    url: str
+    date: str | None = Field(description="ISO 8601 date (v1 date, else first listing day).")
+    citation_count: int | None = Field(None, description="Always null: citation counts are unknown.")
+    categories: list[str]
+    contents: list[Content] | None = Field(
+        None, description="`[{section_title, section_contents: [evidence passage]}]` when asked for."
+    )
+
+
+class QueryResult(BaseModel):
+    query: str
+    total_count: int
+    result: list[Hit]
+
+
+class SearchResponse(BaseModel):
+    """``{status, total_count, result}``; batches add ``results`` (one entry per query, in order).
+
+    For a batch, ``result`` holds the per-query lists merged round-robin by rank (first query's
+    best hit, second query's best hit, ...), de-duplicated by paper and cut to ``top_k``;
+    ``total_count`` is then the number of distinct papers in the per-query pages.
+    """
+
+    status: Literal["success"] = "success"
+    total_count: int
+    result: list[Hit]
+    results: list[QueryResult] | None = Field(None, description="Batch only: per-query hits, in order.")
+    warnings: list[str] | None = Field(None, description="Parameters accepted but not applied.")
+
+
+# ---------------------------------------------------------------- DeepXiv-compatible reading
+class HeadSection(BaseModel):
+    name: str
+    idx: int = Field(description="0-based position in the paper.")
+    number: str | None = Field(None, description="Section number as printed, when known.")
+    tldr: str | None
+    token_count: int = Field(description="Estimate: words × 1.3.")
+
+
+class HeadResponse(BaseModel):
+    arxiv_id: str
+    title: str | None
+    abstract: str | None
+    authors: list[Author]
+    categories: list[str]
+    publish_at: str | None
+    token_count: int = Field(description="Estimate for the whole text (words × 1.3).")
+    sections: list[HeadSection]
+    has_fulltext: bool
+    url: str
+
+
+class BriefResponse(BaseModel):
+    arxiv_id: str
+    title: str | None
+    tldr: str | None
+    keywords: list[str] | None = Field(None, description="Always null: no keywords in the corpus.")
+    publish_at: str | None
+    citations: int | None = None
+    citation_count: int | None = None
+    src_url: str = Field(description="arXiv PDF link.")
+    github_url: str | None = None
+    authors: list[Author]
+    abstract: str | None
+    year: int | None
+
+
+class SectionResponse(BaseModel):
+    arxiv_id: str
+    name: str
+    idx: int
+    content: str
+
+
+class RawResponse(BaseModel):
+    arxiv_id: str
+    raw: str = Field(description="Markdown: title, abstract, then every section.")
+
+
+class PreviewResponse(BaseModel):
+    arxiv_id: str
+    content: str
+    is_truncated: bool
+    total_characters: int
+
+
+class PaperJson(BaseModel):
+    """``type=json``: everything the corpus holds about one paper."""
+
+    arxiv_id: str
+    version: int | None
+    title: str | None
+    abstract: str | None
+    authors: list[Author]
+    categories: list[str]
+    published: dt.date | None
+    updated: dt.date | None
+    first_seen: dt.date | None
+    comment: str | None
+    license: str | None
+    journal_ref: str | None
+    doi: str | None
+    sources: list[str]
+    sections: list[dict[str, Any]]
+
+
+# ---------------------------------------------------------------- openxiv v1
+class V1SearchRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"query": "diffusion language models", "top_k": 10, "categories": ["cs.CL"]}]
+        },
+    )
+
+    query: str
+    top_k: int = Field(10, ge=1, le=100)
+    offset: int = Field(0, ge=0, le=10_000)
+    categories: list[str] = Field(default_factory=list)
+    authors: list[str] = Field(default_factory=list)
+    date_from: str | None = Field(None, description="Inclusive, YYYY[-MM[-DD]] (start of the period).")
+    date_to: str | None = Field(None, description="Inclusive, YYYY[-MM[-DD]] (end of the period).")
+    mode: str | None = None
+    return_contents: bool = True
+
+
+class Evidence(BaseModel):
+    text: str
+    section: str | None
+    passage_id: int | None
+    source: Literal["passage", "fulltext", "abstract", "title"] = Field(
+        description="passage: the ranker's best passage; fulltext: best passage by query terms; "
+        "abstract: best abstract sentence(s) by query terms; title: nothing else known."
+    )
+
+
+class V1Hit(BaseModel):
+    rank: int
+    arxiv_id: str
+    title: str | None
+    score: float
+    authors: list[str]
+    categories: list[str]
+    date: dt.date | None
+    tldr: str | None
+    url: str
+    evidence: Evidence | None
+    signals: dict[str, Any]
+
+
+class V1SearchResponse(BaseModel):
+    query: str
+    total_count: int
+    offset: int
+    top_k: int
+    hits: list[V1Hit]
+    timings_ms: dict[str, float]
+    snapshot: str | None
+
+
+class V1SectionSummary(BaseModel):
+    idx: int
+    name: str
+    number: str | None
+    tldr: str | None
+    token_count: int
+
+
+class V1Paper(BaseModel):
+    arxiv_id: str
+    version: int | None
+    title: str | None
+    abstract: str | None
+    tldr: str | None
+    authors: list[str]
+    categories: list[str]
+    date: dt.date | None
+    published: dt.date | None
+    updated: dt.date | None
+    first_seen: dt.date | None
+    comment: str | None
+    license: str | None
+    journal_ref: str | None
+    doi: str | None
+    has_fulltext: bool
+    url: str
+    pdf_url: str
+    token_count: int
+    sections: list[V1SectionSummary]
+
+
+class V1Section(BaseModel):
+    arxiv_id: str
+    idx: int
+    name: str
+    number: str | None
+    token_count: int
+    text: str
+
+
+class IndexInfo(BaseModel):
+    snapshot: str | None
+    path: str
+    loaded_at: str
+    reloads: int
+    manifest: dict[str, Any]
+    stats: dict[str, Any]
+    backend: dict[str, Any]
+
+
+class ReloadResponse(BaseModel):
+    status: Literal["reloaded", "unchanged"]
+    snapshot: str | None
+    previous: str | None
+
+
+class Health(BaseModel):
+    status: str
+    snapshot: str | None = None

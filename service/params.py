@@ -1,0 +1,184 @@
+"""Request parameters to typed values: lists, dates, filters, ranking modes, queries.
+
+Every problem raises `BadRequest` with a message that names the parameter, so the client gets a 400
+it can act on. Nothing here touches the file system or SQL: values are validated, then handed to the
+backend and the store as plain data.
+
+Date semantics (``date_search_type`` with ``date_str`` as ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``):
+
+- ``exact X``: the whole period X (a year, a month or a day);
+- ``between X Y``: from the first day of X to the last day of Y, inclusive;
+- ``after X``: on or after the first day of X (``after 2025`` includes 2025);
+- ``before X``: strictly before the first day of X (``before 2025`` ends on 2024-12-31).
+
+Legacy ``date_from``/``date_to`` are inclusive: first day of ``date_from``, last day of ``date_to``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from datetime import date
+
+from openxiv.indexer.backend import SearchFilters
+from openxiv.service.errors import BadRequest
+
+__all__ = [
+    "DATE_SEARCH_TYPES",
+    "MAX_BATCH",
+    "MAX_FILTER_VALUES",
+    "MODES",
+    "BadRequest",
+    "build_filters",
+    "check_mode",
+    "check_queries",
+    "parse_period",
+    "split_list",
+]
+
+DATE_SEARCH_TYPES = ("between", "exact", "after", "before")
+MODES = {
+    "hybrid": None,
+    "rrf": "rrf",
+    "weighted": "weighted",
+    "bm25": "bm25",
+    "dense": "dense",
+    "vector": "dense",
+}
+"""Accepted ``mode`` values and what the backend receives (``hybrid`` = the configured default)."""
+MAX_BATCH = 50
+MAX_FILTER_VALUES = 50
+_MAX_VALUE_CHARS = 200
+_CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$")
+_PERIOD = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ][0-9:.+\-Z]*)?$")
+
+
+def split_list(values: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
+    """Repeated keys and comma-separated values, flattened, stripped, de-duplicated in order."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [values]
+    out: dict[str, None] = {}
+    for value in values:
+        if not isinstance(value, str):
+            raise BadRequest(f"{name}: expected strings, got {type(value).__name__}")
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if len(part) > _MAX_VALUE_CHARS:
+                raise BadRequest(f"{name}: value longer than {_MAX_VALUE_CHARS} characters")
+            out[part] = None
+    if len(out) > MAX_FILTER_VALUES:
+        raise BadRequest(f"{name}: at most {MAX_FILTER_VALUES} values, got {len(out)}")
+    return tuple(out)
+
+
+def parse_period(text: str, name: str = "date_str") -> tuple[date, date]:
+    """``YYYY``/``YYYY-MM``/``YYYY-MM-DD`` (a time part is ignored) -> (first day, last day)."""
+    m = _PERIOD.match(text.strip())
+    if not m:
+        raise BadRequest(f"{name}: {text!r} is not a date; use YYYY, YYYY-MM or YYYY-MM-DD")
+    year = int(m.group(1))
+    month = int(m.group(2)) if m.group(2) else None
+    day = int(m.group(3)) if m.group(3) else None
+    try:
+        if month is None:
+            return date(year, 1, 1), date(year, 12, 31)
+        if day is None:
+            last = calendar.monthrange(year, month)[1]
+            return date(year, month, 1), date(year, month, last)
+        d = date(year, month, day)
+        return d, d
+    except (ValueError, calendar.IllegalMonthError) as exc:
+        raise BadRequest(f"{name}: {text!r} is not a valid date ({exc})") from exc
+
+
+def _date_range(
+    search_type: str | None, date_str: tuple[str, ...], date_from: str | None, date_to: str | None
+) -> tuple[date | None, date | None]:
+    if search_type is None:
+        if date_str:
+            raise BadRequest("date_str needs date_search_type (between, exact, after or before)")
+        lo = parse_period(date_from, "date_from")[0] if date_from else None
+        hi = parse_period(date_to, "date_to")[1] if date_to else None
+        return lo, hi
+    kind = search_type.strip().lower()
+    if kind not in DATE_SEARCH_TYPES:
+        raise BadRequest(f"date_search_type: {search_type!r} is not one of {', '.join(DATE_SEARCH_TYPES)}")
+    if date_from or date_to:
+        raise BadRequest("give either date_search_type/date_str or date_from/date_to, not both")
+    want = 2 if kind == "between" else 1
+    if len(date_str) != want:
+        raise BadRequest(
+            f"date_str: date_search_type={kind} needs {want} date value(s), got {len(date_str)}"
+            + (" (send date_str twice or 'START,END')" if want == 2 else "")
+        )
+    first = parse_period(date_str[0])
+    if kind == "exact":
+        return first
+    if kind == "after":
+        return first[0], None
+    if kind == "before":
+        return None, date.fromordinal(first[0].toordinal() - 1)
+    last = parse_period(date_str[1])
+    if last[1] < first[0]:
+        raise BadRequest(f"date_str: between {date_str[0]} and {date_str[1]} is an empty range")
+    return first[0], last[1]
+
+
+def build_filters(
+    *,
+    categories: str | Iterable[str] | None = None,
+    authors: str | Iterable[str] | None = None,
+    date_search_type: str | None = None,
+    date_str: str | Iterable[str] | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+) -> SearchFilters:
+    """The backend's `SearchFilters` from DeepXiv-style parameters (see the module docstring)."""
+    cats = split_list(categories, "categories")
+    for c in cats:
+        if not _CATEGORY.match(c):
+            raise BadRequest(f"categories: {c!r} is not an arXiv category (like cs.CL or astro-ph)")
+    names = split_list(authors, "authors")
+    lo, hi = _date_range(
+        date_search_type.strip() if date_search_type and date_search_type.strip() else None,
+        split_list(date_str, "date_str"),
+        date_from.strip() if date_from and date_from.strip() else None,
+        date_to.strip() if date_to and date_to.strip() else None,
+    )
+    if lo and hi and hi < lo:
+        raise BadRequest(f"date range is empty: {lo.isoformat()} is after {hi.isoformat()}")
+    return SearchFilters(categories=cats, authors=names, date_from=lo, date_to=hi)
+
+
+def check_mode(mode: str | None) -> str | None:
+    """The backend ``mode`` for a requested ranking mode (``None`` = configured default)."""
+    if mode is None or not mode.strip():
+        return None
+    key = mode.strip().lower()
+    if key not in MODES:
+        raise BadRequest(f"mode: {mode!r} is not one of {', '.join(sorted(MODES))}")
+    return MODES[key]
+
+
+def check_queries(query: str | list[str], max_chars: int) -> list[str]:
+    """The queries of a request, stripped; empty, too long or too many is a `BadRequest`."""
+    queries = [query] if isinstance(query, str) else list(query)
+    if not queries:
+        raise BadRequest("query: the list of queries is empty")
+    if len(queries) > MAX_BATCH:
+        raise BadRequest(f"query: at most {MAX_BATCH} queries per request, got {len(queries)}")
+    out = []
+    for i, q in enumerate(queries):
+        where = "query" if isinstance(query, str) else f"query[{i}]"
+        q = q.strip()
+        if not q:
+            raise BadRequest(f"{where}: empty query")
+        if len(q) > max_chars:
+            raise BadRequest(f"{where}: {len(q)} characters, the limit is {max_chars}")
+        out.append(q)
+    return out

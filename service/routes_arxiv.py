@@ -1,0 +1,261 @@
+"""``GET /arxiv/``: the DeepXiv paper endpoint as the ``deepxiv-sdk`` ``Reader`` calls it.
+
+``type`` selects the operation: ``retrieve`` (search), ``head``, ``brief``, ``section``, ``raw``,
+``preview`` or ``json``. List parameters accept repeated keys (``categories=cs.CL&categories=cs.CV``,
+what ``requests`` sends) and comma-separated values (``categories=cs.CL,cs.CV``). ``token`` is
+accepted and ignored unless the server has an API token (then it is checked by the auth middleware).
+Without ``type``, a request with ``query`` is a search and one with ``arxiv_id`` is a ``head``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from openxiv.corpus.records import PaperView, SectionView
+from openxiv.service.core import (
+    abs_url,
+    authors_of,
+    find_section,
+    iso,
+    load_paper,
+    paper_tldr,
+    pdf_url,
+    raw_markdown,
+)
+from openxiv.service.errors import BadRequest
+from openxiv.service.holder import IndexLike
+from openxiv.service.models import (
+    BriefResponse,
+    HeadResponse,
+    HeadSection,
+    PaperJson,
+    PreviewResponse,
+    RawResponse,
+    SearchResponse,
+    SectionResponse,
+)
+from openxiv.service.params import build_filters, check_mode, check_queries
+from openxiv.service.routes_search import ERRORS, holder_of, json_response, search_deepxiv, settings_of
+from openxiv.service.text import tldr, token_count
+
+__all__ = ["TYPES", "router"]
+
+router = APIRouter()
+
+TYPES = ("retrieve", "head", "brief", "section", "raw", "preview", "json")
+PREVIEW_CHARS = 10_000
+_LEGACY_MODES = {"hybrid": None, "bm25": "bm25", "vector": "dense"}
+
+DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
+
+- `retrieve`: `query`, `top_k` (or `size`) 1-100, `offset` 0-10000, `categories`, `authors`,
+  `date_search_type` (between|exact|after|before) with `date_str` (YYYY, YYYY-MM, YYYY-MM-DD; two
+  values for between), `return_contents` (default false) -> `{{status, total_count, result}}`.
+- `head`: `arxiv_id` -> title, abstract, authors, categories, publish_at, token_count,
+  `sections: [{{name, idx, tldr, token_count}}]`.
+- `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
+- `section`: `arxiv_id`, `section` (name, case-insensitive, numbering optional, or 0-based index)
+  -> `{{content}}`.
+- `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
+  -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
+
+`token`, `source=arxiv` and `use_fine_rerank` are accepted; `orgs`, `min_citation`, `venue`,
+`venue_year` are accepted but not applied (the corpus has no such data; the response says so in
+`warnings`).
+"""
+
+
+def _head(index: IndexLike, paper: PaperView) -> HeadResponse:
+    sections = index.store.sections(paper.arxiv_id)
+    total = token_count(paper.abstract) + sum(token_count(s.text) for s in sections)
+    return HeadResponse(
+        arxiv_id=paper.arxiv_id,
+        title=paper.title,
+        abstract=paper.abstract,
+        authors=authors_of(paper),
+        categories=list(paper.categories),
+        publish_at=iso(paper),
+        token_count=total,
+        sections=[_head_section(s) for s in sections],
+        has_fulltext=paper.has_fulltext,
+        url=abs_url(paper.arxiv_id),
+    )
+
+
+def _head_section(s: SectionView) -> HeadSection:
+    return HeadSection(
+        name=s.name, idx=s.idx, number=s.number, tldr=tldr(s.text), token_count=token_count(s.text)
+    )
+
+
+def _brief(index: IndexLike, paper: PaperView) -> BriefResponse:
+    sections = [] if paper.abstract else index.store.sections(paper.arxiv_id)
+    return BriefResponse(
+        arxiv_id=paper.arxiv_id,
+        title=paper.title,
+        tldr=paper_tldr(paper, sections),
+        publish_at=iso(paper),
+        src_url=pdf_url(paper.arxiv_id),
+        authors=authors_of(paper),
+        abstract=paper.abstract,
+        year=paper.date.year if paper.date else None,
+    )
+
+
+def _json(index: IndexLike, paper: PaperView) -> PaperJson:
+    sections = index.store.sections(paper.arxiv_id)
+    return PaperJson(
+        arxiv_id=paper.arxiv_id,
+        version=paper.version,
+        title=paper.title,
+        abstract=paper.abstract,
+        authors=authors_of(paper),
+        categories=list(paper.categories),
+        published=paper.published,
+        updated=paper.updated,
+        first_seen=paper.first_seen,
+        comment=paper.comment,
+        license=paper.license,
+        journal_ref=paper.journal_ref,
+        doi=paper.doi,
+        sources=list(paper.sources),
+        sections=[{"idx": s.idx, "name": s.name, "number": s.number, "text": s.text} for s in sections],
+    )
+
+
+def _paper_op(index: IndexLike, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
+    paper = load_paper(index, arxiv_id)
+    if kind == "head":
+        return _head(index, paper)
+    if kind == "brief":
+        return _brief(index, paper)
+    if kind == "json":
+        return _json(index, paper)
+    if kind == "section":
+        if section is None or not section.strip():
+            raise BadRequest("section: required for type=section (a section name or 0-based index)")
+        found = find_section(index, paper, section)
+        return SectionResponse(arxiv_id=paper.arxiv_id, name=found.name, idx=found.idx, content=found.text)
+    raw = raw_markdown(paper, index.store.sections(paper.arxiv_id))
+    if kind == "raw":
+        return RawResponse(arxiv_id=paper.arxiv_id, raw=raw)
+    return PreviewResponse(
+        arxiv_id=paper.arxiv_id,
+        content=raw[:characters],
+        is_truncated=len(raw) > characters,
+        total_characters=len(raw),
+    )
+
+
+@router.get(
+    "/arxiv/",
+    responses={
+        **ERRORS,
+        200: {
+            "description": "Depends on `type`",
+            "content": {"application/json": {}},
+            "model": SearchResponse
+            | HeadResponse
+            | BriefResponse
+            | SectionResponse
+            | RawResponse
+            | PreviewResponse
+            | PaperJson,
+        },
+    },
+    tags=["DeepXiv-compatible"],
+    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json)",
+    description=DOC,
+)
+def arxiv(
+    request: Request,
+    type: Annotated[str | None, Query(description=" | ".join(TYPES))] = None,
+    arxiv_id: Annotated[
+        str | None, Query(description="Any spelling: 2501.00001, arXiv:2501.00001v2, hep-th/9901001")
+    ] = None,
+    query: Annotated[str | None, Query()] = None,
+    top_k: Annotated[int | None, Query(description="1-100 (default 10)")] = None,
+    size: Annotated[int | None, Query(description="Alias of top_k")] = None,
+    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    categories: Annotated[list[str] | None, Query()] = None,
+    authors: Annotated[list[str] | None, Query()] = None,
+    date_search_type: Annotated[str | None, Query(description="between | exact | after | before")] = None,
+    date_str: Annotated[
+        list[str] | None, Query(description="YYYY[-MM[-DD]]; twice (or START,END) for between")
+    ] = None,
+    date_from: Annotated[str | None, Query()] = None,
+    date_to: Annotated[str | None, Query()] = None,
+    source: Annotated[str | None, Query(description="Only `arxiv` is served")] = None,
+    search_mode: Annotated[str | None, Query(description="Legacy: hybrid | bm25 | vector")] = None,
+    mode: Annotated[str | None, Query(description="rrf (default), weighted, bm25, dense")] = None,
+    return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
+    section: Annotated[str | None, Query()] = None,
+    characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
+    use_fine_rerank: Annotated[bool | None, Query(description="Accepted, no effect")] = None,
+    token: Annotated[
+        str | None, Query(description="Accepted; checked only when the server has a token")
+    ] = None,
+    orgs: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
+    min_citation: Annotated[int | None, Query(description="Accepted, not applied")] = None,
+    venue: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
+    venue_year: Annotated[int | None, Query(description="Accepted, not applied")] = None,
+) -> Response:
+    kind = (
+        (type or ("retrieve" if query is not None else "head" if arxiv_id is not None else ""))
+        .strip()
+        .lower()
+    )
+    if kind not in TYPES:
+        raise BadRequest(f"type: {type!r} is not one of {', '.join(TYPES)}" if type else "type: required")
+    holder = holder_of(request)
+    if kind != "retrieve":
+        if arxiv_id is None or not arxiv_id.strip():
+            raise BadRequest(f"arxiv_id: required for type={kind}")
+        with holder.acquire() as index:
+            out = _paper_op(index, kind, arxiv_id, section, characters)
+        return json_response(out.model_dump_json())
+
+    if query is None:
+        raise BadRequest("query: required for type=retrieve")
+    if source and source.strip().lower() != "arxiv":
+        raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
+    n = top_k if top_k is not None else size if size is not None else 10
+    if not 1 <= n <= 100:
+        raise BadRequest(f"top_k: must be between 1 and 100, got {n}")
+    if search_mode is not None and search_mode.strip().lower() not in _LEGACY_MODES:
+        raise BadRequest(f"search_mode: {search_mode!r} is not one of {', '.join(_LEGACY_MODES)}")
+    ranking = check_mode(mode) if mode else _LEGACY_MODES.get((search_mode or "hybrid").strip().lower())
+    warnings = [
+        f"{name} is not applied: the corpus has no {what}"
+        for name, value, what in (
+            ("orgs", orgs, "affiliations"),
+            ("min_citation", min_citation, "citation counts"),
+            ("venue", venue, "venues"),
+            ("venue_year", venue_year, "venues"),
+        )
+        if value
+    ]
+    filters = build_filters(
+        categories=categories,
+        authors=authors,
+        date_search_type=date_search_type,
+        date_str=date_str,
+        date_from=date_from,
+        date_to=date_to,
+    )
+    queries = check_queries(query, settings_of(request).max_query_chars)
+    return search_deepxiv(
+        holder,
+        queries,
+        top_k=n,
+        offset=offset,
+        filters=filters,
+        mode=ranking,
+        contents=return_contents,
+        batch=False,
+        warnings=warnings,
+    )
+
+
+router.add_api_route("/arxiv", arxiv, methods=["GET"], include_in_schema=False)

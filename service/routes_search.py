@@ -1,0 +1,214 @@
+"""Search routes: the AutoResearchBench/DeepXiv ``POST /search`` (also at ``/arxiv/retrieve`` and ``/``)
+and openxiv's own ``GET/POST /v1/search``.
+
+Handlers are plain ``def`` functions: FastAPI runs them in its threadpool, so query encoding, BM25
+and FAISS never block the event loop. Each request borrows the open snapshot once (see
+`openxiv.service.holder`), so a reload in the middle of a request does not mix two snapshots.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from openxiv.corpus.config import Settings
+from openxiv.indexer.backend import SearchFilters
+from openxiv.service.core import merge_round_robin, run_search, to_deepxiv_hit, to_v1_hit
+from openxiv.service.holder import IndexHolder
+from openxiv.service.models import (
+    ErrorResponse,
+    QueryResult,
+    SearchRequest,
+    SearchResponse,
+    V1SearchRequest,
+    V1SearchResponse,
+)
+from openxiv.service.params import build_filters, check_mode, check_queries
+
+__all__ = ["ERRORS", "json_response", "router", "search_deepxiv"]
+
+router = APIRouter()
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Bad parameter (the detail names it)"},
+    401: {"model": ErrorResponse, "description": "A token is configured and was not sent"},
+    404: {"model": ErrorResponse, "description": "Unknown paper or section"},
+    413: {"model": ErrorResponse, "description": "Request body too large"},
+    503: {"model": ErrorResponse, "description": "Index not loaded"},
+}
+
+
+def holder_of(request: Request) -> IndexHolder:
+    holder: IndexHolder = request.app.state.holder
+    return holder
+
+
+def settings_of(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def json_response(body: str, timings: dict[str, float] | None = None) -> Response:
+    headers = {}
+    if timings:
+        headers["Server-Timing"] = ", ".join(f"{k};dur={v:.3f}" for k, v in timings.items())
+    return Response(content=body, media_type="application/json", headers=headers)
+
+
+def search_deepxiv(
+    holder: IndexHolder,
+    queries: list[str],
+    *,
+    top_k: int,
+    offset: int,
+    filters: SearchFilters,
+    mode: str | None,
+    contents: bool,
+    batch: bool,
+    warnings: list[str] | None = None,
+) -> Response:
+    """Run one query or a batch and answer in the DeepXiv ``{status, total_count, result}`` shape."""
+    timings: dict[str, float] = {}
+    per_query: list[QueryResult] = []
+    with holder.acquire() as index:
+        for q in queries:
+            out = run_search(
+                index, q, top_k=top_k, offset=offset, filters=filters, mode=mode, contents=contents
+            )
+            for k, v in out.timings_ms.items():
+                timings[k] = timings.get(k, 0.0) + v
+            hits = [to_deepxiv_hit(h, contents) for h in out.hits]
+            per_query.append(QueryResult(query=q, total_count=out.total_count, result=hits))
+    if batch:
+        merged = merge_round_robin(per_query)
+        response = SearchResponse(total_count=len(merged), result=merged[:top_k], results=per_query)
+    else:
+        only = per_query[0]
+        response = SearchResponse(total_count=only.total_count, result=only.result)
+    response.warnings = warnings or None
+    exclude = {k for k in ("results", "warnings") if getattr(response, k) is None}
+    return json_response(response.model_dump_json(exclude=exclude), timings)
+
+
+SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's request shape).
+
+Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
+`categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `mode`.
+
+Response: `{"status": "success", "total_count": N, "result": [hit, ...]}`; each hit has `arxiv_id`,
+`title`, `score`, `abstract`, `tldr`, `authors: [{name, orgs}]`, `url`, `date`, `citation_count`
+(null), `categories` and, with `return_contents`, `contents: [{section_title, section_contents:
+[evidence passage]}]`.
+
+A list of queries is a batch: `results` holds `{query, total_count, result}` per query in order, and
+`result` is their round-robin merge (best hit of each query in turn, de-duplicated, cut to `top_k`).
+"""
+
+
+def post_search(body: SearchRequest, request: Request) -> Response:
+    settings = settings_of(request)
+    queries = check_queries(body.query, settings.max_query_chars)
+    filters = build_filters(
+        categories=body.categories,
+        authors=body.authors,
+        date_search_type=body.date_search_type,
+        date_str=body.date_str,
+        date_from=body.date_from,
+        date_to=body.date_to,
+    )
+    return search_deepxiv(
+        holder_of(request),
+        queries,
+        top_k=body.top_k,
+        offset=body.offset,
+        filters=filters,
+        mode=check_mode(body.mode),
+        contents=body.return_contents,
+        batch=isinstance(body.query, list),
+    )
+
+
+for _path, _name in (("/search", "search"), ("/arxiv/retrieve", "arxiv_retrieve"), ("/", "root_search")):
+    router.add_api_route(
+        _path,
+        post_search,
+        methods=["POST"],
+        name=_name,
+        response_model=SearchResponse,
+        responses=ERRORS,
+        summary="Search (AutoResearchBench / DeepXiv POST shape)",
+        description=SEARCH_DOC,
+        tags=["DeepXiv-compatible"],
+        include_in_schema=_path == "/search",
+    )
+
+
+# ------------------------------------------------------------------------------- v1
+def _v1(request: Request, body: V1SearchRequest) -> Response:
+    settings = settings_of(request)
+    query = check_queries(body.query, settings.max_query_chars)[0]
+    filters = build_filters(
+        categories=body.categories, authors=body.authors, date_from=body.date_from, date_to=body.date_to
+    )
+    mode = check_mode(body.mode)
+    holder = holder_of(request)
+    with holder.acquire() as index:
+        out = run_search(
+            index,
+            query,
+            top_k=body.top_k,
+            offset=body.offset,
+            filters=filters,
+            mode=mode,
+            contents=body.return_contents,
+        )
+        snapshot = Path(index.path).name
+    response = V1SearchResponse(
+        query=query,
+        total_count=out.total_count,
+        offset=body.offset,
+        top_k=body.top_k,
+        hits=[to_v1_hit(h, body.offset + i + 1) for i, h in enumerate(out.hits)],
+        timings_ms=out.timings_ms,
+        snapshot=snapshot,
+    )
+    return json_response(response.model_dump_json(), out.timings_ms)
+
+
+@router.post(
+    "/v1/search", response_model=V1SearchResponse, responses=ERRORS, tags=["v1"], summary="Search papers"
+)
+def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
+    """Hybrid search; each hit carries its evidence passage, section and ranking signals."""
+    return _v1(request, body)
+
+
+@router.get(
+    "/v1/search", response_model=V1SearchResponse, responses=ERRORS, tags=["v1"], summary="Search papers"
+)
+def v1_search_get(
+    request: Request,
+    q: Annotated[str, Query(description="The query.")],
+    top_k: Annotated[int, Query(ge=1, le=100)] = 10,
+    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    category: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
+    author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
+    date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    mode: Annotated[str | None, Query(description="rrf (default), weighted, bm25, dense.")] = None,
+    contents: Annotated[bool, Query(description="Add evidence passages.")] = True,
+) -> Response:
+    """Same as `POST /v1/search`, with query parameters."""
+    body = V1SearchRequest.model_construct(
+        query=q,
+        top_k=top_k,
+        offset=offset,
+        categories=list(category or []),
+        authors=list(author or []),
+        date_from=date_from,
+        date_to=date_to,
+        mode=mode,
+        return_contents=contents,
+    )
+    return _v1(request, body)

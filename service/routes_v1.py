@@ -1,0 +1,152 @@
+"""openxiv's own reading API (``/v1/papers``, ``/v1/index``), probes and the reload endpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from openxiv.service.core import abs_url, find_section, load_paper, paper_tldr, pdf_url
+from openxiv.service.errors import NotReady
+from openxiv.service.models import (
+    ErrorResponse,
+    Health,
+    IndexInfo,
+    ReloadResponse,
+    V1Paper,
+    V1Section,
+    V1SectionSummary,
+)
+from openxiv.service.routes_search import ERRORS, holder_of, json_response
+from openxiv.service.text import tldr, token_count
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.get(
+    "/v1/papers/{arxiv_id:path}/sections/{name}",
+    response_model=V1Section,
+    responses=ERRORS,
+    tags=["v1"],
+    summary="One section of a paper's full text",
+)
+def v1_section(arxiv_id: str, name: str, request: Request) -> Response:
+    """`name`: exact (case-insensitive), without its numbering, a unique-enough part, or the 0-based
+    index. A 404 lists the sections the paper has."""
+    with holder_of(request).acquire() as index:
+        paper = load_paper(index, arxiv_id)
+        s = find_section(index, paper, name)
+    out = V1Section(
+        arxiv_id=paper.arxiv_id,
+        idx=s.idx,
+        name=s.name,
+        number=s.number,
+        token_count=token_count(s.text),
+        text=s.text,
+    )
+    return json_response(out.model_dump_json())
+
+
+@router.get(
+    "/v1/papers/{arxiv_id:path}",
+    response_model=V1Paper,
+    responses=ERRORS,
+    tags=["v1"],
+    summary="A paper's metadata and section list",
+)
+def v1_paper(arxiv_id: str, request: Request) -> Response:
+    """Any id spelling (`2501.00001v2`, `arXiv:...`, `hep-th/9901001`); the answer uses the canonical id."""
+    with holder_of(request).acquire() as index:
+        paper = load_paper(index, arxiv_id)
+        sections = index.store.sections(paper.arxiv_id)
+    out = V1Paper(
+        arxiv_id=paper.arxiv_id,
+        version=paper.version,
+        title=paper.title,
+        abstract=paper.abstract,
+        tldr=paper_tldr(paper, sections),
+        authors=list(paper.authors),
+        categories=list(paper.categories),
+        date=paper.date,
+        published=paper.published,
+        updated=paper.updated,
+        first_seen=paper.first_seen,
+        comment=paper.comment,
+        license=paper.license,
+        journal_ref=paper.journal_ref,
+        doi=paper.doi,
+        has_fulltext=paper.has_fulltext,
+        url=abs_url(paper.arxiv_id),
+        pdf_url=pdf_url(paper.arxiv_id),
+        token_count=token_count(paper.abstract) + sum(token_count(s.text) for s in sections),
+        sections=[
+            V1SectionSummary(
+                idx=s.idx, name=s.name, number=s.number, tldr=tldr(s.text), token_count=token_count(s.text)
+            )
+            for s in sections
+        ],
+    )
+    return json_response(out.model_dump_json())
+
+
+@router.get(
+    "/v1/index", response_model=IndexInfo, responses=ERRORS, tags=["v1"], summary="The loaded snapshot"
+)
+def v1_index(request: Request) -> Response:
+    """Snapshot manifest, corpus counts and backend facts."""
+    holder = holder_of(request)
+    with holder.acquire() as index:
+        stats: dict[str, Any] = index.store.stats()
+        info = IndexInfo(
+            snapshot=Path(index.path).name,
+            path=str(index.path),
+            loaded_at=holder.loaded_at.isoformat() if holder.loaded_at else "",
+            reloads=holder.reloads,
+            manifest=dict(index.manifest),
+            stats=stats,
+            backend=dict(index.backend.info()),
+        )
+    return json_response(info.model_dump_json())
+
+
+@router.post(
+    "/v1/admin/reload",
+    response_model=ReloadResponse,
+    responses={**ERRORS, 503: {"model": ErrorResponse, "description": "The new snapshot failed to open"}},
+    tags=["admin"],
+    summary="Swap in the snapshot INDEX_DIR/CURRENT points to",
+)
+async def v1_reload(request: Request, force: bool = False) -> Response:
+    """Opens the current snapshot and swaps it in; requests in flight finish on the old one, which is
+    then closed. `unchanged` when it is already loaded (unless `force`). Same as `kill -HUP <pid>`.
+    With `--workers N` > 1 this reloads one worker only: send SIGHUP to the main process instead."""
+    holder = holder_of(request)
+    try:
+        result = await run_in_threadpool(holder.reload, force)
+    except Exception as exc:
+        raise NotReady(
+            f"reload failed ({type(exc).__name__}: {exc}); still serving snapshot {holder.snapshot}"
+        ) from exc
+    return json_response(ReloadResponse.model_validate(result).model_dump_json())
+
+
+@router.get("/healthz", response_model=Health, tags=["probes"], summary="Liveness (no token needed)")
+async def healthz(request: Request) -> Health:
+    return Health(status="ok", snapshot=holder_of(request).snapshot)
+
+
+@router.get(
+    "/readyz",
+    response_model=Health,
+    responses={503: {"model": ErrorResponse}},
+    tags=["probes"],
+    summary="Readiness: 200 once the index is loaded",
+)
+async def readyz(request: Request) -> Health:
+    holder = holder_of(request)
+    if not holder.ready:
+        raise NotReady("the index is not loaded yet")
+    return Health(status="ready", snapshot=holder.snapshot)

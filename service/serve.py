@@ -1,0 +1,110 @@
+"""``openxiv serve``: run the search service with uvicorn."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+from openxiv.corpus.config import ENV_PREFIX, Settings
+from openxiv.service.holder import current_snapshot
+
+__all__ = ["check_index", "serve"]
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def check_index(index_root: Path) -> Path:
+    """The live snapshot directory, or a `click.ClickException` telling the user how to build one."""
+    build = f"build one with:  openxiv index build --db data/corpus.sqlite --out {index_root}"
+    if not index_root.exists():
+        raise click.ClickException(f"no index at {index_root}; {build}")
+    if not index_root.is_dir():
+        raise click.ClickException(f"{index_root} is a file, not an index directory; {build}")
+    snapshot = current_snapshot(index_root)
+    if snapshot is None:
+        if not (index_root / "CURRENT").exists():
+            raise click.ClickException(f"{index_root} holds no index snapshot (no CURRENT file); {build}")
+        raise click.ClickException(f"{index_root}/CURRENT names a snapshot that does not exist; {build}")
+    return snapshot
+
+
+@click.command("serve")
+@click.option(
+    "--index",
+    "index_dir",
+    type=click.Path(path_type=Path, file_okay=True, dir_okay=True),
+    default=None,
+    help="Index directory (holds CURRENT and snapshots/). Default: $OPENXIV_INDEX_DIR or data/index.",
+)
+@click.option("--host", default=None, help="Address to bind. Default 127.0.0.1 (this machine only).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port. Default 8000.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Processes, each with its own copy of the index. Default 1.",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="Require this bearer token (header 'Authorization: Bearer ...' or ?token=). Default: $OPENXIV_API_TOKEN, else none.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+)
+@click.option(
+    "--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request."
+)
+def serve(
+    index_dir: Path | None,
+    host: str | None,
+    port: int | None,
+    workers: int | None,
+    token: str | None,
+    log_level: str,
+    access_log: bool,
+) -> None:
+    """Serve search and paper reading over HTTP (DeepXiv-compatible, plus /v1 and /docs).
+
+    \b
+    AutoResearchBench agent:  PAPER_SEARCH_API_URL=http://127.0.0.1:8000/search
+    deepxiv-sdk:              Reader(base_url="http://127.0.0.1:8000", token="any")
+    Reload a rebuilt index:   curl -X POST http://127.0.0.1:8000/v1/admin/reload  (or kill -HUP <pid>)
+    """
+    import uvicorn
+
+    settings = Settings.from_env().replace(
+        index_dir=index_dir, host=host, port=port, workers=workers, api_token=token
+    )
+    root = settings.index_root
+    snapshot = check_index(root)
+    if settings.host not in LOOPBACK and not settings.api_token:
+        click.echo(
+            f"Warning: serving on {settings.host} without a token: anyone who can reach this port can use it "
+            "(set --token or OPENXIV_API_TOKEN).",
+            err=True,
+        )
+    click.echo(
+        f"openxiv: serving {snapshot.name} from {root} on http://{settings.host}:{settings.port}", err=True
+    )
+    common = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": log_level,
+        "access_log": access_log,
+        "timeout_graceful_shutdown": 30,
+    }
+    if settings.workers == 1:
+        from openxiv.service.app import create_app
+
+        uvicorn.run(create_app(settings, root), **common)
+        return
+    # Worker processes build their app from the environment: pass the flags on through it.
+    os.environ[ENV_PREFIX + "INDEX_DIR"] = str(root.resolve())
+    if settings.api_token:
+        os.environ[ENV_PREFIX + "API_TOKEN"] = settings.api_token
+    uvicorn.run("openxiv.service.app:app_from_env", factory=True, workers=settings.workers, **common)

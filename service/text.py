@@ -1,0 +1,193 @@
+"""Small text helpers for responses: sentence splitting, extractive tldr, evidence, section lookup.
+
+Everything here is extractive and deterministic: nothing is generated, summarised by a model or
+invented. Definitions (also in ``docs/service.md``):
+
+- **sentences**: split after ``.``, ``!`` or ``?`` (plus closing quotes/brackets) followed by white
+  space and a capital letter, digit, quote or bracket; never after a known abbreviation (``e.g.``,
+  ``i.e.``, ``et al.``, ``Fig.``, ``Eq.``, ``vs.``...) or a single-letter initial (``J. Smith``).
+  Decimals (``3.5``) never split because no space follows the dot.
+- **tldr**: the first sentence of the abstract, plus the second when the first is shorter than
+  `TLDR_MIN_CHARS`; for a paper without abstract, the same over its first non-empty section.
+- **token_count**: words × 1.3 (rounded), an estimate of subword tokens; no tokenizer is run.
+- **query terms**: lower-cased alphanumeric words of the query minus English stop words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+__all__ = [
+    "TLDR_MIN_CHARS",
+    "best_sentences",
+    "clean_section_name",
+    "match_section",
+    "query_terms",
+    "split_sentences",
+    "tldr",
+    "token_count",
+]
+
+TLDR_MIN_CHARS = 120
+"""A first sentence shorter than this gets the second sentence appended in the tldr."""
+TLDR_MAX_CHARS = 600
+"""A tldr longer than this is cut at a word boundary and ends with an ellipsis."""
+
+_ABBREVIATION_WORDS = """e.g i.e et al etc cf vs fig figs eq eqs eqn sec secs ref refs no nos tab resp approx
+    dr mr mrs ms prof st jr sr vol pp ch app def thm lem prop cor viz al ca inc ltd co corp"""
+_ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
+_BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)[.!?]?$")
+_WORD = re.compile(r"[a-z0-9]+")
+_SPACE = re.compile(r"\s+")
+_LEADING_NUMBER = re.compile(r"^\s*(?:[0-9]+(?:\.[0-9]+)*[.):]?|(?:[IVXLC]+|[A-Z])[.):])\s+(?=\S)")
+
+_STOPWORD_LIST = """a an and are as at be been but by can do does for from has have how i if in into is it its
+    of on or our over paper papers such that the their them then there these they this those to
+    using via was we were what when where which while who why will with within without you your
+    about also between both each more most other some than through under use used"""
+_STOPWORDS = frozenset(_STOPWORD_LIST.split())
+
+
+def _is_abbreviation(text_before: str) -> bool:
+    m = _LAST_WORD.search(text_before)
+    if not m:
+        return False
+    word = m.group(1).lower().rstrip(".")
+    if word in _ABBREVIATIONS:
+        return True
+    # "et al." appears as the word "al"; a single letter is an initial ("J. Smith", "Fig. 3a.")
+    return len(word) == 1 and word.isalpha()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` with white space normalised (see the module docstring for the rules)."""
+    return list(_split_cached(text or ""))
+
+
+@lru_cache(maxsize=4096)
+def _split_cached(text: str) -> tuple[str, ...]:
+    text = _SPACE.sub(" ", text).strip()
+    if not text:
+        return ()
+    out: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        end = m.start() + 1
+        # include closing quotes/brackets that belong to the sentence
+        while end < len(text) and text[end] in "\"'”’)]":
+            end += 1
+        piece = text[start:end]
+        if _is_abbreviation(text[max(start, m.start() - 24) : m.start() + 1]):
+            continue
+        if piece.strip():
+            out.append(piece.strip())
+        start = m.end()
+    rest = text[start:].strip()
+    if rest:
+        out.append(rest)
+    return tuple(out)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + " …"
+
+
+@lru_cache(maxsize=8192)
+def tldr(text: str | None) -> str | None:
+    """First sentence (plus the second when the first is short); ``None`` for empty text."""
+    sentences = split_sentences(text or "")
+    if not sentences:
+        return None
+    out = sentences[0]
+    if len(out) < TLDR_MIN_CHARS and len(sentences) > 1:
+        out = f"{out} {sentences[1]}"
+    return _cut(out, TLDR_MAX_CHARS)
+
+
+def token_count(text: str | None) -> int:
+    """Estimated subword tokens: words × 1.3, rounded."""
+    if not text:
+        return 0
+    return round(len(text.split()) * 1.3)
+
+
+def query_terms(query: str) -> frozenset[str]:
+    """Distinct lower-cased words of the query that are not stop words."""
+    return frozenset(w for w in _WORD.findall(query.lower()) if w not in _STOPWORDS)
+
+
+def _overlap(terms: frozenset[str], text: str) -> int:
+    return len(terms.intersection(_WORD.findall(text.lower())))
+
+
+def best_sentences(text: str, query: str, min_chars: int = TLDR_MIN_CHARS) -> str | None:
+    """The sentence of ``text`` sharing the most query terms (earliest on ties).
+
+    The next sentence is appended when the best one is shorter than ``min_chars``.
+    """
+    sentences = split_sentences(text)
+    if not sentences:
+        return None
+    terms = query_terms(query)
+    best = 0
+    if terms:
+        scores = [_overlap(terms, s) for s in sentences]
+        best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
+    out = sentences[best]
+    if len(out) < min_chars and best + 1 < len(sentences):
+        out = f"{out} {sentences[best + 1]}"
+    return _cut(out, 4 * TLDR_MAX_CHARS)
+
+
+def best_text(texts: Sequence[str], query: str) -> int | None:
+    """Index of the text sharing the most distinct query terms (earliest on ties); ``None`` if empty."""
+    if not texts:
+        return None
+    terms = query_terms(query)
+    if not terms:
+        return 0
+    scores = [_overlap(terms, t) for t in texts]
+    return max(range(len(texts)), key=lambda i: (scores[i], -i))
+
+
+def clean_section_name(name: str) -> str:
+    """Lower-case, white space normalised, leading numbering (``3.2``, ``IV.``, ``A``) removed."""
+    name = _SPACE.sub(" ", name).strip()
+    name = _LEADING_NUMBER.sub("", name, count=1)
+    return name.lower().strip()
+
+
+def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None] = ()) -> int | None:
+    """Position in ``names`` of the section ``query`` asks for, or ``None``.
+
+    In order: exact name (case-insensitive, white space normalised); ``"<number> <name>"`` as
+    printed; the names with leading numbering stripped on both sides; the stripped query as a
+    substring of a stripped name (first in reading order); a bare integer as the 0-based index.
+    """
+    q = _SPACE.sub(" ", query).strip().lower()
+    if not q:
+        return None
+    lowered = [_SPACE.sub(" ", n).strip().lower() for n in names]
+    if q in lowered:
+        return lowered.index(q)
+    nums = list(numbers) + [None] * (len(names) - len(numbers))
+    for i, (n, num) in enumerate(zip(lowered, nums, strict=True)):
+        if num and q in (f"{num} {n}".lower(), f"{num}. {n}".lower()):
+            return i
+    qc = clean_section_name(query)
+    cleaned = [clean_section_name(n) for n in names]
+    if qc and qc in cleaned:
+        return cleaned.index(qc)
+    if qc:
+        for i, c in enumerate(cleaned):
+            if qc in c:
+                return i
+    if q.isdigit() and int(q) < len(names):
+        return int(q)
+    return None

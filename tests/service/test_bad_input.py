@@ -1,0 +1,178 @@
+"""Every bad request gets a 4xx with a message naming the problem; nothing a client sends is a 500."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+def _error(r: httpx.Response, status: int, *needles: str) -> None:
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"] == "application/json"
+    body = r.json()
+    assert body["status"] == "error" and isinstance(body["detail"], str)
+    for needle in needles:
+        assert needle.lower() in body["detail"].lower(), body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ({"query": ""}, "empty"),
+        ({"query": "   "}, "empty"),
+        ({"query": []}, "empty"),
+        ({"query": ["fine", ""]}, "query[1]"),
+        ({}, "query"),
+        ({"top_k": 5}, "query: required"),
+        ({"query": 42}, "query"),
+        ({"query": None}, "query"),
+        ({"query": "x", "top_k": 0}, "top_k"),
+        ({"query": "x", "top_k": 101}, "top_k"),
+        ({"query": "x", "top_k": "many"}, "top_k"),
+        ({"query": "x", "offset": -1}, "offset"),
+        ({"query": "x", "offset": 10_001}, "offset"),
+        ({"query": "x" * 2001}, "limit is 2000"),
+        ({"query": ["q"] * 51}, "at most 50"),
+        ({"query": "x", "date_search_type": "during", "date_str": "2024"}, "date_search_type"),
+        ({"query": "x", "date_search_type": "exact", "date_str": "2024-13"}, "date_str"),
+        ({"query": "x", "date_search_type": "exact", "date_str": "last year"}, "date_str"),
+        ({"query": "x", "date_search_type": "between", "date_str": "2024"}, "needs 2"),
+        ({"query": "x", "date_search_type": "exact"}, "date_str"),
+        ({"query": "x", "date_from": "2025-05", "date_to": "2025-01"}, "empty"),
+        ({"query": "x", "categories": ["../../etc/passwd"]}, "categories"),
+        ({"query": "x", "categories": "cs.CL' OR 1=1 --"}, "categories"),
+        ({"query": "x", "mode": "magic"}, "mode"),
+        ({"query": "x", "return_contents": "perhaps"}, "return_contents"),
+    ],
+)
+def test_bad_search_bodies(client: httpx.Client, body: dict[str, Any], needle: str) -> None:
+    _error(client.post("/search", json=body), 400, needle)
+
+
+def test_body_that_is_not_json_or_not_an_object(client: httpx.Client) -> None:
+    headers = {"content-type": "application/json"}
+    _error(client.post("/search", content=b"{not json", headers=headers), 400, "json")
+    _error(client.post("/search", content=b"[1, 2]", headers=headers), 400)
+    _error(client.post("/search", content=b"\xff\xfe\x00", headers=headers), 400)
+    r = client.post(
+        "/search", content=b"query=x", headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert 400 <= r.status_code < 500
+
+
+def test_oversized_body(client: httpx.Client) -> None:
+    big = {"query": "x", "pad": "y" * 1_100_000}
+    _error(client.post("/search", json=big), 413, "limit")
+
+    def chunks() -> Any:  # no Content-Length: counted while streaming
+        yield b'{"query": "x", "pad": "'
+        for _ in range(120):
+            yield b"y" * 10_000
+        yield b'"}'
+
+    _error(
+        client.post("/search", content=chunks(), headers={"content-type": "application/json"}), 413, "limit"
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "needle"),
+    [
+        ({"type": "teleport", "arxiv_id": "1502.03167"}, 400, "type"),
+        ({}, 400, "type"),
+        ({"type": "head"}, 400, "arxiv_id"),
+        ({"type": "head", "arxiv_id": "not-an-id"}, 400, "not an arxiv id"),
+        ({"type": "head", "arxiv_id": "../../../etc/passwd"}, 400, "arxiv_id"),
+        ({"type": "head", "arxiv_id": "2501.99999"}, 404, "2501.99999"),
+        ({"type": "raw", "arxiv_id": "hep-th/9901001"}, 404, "hep-th/9901001"),
+        ({"type": "section", "arxiv_id": "1502.03167"}, 400, "section"),
+        ({"type": "section", "arxiv_id": "1502.03167", "section": "Appendix Z"}, 404, "Introduction"),
+        ({"type": "section", "arxiv_id": "2503.18016", "section": "Introduction"}, 404, "no full text"),
+        ({"type": "preview", "arxiv_id": "1502.03167", "characters": 0}, 400, "characters"),
+        ({"type": "retrieve"}, 400, "query"),
+        ({"type": "retrieve", "query": ""}, 400, "empty"),
+        ({"type": "retrieve", "query": "x", "top_k": 0}, 400, "top_k"),
+        ({"type": "retrieve", "query": "x", "size": 500}, 400, "top_k"),
+        ({"type": "retrieve", "query": "x", "top_k": "ten"}, 400, "top_k"),
+        ({"type": "retrieve", "query": "x", "offset": 20_000}, 400, "offset"),
+        ({"type": "retrieve", "query": "x", "source": "biorxiv"}, 400, "source"),
+        ({"type": "retrieve", "query": "x", "search_mode": "psychic"}, 400, "search_mode"),
+        (
+            {"type": "retrieve", "query": "x", "date_search_type": "between", "date_str": "2024"},
+            400,
+            "date_str",
+        ),
+        (
+            {"type": "retrieve", "query": "x", "date_search_type": "after", "date_str": "2024-02-30"},
+            400,
+            "date_str",
+        ),
+        ({"type": "retrieve", "query": "x", "date_str": "2024"}, 400, "date_search_type"),
+        ({"type": "retrieve", "query": "x", "use_fine_rerank": "maybe"}, 400, "use_fine_rerank"),
+    ],
+)
+def test_bad_arxiv_requests(client: httpx.Client, params: dict[str, Any], status: int, needle: str) -> None:
+    _error(client.get("/arxiv/", params=params), status, needle)
+
+
+def test_unsupported_filters_are_reported_not_silently_applied(client: httpx.Client) -> None:
+    body = client.get(
+        "/arxiv/", params={"type": "retrieve", "query": "x", "min_citation": 10, "orgs": "MIT"}
+    ).json()
+    assert body["status"] == "success"
+    assert any("min_citation" in w for w in body["warnings"]) and any("orgs" in w for w in body["warnings"])
+
+
+def test_unknown_paths_and_methods(client: httpx.Client) -> None:
+    _error(client.get("/no/such/thing"), 404, "no such endpoint")
+    _error(client.get("/search"), 405)
+    _error(client.get("/v1/papers/2501.99999"), 404, "2501.99999")
+    _error(client.get("/v1/papers/garbage"), 400, "not an arxiv id")
+    _error(client.post("/v1/search", json={"query": "x", "unknown": 1}), 400, "unknown")
+    _error(client.get("/v1/search", params={"q": "x", "top_k": 1000}), 400, "top_k")
+    _error(client.get("/v1/search"), 400, "q")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    query=st.one_of(
+        st.text(max_size=300), st.lists(st.text(max_size=40), max_size=4), st.integers(), st.none()
+    ),
+    top_k=st.one_of(st.integers(-5, 150), st.text(max_size=5), st.none()),
+    extra=st.dictionaries(
+        st.sampled_from(["categories", "authors", "date_str", "date_search_type", "mode"]),
+        st.text(max_size=30),
+        max_size=3,
+    ),
+)
+def test_fuzzed_bodies_never_500(client: httpx.Client, query: Any, top_k: Any, extra: dict[str, str]) -> None:
+    body: dict[str, Any] = {"query": query, **extra}
+    if top_k is not None:
+        body["top_k"] = top_k
+    r = client.post("/search", json=body)
+    assert r.status_code < 500, (body, r.text)
+    assert r.headers["content-type"] == "application/json"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kind=st.sampled_from(["head", "brief", "section", "raw", "preview", "json", "retrieve", "x"]),
+    value=st.text(max_size=60),
+)
+def test_fuzzed_arxiv_params_never_500(client: httpx.Client, kind: str, value: str) -> None:
+    params = {
+        "type": kind,
+        "arxiv_id": value,
+        "query": value or "q",
+        "section": value or "Intro",
+        "date_str": value,
+    }
+    r = client.get("/arxiv/", params=params)
+    assert r.status_code < 500, (params, r.text)
+    r = client.get("/v1/papers/" + quote(value, safe=""))
+    assert r.status_code < 500, (value, r.text)
