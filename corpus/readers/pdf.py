@@ -120,7 +120,7 @@ def read_pdf(path: str | Path) -> PaperRecord | ReadError:
     try:
         doc = pymupdf.open(str(path), filetype="pdf")
     except Exception as exc:
-        return ReadError(name, "file", f"cannot open PDF: {exc}")
+        return ReadError(name, "file", f"cannot open PDF: {str(exc).replace(str(path), name)}")
     try:
         return _read_document(doc, name)
     except Exception as exc:  # a layout bug must not stop the batch

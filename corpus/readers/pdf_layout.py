@@ -66,7 +66,7 @@ class Line:
     size: float
     """Font size of most of the line's characters."""
     bold: bool
-    """All of the line's (non-blank) characters are bold."""
+    """The line starts bold and at least 60% of its characters are bold (math may interrupt it)."""
     lead_bold: str
     """The bold text the line starts with when the rest is not bold (run-in headings)."""
 
@@ -128,7 +128,9 @@ def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[lis
                         sizes[key] = sizes.get(key, 0) + len(s["text"])
                     size = max(sizes, key=sizes.__getitem__)
                     bolds = [_is_bold(s) for s in inked]
-                    bold, lead = all(bolds), ""
+                    bold_chars = sum(len(s["text"]) for s, b in zip(inked, bolds, strict=True) if b)
+                    # a bold line with some math in it ("5.2. Avoids MLP.k Regions") is still bold
+                    bold, lead = bolds[0] and bold_chars >= 0.6 * sum(sizes.values()), ""
                     if bolds[0] and not bold:
                         first_plain = kept.index(inked[bolds.index(False)])
                         lead = _SPACES.sub(" ", "".join(s["text"] for s in kept[:first_plain])).strip()
