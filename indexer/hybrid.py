@@ -188,6 +188,7 @@ class HybridBackend:
                 "weight_bm25": self.settings.weight_bm25,
                 "weight_dense": self.settings.weight_dense,
                 "candidates": self.settings.candidates,
+                "bm25_passage_scale": self.passage_scale,
             },
         }
 
@@ -221,7 +222,11 @@ class HybridBackend:
         out = []
         for family, members in FAMILIES.items():
             present = [
-                Side(n, results[n].rows, results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0))
+                Side(
+                    n,
+                    results[n].rows,
+                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
+                )
                 for n in members
                 if n in results and n in sides
             ]
