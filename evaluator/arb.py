@@ -128,6 +128,8 @@ def _item_row(
         "n_passes": len(passes),
         "status": "scored" if passes else "missing",
     }
+    unreachable = matcher.gold_not_in_corpus(gold_entries)
+    row["n_gold_not_in_corpus"] = len(unreachable)
     if not passes:
         row.update(dict.fromkeys((*SET_METRICS, "accuracy@1"), 0.0))
         row.update(dict.fromkeys(EFFICIENCY))
@@ -136,6 +138,8 @@ def _item_row(
             row[f"best_iou@{k}"] = None
         missed = [g.label for g in gold_entries]
         row["details"] = {"missed": missed, "flags": ["no submission for this item"]}
+        if unreachable:
+            row["details"]["gold_not_in_corpus"] = unreachable
         row["passes"] = []
         return row
     scored = [_score_pass(item, ps, matcher, gold_entries, opts) for ps in passes]
@@ -169,6 +173,8 @@ def _item_row(
             f"details of pass {first['pass_id']} of {len(scored)}",
         ]
     row["passes"] = [{k: v for k, v in s.items()} for s in scored]
+    if unreachable:
+        row["details"]["gold_not_in_corpus"] = unreachable
     return row
 
 
@@ -217,6 +223,18 @@ def official_wide(rows: Sequence[dict[str, Any]], ks: Sequence[int] = KS) -> dic
     return out
 
 
+def micro(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Micro averages over all passes of all items: Σhits / Σ|P|, Σhits / Σ|G|, Σhits / Σ|P∪G|."""
+    hits = sum(p["hits"] for r in rows for p in r["passes"])
+    n_pred = sum(p["n_pred"] for r in rows for p in r["passes"])
+    n_gold = sum(p["n_gold"] for r in rows for p in r["passes"])
+    return {
+        "precision": hits / n_pred if n_pred else 0.0,
+        "recall": hits / n_gold if n_gold else 0.0,
+        "iou": hits / (n_pred + n_gold - hits) if n_pred + n_gold - hits else 0.0,
+    }
+
+
 def official_deep(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The deep scorer's summary (Accuracy@1, pass@k, mean@k) over submitted deep items, id/title matched."""
     recs = [r for r in rows if r["type"] == "deep" and r["passes"]]
@@ -263,7 +281,8 @@ def score_arb(
     total = {
         c: int(sum(r.get(c) or 0 for r in rows)) for c in ("n_duplicates", "n_malformed", "n_title_matches")
     }
-    total.update({c: int(sum(r.get(c) or 0 for r in rows)) for c in ("n_hallucinated", "n_after_cutoff")})
+    corpus_counts = ("n_hallucinated", "n_after_cutoff", "n_gold_not_in_corpus")
+    total.update({c: int(sum(r.get(c) or 0 for r in rows)) for c in corpus_counts})
     counts: dict[str, Any] = {
         "gold_items": len(gold),
         "deep_items": sum(g.type == "deep" for g in gold),
@@ -276,6 +295,7 @@ def score_arb(
     extra: dict[str, Any] = {
         "official_wide": official_wide(rows, opts.ks),
         "official_deep": official_deep(rows),
+        "micro": micro(rows),
     }
     if unknown:
         extra["unknown_submission_items"] = [

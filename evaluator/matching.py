@@ -277,6 +277,14 @@ class Matcher:
             if self.cutoff is not None and _published_after(c, paper, self.cutoff):
                 res.after_cutoff.append(c)
 
+    def gold_not_in_corpus(self, gold: Sequence[GoldEntry]) -> list[str]:
+        """Gold ids that the corpus DB does not hold (unreachable for any system); [] without a DB."""
+        if self.store is None:
+            return []
+        ids = [g.key[3:] for g in gold if g.key and g.key.startswith("id:")]
+        papers = self._papers(ids)
+        return [c for c in ids if papers.get(c) is None]
+
     def category(self, gold: Sequence[GoldEntry]) -> str | None:
         """Most common primary category of the gold papers found in the corpus DB (ties: alphabetical)."""
         if self.store is None:

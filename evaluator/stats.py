@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,15 @@ DEFAULT_RESAMPLES = 1000
 _TIE = 1e-12
 
 
+@lru_cache(maxsize=2)
 def _resample_weights(n: int, n_boot: int, seed: int) -> np.ndarray:
     """``(n_boot, n)`` float matrix: how often each item is drawn in each resample (rows sum to n)."""
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_boot, n))
     flat = (idx + (np.arange(n_boot) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+    w = np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+    w.flags.writeable = False  # cached and shared: every metric on n items with this seed reuses it
+    return w
 
 
 def bootstrap_means(values: np.ndarray, n_boot: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -120,12 +124,17 @@ def breakdown(
     return {g: aggregate_rows(groups[g], metrics, seed, n_boot) for g in sorted(groups)}
 
 
+@lru_cache(maxsize=2)
 def _sign_matrix(n: int, n_resamples: int, seed: int) -> tuple[np.ndarray, bool]:
     """Random ±1 signs ``(B, n)``, or all 2**n sign vectors when that is not more than B (exact)."""
     if n <= 20 and 2**n <= n_resamples:
-        return np.array(list(itertools.product((1.0, -1.0), repeat=n)), dtype=np.float64).reshape(-1, n), True
+        exact = np.array(list(itertools.product((1.0, -1.0), repeat=n)), dtype=np.float64).reshape(-1, n)
+        exact.flags.writeable = False
+        return exact, True
     rng = np.random.default_rng(seed)
-    return rng.integers(0, 2, size=(n_resamples, n)).astype(np.float64) * 2.0 - 1.0, False
+    signs = rng.integers(0, 2, size=(n_resamples, n)).astype(np.float64) * 2.0 - 1.0
+    signs.flags.writeable = False
+    return signs, False
 
 
 def randomization_test(

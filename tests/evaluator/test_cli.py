@@ -84,7 +84,7 @@ def test_corpus_db_option(corpus_db: Path, tmp_path: Path) -> None:
     with Store.open_readonly(corpus_db) as store:
         doc = next(iter(store.iter_index_docs()))
     g = tmp_path / "g.jsonl"
-    g.write_text(json.dumps({"qid": "1", "question": "q", "arxiv_id": [doc.arxiv_id]}) + "\n")
+    g.write_text(json.dumps({"qid": "1", "question": "q", "arxiv_id": [doc.arxiv_id, "2101.00001"]}) + "\n")
     s = tmp_path / "s.jsonl"
     s.write_text(json.dumps({"qid": "1", "predictions": [doc.title, "2605.99999"]}) + "\n")
     res = invoke("autoresearchbench", "-g", str(g), "-s", str(s), "--corpus-db", str(corpus_db),
@@ -93,6 +93,8 @@ def test_corpus_db_option(corpus_db: Path, tmp_path: Path) -> None:
     data = json.loads((tmp_path / "o.json").read_text())
     row = data["per_item"][0]
     assert row["hits"] == 1 and row["n_hallucinated"] == 1 and row["n_after_cutoff"] == 2
+    assert row["n_gold_not_in_corpus"] == 1 and row["details"]["gold_not_in_corpus"] == ["2101.00001"]
+    assert data["counts"]["n_gold_not_in_corpus"] == 1 and data["extra"]["micro"]["recall"] == 0.5
     assert any(doc.title in m for m in row["details"]["matched"])  # titles shown from the corpus DB
     assert data["breakdowns"]["category"]
 

@@ -111,3 +111,17 @@ def test_shared_topic_queries_with_a_perfect_and_a_reversed_run(tmp_path: Path) 
     half = dict(list(perfect.items())[: len(perfect) // 2])
     rep = score_ranked(qrels, half, ks=(10,), n_boot=50)
     assert rep.aggregates["map"].value == pytest.approx((len(perfect) // 2) / len(perfect))
+
+
+def test_fast_score_query_equals_the_registered_metrics() -> None:
+    from openxiv.evaluator.ranked import score_query, score_query_reference
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        docs = [f"d{i}" for i in rng.permutation(60)[: rng.integers(0, 40)]]
+        relevant = {f"d{i}" for i in rng.choice(60, size=rng.integers(0, 12), replace=False)}
+        ks = (1, 3, 10, 50)
+        fast, ref = score_query(docs, relevant, ks), score_query_reference(docs, relevant, ks)
+        assert fast.keys() == ref.keys()
+        for m in fast:
+            assert fast[m] == pytest.approx(ref[m]), (m, docs, relevant)
