@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from openxiv.corpus.config import Settings
+from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult
 from openxiv.indexer.fusion import Side, fuse, merge_max
@@ -93,6 +93,10 @@ class HybridBackend:
             for s in SIDES
             if s == "bm25_papers" or (s == "bm25_passages" and self.passages is not None) or s in self.dense
         )
+        try:
+            self._plan(settings.fusion)
+        except UnsupportedMode as exc:
+            raise ConfigError(f"OPENXIV_FUSION={settings.fusion!r}: {exc}") from exc
         self.bm25_papers.search("warm up", 1)  # compile the numba kernel now, not on the first request
 
     def tuned(

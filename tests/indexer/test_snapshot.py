@@ -386,3 +386,12 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
         108,
     )
     assert [p.name for p in list_snapshots(root)] == [second.path.name, third.path.name]
+
+
+def test_bad_default_fusion_is_a_config_error_at_open(sparse_index: Any) -> None:
+    from openxiv.corpus.config import ConfigError
+
+    with pytest.raises(ConfigError, match="OPENXIV_FUSION='dense'"):
+        open_index(sparse_index.path, Settings(fusion="dense"))
+    with open_index(sparse_index.path, Settings(fusion="bm25_papers")) as ix:
+        assert set(ix.backend.search("galaxy").hits[0].signals) == {"bm25_papers_rank"}
