@@ -20,6 +20,7 @@ sections), the numbers quoted in docs/pdf.md.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -77,10 +78,12 @@ def main() -> None:
     records = [read_pdf(p) for p in files]  # warm-up, and the quality numbers
     plain_text(files[0])
 
+    load_before = os.getloadavg()[0]
     ours_wall, ours_cpu = timed(read_pdf, files, args.rounds)
     base_wall, base_cpu = timed(plain_text, files, args.rounds)
     dict_wall, dict_cpu = timed(layout_dicts, files, args.rounds)
 
+    load = (load_before + os.getloadavg()[0]) / 2
     recs = [r for r in records if isinstance(r, PaperRecord)]
     n_sections = [len(r.sections) for r in recs]
     words = [sum(len(s.text.split()) for s in r.sections) for r in recs]
@@ -116,7 +119,9 @@ def main() -> None:
         [
             f"The {len(files)} valid shared arXiv PDFs (`data/pdfs/valid`, {pages} pages), fastest of "
             f"{args.rounds} rounds after a warm-up pass, one process. Both sides open each file and visit every "
-            "page; `read_pdf` also recovers title, abstract and sections (docs/pdf.md).",
+            "page; `read_pdf` also recovers title, abstract and sections (docs/pdf.md). "
+            f"Load average during the run: {load:.1f} on {os.cpu_count()} cores (other jobs were running, so "
+            "CPU time is the steadier measure).",
             "",
             *table,
             "",
