@@ -42,7 +42,7 @@ S = PaperSource.__table__
 RUNS = IngestRun.__table__
 ERRS = IngestError.__table__
 
-BATCH_RECORDS = 2000
+BATCH_RECORDS = 5000
 BATCH_CHARS = 16_000_000
 _IN_CHUNK = 900
 
@@ -80,6 +80,7 @@ def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]
         if not readonly:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA wal_autocheckpoint=16384")  # checkpoint every ~64 MiB of WAL
         cur.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache per connection
         cur.close()
 

@@ -118,7 +118,11 @@ def iter_files(path: Path) -> Iterator[Path]:
 
 
 def read_path(path: str | Path, format: str | None = None) -> Iterator[PaperRecord | ReadError]:
-    """Records from a file or a folder; problems become `ReadError` items, never exceptions."""
+    """Records from a file or a folder; problems become `ReadError` items, never exceptions.
+
+    In a folder, ``*.json`` files that are not JSON lines of a known format (``MANIFEST.json``)
+    are passed over silently; every other unreadable file is reported.
+    """
     path = Path(path)
     if format is not None and format not in FORMATS:
         raise FormatError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
@@ -130,6 +134,10 @@ def read_path(path: str | Path, format: str | None = None) -> Iterator[PaperReco
             fmt = format or detect_format(file)
             reader = _reader(fmt)
         except FormatError as exc:
+            if file != path and file.name.lower().endswith(".json"):
+                # A plain .json document met in a folder (MANIFEST.json, a config file) is not
+                # input; a .json file named on the command line is, and its problem is reported.
+                continue
             yield ReadError(file.name, "file", str(exc))
             continue
         try:

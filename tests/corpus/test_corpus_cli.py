@@ -117,3 +117,19 @@ def test_installed_console_script(small_listing: Path, tmp_path: Path) -> None:
     out = subprocess.run([script, "stats", "--json"], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["papers"] == 300
+
+
+def test_broken_pdfs_are_each_reported(
+    runner: CliRunner, shared: Path, small_listing: Path, tmp_path: Path
+) -> None:
+    broken = shared / "data" / "pdfs" / "broken"
+    db = str(tmp_path / "c.sqlite")
+    only_broken = runner.invoke(ingest, ["--db", db, str(broken), "--no-progress"])
+    assert only_broken.exit_code == 1  # nothing could be read
+    assert "skipped 7" in only_broken.output
+    for pdf in sorted(broken.glob("*.pdf")):
+        assert f"  {pdf.name}, file: " in only_broken.output
+    mixed = runner.invoke(ingest, ["--db", db, str(small_listing), str(broken), "--no-progress"])
+    assert mixed.exit_code == 0 and "added 300" in mixed.output and "skipped 7" in mixed.output
+    out = runner.invoke(stats, ["--db", db, "--json"])
+    assert json.loads(out.output)["skipped"] == 14

@@ -285,8 +285,11 @@ def test_folders_are_read_recursively_in_sorted_order(
     (tmp_path / "b" / "listing.jsonl").write_text("".join(head(listing_files[0], 3)))
     (tmp_path / "a" / "deep" / "u.jsonl").write_text("".join(unarxive_lines[:2]))
     (tmp_path / "notes.md").write_text("not an input")
+    (tmp_path / "MANIFEST.json").write_text('{\n  "files": []\n}\n')
     recs = records(read_path(tmp_path))
     assert [r.source.split(":")[0] for r in recs] == ["unarxive", "unarxive", "listing", "listing", "listing"]
+    assert not errors(read_path(tmp_path))  # MANIFEST.json in a folder is not input...
+    assert len(errors(read_path(tmp_path / "MANIFEST.json"))) == 1  # ...but named explicitly it is
 
 
 def test_detect_format_and_forced_format(listing_files: list[Path], tmp_path: Path) -> None:
