@@ -234,3 +234,67 @@ def test_encrypted_pdf_is_a_read_error(tmp_path: Path) -> None:
     doc.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="owner")
     err = read_pdf(path)
     assert isinstance(err, ReadError) and "encrypted" in err.reason
+
+
+def _write_paper(path: Path) -> None:
+    """A two-page paper with a run-in abstract, a running header, references and an appendix."""
+    pymupdf = pytest.importorskip("pymupdf")
+    bold, reg = pymupdf.Font("hebo"), pymupdf.Font("helv")
+    doc = pymupdf.open()
+    body = "Body text of the section goes on for a while so that it is the most common font size here."
+    pages = [
+        [
+            ("A Synthetic Paper About Layout Recovery", bold, 18),
+            (None, None, 0),
+            ("Abstract.", bold, 10),
+            ("1 Introduction", bold, 12),
+            (body, reg, 10),
+            ("We repair hyphen-", reg, 10),
+            ("ation at line ends and keep the text of this paragraph together.", reg, 10),
+            ("2 Conclusion", bold, 12),
+            (body, reg, 10),
+        ],
+        [
+            (body, reg, 10),
+            ("References", bold, 12),
+            ("[1] A. Author. A cited paper that must stay out of the sections. 2020.", reg, 10),
+            ("A Extra Proofs", bold, 12),
+            ("The appendix after the references is kept as a section. " + body, reg, 10),
+        ],
+    ]
+    for lines in pages:
+        page = doc.new_page()
+        tw = pymupdf.TextWriter(page.rect)
+        tw.append((72, 30), "Running header of the synthetic paper", font=reg, fontsize=9)
+        y = 80.0
+        for text, font, size in lines:
+            if text is None:
+                y += 10
+                continue
+            tw.append((72, y), text, font=font, fontsize=size)
+            if text == "Abstract.":
+                tw.append(
+                    tw.last_point, " A run-in abstract that is long enough to read.", font=reg, fontsize=10
+                )
+            y += size * 1.6
+        tw.write_text(page)
+    doc.save(path)
+
+
+def test_layout_rules_on_a_generated_paper(tmp_path: Path) -> None:
+    path = tmp_path / "2301.00005v3.pdf"
+    _write_paper(path)
+    rec = read_pdf(path)
+    assert isinstance(rec, PaperRecord), rec
+    assert (rec.arxiv_id, rec.version, rec.categories) == ("2301.00005", 3, [])
+    assert rec.title == "A Synthetic Paper About Layout Recovery"
+    assert rec.abstract == "A run-in abstract that is long enough to read."
+    assert [(s.number, s.name) for s in rec.sections] == [
+        ("1", "Introduction"),
+        ("2", "Conclusion"),
+        ("A", "Extra Proofs"),
+    ]
+    text = "\n".join(s.text for s in rec.sections)
+    assert "We repair hyphenation at line ends" in text
+    assert "cited paper" not in text and "Running header" not in text
+    assert rec.sections[1].text.count("Body text") == 2  # the conclusion continues on page 2
