@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openxiv.corpus.ids import parse_arxiv_id
@@ -242,7 +243,7 @@ def _write_paper(path: Path) -> None:
     bold, reg = pymupdf.Font("hebo"), pymupdf.Font("helv")
     doc = pymupdf.open()
     body = "Body text of the section goes on for a while so that it is the most common font size here."
-    pages = [
+    pages: list[list[tuple[str | None, Any, float]]] = [
         [
             ("A Synthetic Paper About Layout Recovery", bold, 18),
             (None, None, 0),
