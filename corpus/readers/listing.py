@@ -25,7 +25,7 @@ def _str_list(value: object) -> list[str]:
         value = [value]
     if not isinstance(value, list):
         return []
-    out = [normalize_whitespace(str(v)) for v in value if v is not None]
+    out = (" ".join(str(v).split()) for v in value if v is not None)
     return [v for v in out if v]
 
 
