@@ -100,6 +100,8 @@ def ingest(
             summary = store.ingest(_items(inputs, fmt, progress), settings=settings)
     except DatabaseError as exc:
         raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the corpus database {db_path}: {exc}") from exc
     rate = summary.read / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
         f"{db_path}: read {summary.read}, added {summary.added}, updated {summary.updated}, "
