@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 from openxiv.corpus.config import Settings
@@ -33,6 +35,17 @@ DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
 
 Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names the problem.
 """
+
+
+CONCURRENCY_ENV = "OPENXIV_SERVE_CONCURRENCY"
+"""Requests computed at once per process (threadpool size); more wait in the event loop."""
+
+
+def serve_concurrency() -> int:
+    raw = os.environ.get(CONCURRENCY_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    return max(2, os.cpu_count() or 2)
 
 
 _background: set[asyncio.Future[None]] = set()
@@ -57,6 +70,8 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(holder.load)
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = serve_concurrency()
         loop = asyncio.get_running_loop()
         hup = False
         try:

@@ -158,3 +158,17 @@ def copy_index(src: BuiltIndex, dest: Path) -> BuiltIndex:
     return BuiltIndex(
         root=dest / "index", db=dest / "corpus.sqlite", settings=src.settings, cache=src.cache, stats={}
     )
+
+
+def ingest_more(db: Path, settings: Settings, start: int, count: int) -> list[str]:
+    """Ingest cs listing papers ``start .. start+count`` (beyond the test corpus); their ids."""
+    from openxiv.corpus.readers import read_path
+    from openxiv.corpus.records import PaperRecord
+    from openxiv.corpus.store import Store
+
+    records = [
+        r for r in itertools.islice(read_path(LISTING_CS), start, start + count) if isinstance(r, PaperRecord)
+    ]
+    with Store(db) as store:
+        store.ingest(records, settings=settings)
+    return [r.arxiv_id for r in records]

@@ -1,0 +1,235 @@
+"""The search service under load: ``POST /search`` (top_k=10, with evidence) against a live server.
+
+Starts ``openxiv serve`` on INDEX_DIR (a free loopback port, access log off), then:
+
+1. one client, requests one after another: end-to-end latency p50/p95 (client clock);
+2. 8 concurrent clients (one keep-alive connection each): p50/p95, throughput, errors;
+
+and, in the same run, the irreducible parts of one search as the backend timed them (the
+``Server-Timing`` header of each response): query encoding, dense search, BM25 search. Server memory
+is the RSS of the server process after the load. Queries are the shared dev sets (topic queries and
+known-item sentences/keywords), interleaved, the same list in both phases.
+
+Targets (issue 3): single-client p50 at most 1.5x (encode + dense + bm25) p50; p95 under 100 ms at
+8 clients; zero errors.
+
+    .venv/bin/python scripts/bench_service.py data/index            # prints, rewrites `## Search service`
+    .venv/bin/python scripts/bench_service.py data/index --requests 100 --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import httpx
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import write_section
+from openxiv.corpus.config import shared_dir
+
+GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl", "fulltext_known_item_dev.jsonl")
+PARTS = ("encode", "dense", "bm25")
+
+
+def load_queries(shared: Path, n: int) -> list[str]:
+    """Topic and known-item queries, interleaved (deterministic)."""
+    lists = []
+    for name in GOLD:
+        path = shared / "gold" / name
+        with path.open(encoding="utf-8") as fh:
+            lists.append([json.loads(line)["query"] for line in fh if line.strip()])
+    out: list[str] = []
+    i = 0
+    while len(out) < n and any(i < len(q) for q in lists):
+        out.extend(q[i] for q in lists if i < len(q))
+        i += 1
+    return out[:n]
+
+
+def pct(values: Iterable[float], q: float) -> float:
+    data = sorted(values)
+    if not data:
+        return float("nan")
+    k = (len(data) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (k - lo)
+
+
+def server_timing(header: str) -> dict[str, float]:
+    out = {}
+    for part in header.split(","):
+        name, _, rest = part.strip().partition(";dur=")
+        if rest:
+            out[name] = float(rest)
+    return out
+
+
+class Server:
+    def __init__(self, index: Path, threads: int | None) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        if threads is not None:
+            env["OPENXIV_SERVE_THREADS"] = str(threads)
+        exe = Path(sys.executable).parent / "openxiv"
+        cmd = [str(exe), "serve", "--index", str(index), "--port", str(self.port), "--no-access-log"]
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        started = time.monotonic()
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit(
+                    f"openxiv serve failed:\n{self.proc.stderr.read() if self.proc.stderr else ''}"
+                )
+            try:
+                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() - started > 600:
+                self.stop()
+                raise SystemExit("openxiv serve not ready after 600 s")
+            time.sleep(0.5)
+        self.startup_s = time.monotonic() - started
+
+    def rss_mib(self) -> float:
+        proc = psutil.Process(self.proc.pid)
+        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def run_client(
+    url: str, queries: list[str], lat: list[float], timings: list[dict[str, float]], errors: list[str]
+) -> None:
+    with httpx.Client(base_url=url, timeout=120) as client:
+        for q in queries:
+            t = time.perf_counter()
+            try:
+                r = client.post("/search", json={"query": q, "top_k": 10, "return_contents": True})
+                ok = r.status_code == 200 and len(r.json()["result"]) == 10
+            except httpx.HTTPError as exc:
+                errors.append(repr(exc))
+                continue
+            lat.append((time.perf_counter() - t) * 1000)
+            if not ok:
+                errors.append(f"{r.status_code}: {r.text[:200]}")
+            timings.append(server_timing(r.headers.get("server-timing", "")))
+
+
+def phase(url: str, queries: list[str], clients: int) -> dict[str, object]:
+    lat: list[float] = []
+    timings: list[dict[str, float]] = []
+    errors: list[str] = []
+    shares = [queries[i::clients] for i in range(clients)]
+    threads = [threading.Thread(target=run_client, args=(url, s, lat, timings, errors)) for s in shares]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    wall = time.perf_counter() - t
+    return {"lat": lat, "timings": timings, "errors": errors, "wall": wall, "qps": len(lat) / wall}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("index", type=Path, help="index directory (holds CURRENT), e.g. data/index")
+    ap.add_argument("--requests", type=int, default=400, help="requests per phase (default 400)")
+    ap.add_argument("--clients", type=int, default=8, help="concurrent clients in phase 2 (default 8)")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument(
+        "--threads", type=int, default=None, help="OPENXIV_SERVE_THREADS for the server (default 1)"
+    )
+    ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    args = ap.parse_args()
+
+    queries = load_queries(shared_dir(), args.requests + args.warmup)
+    warm, queries = queries[: args.warmup], queries[args.warmup :]
+    server = Server(args.index, args.threads)
+    try:
+        info = httpx.get(server.url + "/v1/index", timeout=60).json()
+        phase(server.url, warm, 1)
+        single = phase(server.url, queries, 1)
+        multi = phase(server.url, queries, args.clients)
+        rss = server.rss_mib()
+    finally:
+        server.stop()
+
+    def med(result: dict[str, object], key: str) -> float:
+        timings: list[dict[str, float]] = result["timings"]  # type: ignore[assignment]
+        return statistics.median(t.get(key, 0.0) for t in timings) if timings else float("nan")
+
+    parts = {p: med(single, p) for p in PARTS}
+    hydrate = med(single, "hydrate")
+    backend_total = med(single, "total")
+    multi_parts = {p: med(multi, p) for p in (*PARTS, "total", "hydrate")}
+    base = sum(parts.values())
+    s_lat: list[float] = single["lat"]  # type: ignore[assignment]
+    m_lat: list[float] = multi["lat"]  # type: ignore[assignment]
+    s_err: list[str] = single["errors"]  # type: ignore[assignment]
+    m_err: list[str] = multi["errors"]  # type: ignore[assignment]
+    p50_1, p95_1 = pct(s_lat, 0.5), pct(s_lat, 0.95)
+    p50_8, p95_8 = pct(m_lat, 0.5), pct(m_lat, 0.95)
+    errors = len(s_err) + len(m_err)
+    stats = info.get("stats", {})
+    sides = ", ".join(info.get("backend", {}).get("sides", []))
+    cmd = "`.venv/bin/python scripts/bench_service.py " + " ".join(sys.argv[1:]) + "`"
+    verdict_ratio = p50_1 / base if base else float("nan")
+    body = f"""`POST /search` with `top_k=10` and `return_contents=true` against `openxiv serve` (1 worker,
+{os.cpu_count()} cores) on the index `{info.get("snapshot")}`: {stats.get("papers", "?"):,} papers,
+{stats.get("passages", "?"):,} passages; sides: {sides}. {len(queries)} requests per phase (shared dev
+topic + known-item queries, interleaved), after {args.warmup} warm-up requests; server startup
+{server.startup_s:.1f} s. The parts are the backend's own timings of each request (`Server-Timing`),
+medians of the single-client phase.
+
+| phase | p50 ms | p95 ms | throughput req/s | errors |
+|---|---:|---:|---:|---:|
+| 1 client | {p50_1:.1f} | {p95_1:.1f} | {single["qps"]:.1f} | {len(s_err)} |
+| {args.clients} clients | {p50_8:.1f} | {p95_8:.1f} | {multi["qps"]:.1f} | {len(m_err)} |
+
+| part (median, 1 client) | ms |
+|---|---:|
+| query encoding | {parts["encode"]:.2f} |
+| dense search | {parts["dense"]:.2f} |
+| BM25 search (papers + passages) | {parts["bm25"]:.2f} |
+| **sum of the irreducible parts** | **{base:.2f}** |
+| whole backend search (incl. filter + fusion) | {backend_total:.2f} |
+| hydration (papers, evidence, tldr from the store) | {hydrate:.2f} |
+
+At {args.clients} clients the backend's medians were: encode {multi_parts["encode"]:.1f} ms (includes
+waiting for the encoder), dense {multi_parts["dense"]:.1f}, BM25 {multi_parts["bm25"]:.1f}, whole backend
+{multi_parts["total"]:.1f}, hydration {multi_parts["hydrate"]:.1f}.
+
+Server RSS after the load: {rss:,.0f} MiB. End-to-end p50 / sum of parts = {verdict_ratio:.2f}
+(target ≤ 1.5); p95 at {args.clients} clients {p95_8:.1f} ms (target < 100); errors {errors} (target 0).
+Command: {cmd}
+"""
+    print(body)
+    if not args.no_write:
+        write_section("Search service", body)
+
+
+if __name__ == "__main__":
+    main()
