@@ -106,7 +106,8 @@ def main() -> None:
             "database (every record unchanged). Full texts are cut into passages of "
             f"{s.passage_words} words with {s.passage_overlap} overlap at ingest. Peak RSS is that of the child",
             "process running the phase. Other jobs share the 2 cores, so the wall-clock rate depends on the",
-            "load average (1-minute, sampled at the end of each round); the rate per CPU second does not.",
+            "load average (1-minute, sampled at the end of each round); the rate per CPU second is steadier",
+            "but also drops under load (shared caches and cores).",
             f"Python {platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}.",
             "",
             *lines,
