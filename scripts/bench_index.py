@@ -246,6 +246,9 @@ def main() -> None:
         for k, v in (("embed", args.embed), ("model", args.model), ("max-tokens", args.max_tokens))
         if v
     )
+    cmd += " --rebuild" if args.rebuild else ""
+    cmd += f" --data-dir {args.data_dir}" if args.data_dir else ""
+    cmd += f" --cache {args.cache}" if args.cache else ""
     lines += ["", f"Command: {cmd}`"]
     body = "\n".join(lines)
     print(body)

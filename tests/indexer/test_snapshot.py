@@ -67,10 +67,9 @@ def sparse_index(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture(scope="module")
-def encoder() -> Any:
-    from openxiv.indexer.embed import load_encoder
-
-    return load_encoder(Settings(embed_max_tokens=64))
+def encoder(minilm: Any) -> Any:
+    """The real MiniLM at 64 tokens (session fixture of tests/indexer/conftest.py)."""
+    return minilm
 
 
 class FailingEncoder:
