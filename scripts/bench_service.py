@@ -168,12 +168,14 @@ def main() -> None:
     queries = load_queries(shared_dir(), args.requests + args.warmup)
     warm, queries = queries[: args.warmup], queries[args.warmup :]
     server = Server(args.index, args.threads)
+    load_before = os.getloadavg()[0]
     try:
         info = httpx.get(server.url + "/v1/index", timeout=60).json()
         phase(server.url, warm, 1)
         single = phase(server.url, queries, 1)
         multi = phase(server.url, queries, args.clients)
         rss = server.rss_mib()
+        load_after = os.getloadavg()[0]
     finally:
         server.stop()
 
@@ -199,6 +201,7 @@ def main() -> None:
     verdict_ratio = p50_1 / base if base else float("nan")
     body = f"""`POST /search` with `top_k=10` and `return_contents=true` against `openxiv serve` (1 worker,
 {os.cpu_count()} cores) on the index `{info.get("snapshot")}`: {stats.get("papers", "?"):,} papers,
+query encoder `{info.get("manifest", {}).get("embedding", {}).get("encoder")}`,
 {stats.get("passages", "?"):,} passages; sides: {sides}. {len(queries)} requests per phase (shared dev
 topic + known-item queries, interleaved), after {args.warmup} warm-up requests; server startup
 {server.startup_s:.1f} s. The parts are the backend's own timings of each request (`Server-Timing`),
@@ -222,7 +225,9 @@ At {args.clients} clients the backend's medians were: encode {multi_parts["encod
 waiting for the encoder), dense {multi_parts["dense"]:.1f}, BM25 {multi_parts["bm25"]:.1f}, whole backend
 {multi_parts["total"]:.1f}, hydration {multi_parts["hydrate"]:.1f}.
 
-Server RSS after the load: {rss:,.0f} MiB. End-to-end p50 / sum of parts = {verdict_ratio:.2f}
+Server RSS after the load: {rss:,.0f} MiB. Machine load average (1 min) before / after the run:
+{load_before:.1f} / {load_after:.1f} on {os.cpu_count()} cores (other jobs share this machine; a load above
+the core count inflates every number here). End-to-end p50 / sum of parts = {verdict_ratio:.2f}
 (target ≤ 1.5); p95 at {args.clients} clients {p95_8:.1f} ms (target < 100); errors {errors} (target 0).
 Command: {cmd}
 """

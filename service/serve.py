@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from openxiv.corpus.config import ENV_PREFIX, Settings
-from openxiv.service.holder import current_snapshot
+from openxiv.service.holder import current_snapshot, serve_threads
 
 __all__ = ["check_index", "serve"]
 
@@ -75,6 +75,9 @@ def serve(
     deepxiv-sdk:              Reader(base_url="http://127.0.0.1:8000", token="any")
     Reload a rebuilt index:   curl -X POST http://127.0.0.1:8000/v1/admin/reload  (or kill -HUP <pid>)
     """
+    # One OpenMP/torch thread per search (see docs/service.md, OPENXIV_SERVE_THREADS): must be set
+    # before FAISS or torch start their thread pools, and is inherited by worker processes.
+    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     import uvicorn
 
     settings = Settings.from_env().replace(
