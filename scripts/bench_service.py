@@ -77,7 +77,7 @@ def server_timing(header: str) -> dict[str, float]:
 
 
 class Server:
-    def __init__(self, index: Path, threads: int | None) -> None:
+    def __init__(self, index: Path, threads: int | None, workers: int = 1) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -87,6 +87,7 @@ class Server:
             env["OPENXIV_SERVE_THREADS"] = str(threads)
         exe = Path(sys.executable).parent / "openxiv"
         cmd = [str(exe), "serve", "--index", str(index), "--port", str(self.port), "--no-access-log"]
+        cmd += ["--workers", str(workers)]
         self.proc = subprocess.Popen(
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
@@ -159,6 +160,7 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=400, help="requests per phase (default 400)")
     ap.add_argument("--clients", type=int, default=8, help="concurrent clients in phase 2 (default 8)")
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=1, help="server worker processes (default 1)")
     ap.add_argument(
         "--threads", type=int, default=None, help="OPENXIV_SERVE_THREADS for the server (default 1)"
     )
@@ -167,7 +169,7 @@ def main() -> None:
 
     queries = load_queries(shared_dir(), args.requests + args.warmup)
     warm, queries = queries[: args.warmup], queries[args.warmup :]
-    server = Server(args.index, args.threads)
+    server = Server(args.index, args.threads, args.workers)
     load_before = os.getloadavg()[0]
     try:
         info = httpx.get(server.url + "/v1/index", timeout=60).json()
@@ -199,7 +201,7 @@ def main() -> None:
     sides = ", ".join(info.get("backend", {}).get("sides", []))
     cmd = "`.venv/bin/python scripts/bench_service.py " + " ".join(sys.argv[1:]) + "`"
     verdict_ratio = p50_1 / base if base else float("nan")
-    body = f"""`POST /search` with `top_k=10` and `return_contents=true` against `openxiv serve` (1 worker,
+    body = f"""`POST /search` with `top_k=10` and `return_contents=true` against `openxiv serve` ({args.workers} worker(s),
 {os.cpu_count()} cores) on the index `{info.get("snapshot")}`: {stats.get("papers", "?"):,} papers,
 query encoder `{info.get("manifest", {}).get("embedding", {}).get("encoder")}`,
 {stats.get("passages", "?"):,} passages; sides: {sides}. {len(queries)} requests per phase (shared dev
