@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import click
+from sqlalchemy.exc import DatabaseError
+
 from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import FORMATS, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.store import IngestSummary, Store
-from sqlalchemy.exc import DatabaseError
 
 __all__ = ["ingest", "stats"]
 

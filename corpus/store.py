@@ -20,6 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import Engine, Select, create_engine, event, func, insert, select, update
+from sqlalchemy.pool import QueuePool
+
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.records import (
@@ -33,8 +36,6 @@ from openxiv.corpus.records import (
 from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
 from openxiv.corpus.titles import normalize_title
 from openxiv.corpus.writer import PAS, SEC, P, write_batch
-from sqlalchemy import Engine, Select, create_engine, event, func, insert, select, update
-from sqlalchemy.pool import QueuePool
 
 __all__ = ["IngestSummary", "Store"]
 

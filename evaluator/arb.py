@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from openxiv.evaluator import metrics as M
 from openxiv.evaluator.io import GoldItem, PassRecord, SubmissionItem
 from openxiv.evaluator.matching import Matcher, MatchResult, try_canonical_id

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, compare_rows

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
 from openxiv.corpus.titles import normalize_title
 
 __all__ = ["ExactSimilarity", "LabelSimilarity", "MiniLMSimilarity", "default_similarity", "get_similarity"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from openxiv.evaluator import metrics as M
 from openxiv.evaluator.matching import try_canonical_id
 from openxiv.evaluator.report import Coverage, EvalReport

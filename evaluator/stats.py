@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
 from openxiv.evaluator.report import Aggregate, Comparison, ComparisonRow
 
 __all__ = [

@@ -10,9 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from openxiv.evaluator.labelsim import LabelSimilarity
-from openxiv.evaluator.metrics import register
-from openxiv.evaluator.trees import TaxoNode, iter_nodes
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import (
     adjusted_rand_score,
@@ -20,6 +17,10 @@ from sklearn.metrics import (
     homogeneity_score,
     v_measure_score,
 )
+
+from openxiv.evaluator.labelsim import LabelSimilarity
+from openxiv.evaluator.metrics import register
+from openxiv.evaluator.trees import TaxoNode, iter_nodes
 
 __all__ = [
     "BOTTOM",

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.meta import PaperMeta

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from openxiv.corpus.config import ConfigError, Settings
 
 __all__ = ["index"]

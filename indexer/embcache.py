@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+
 from openxiv.indexer.embed import Encoder
 
 __all__ = ["CacheKey", "EmbeddingCache", "cache_keys", "encode_cached", "text_sha256"]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
 from openxiv.corpus.config import ConfigError, Settings
 
 # Never reach the network from the product: must happen before transformers/huggingface_hub import.

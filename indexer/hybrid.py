@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult

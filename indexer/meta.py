@@ -26,6 +26,7 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+
 from openxiv.corpus.records import IndexDoc
 from openxiv.indexer.backend import SearchFilters
 

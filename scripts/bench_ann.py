@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 from bench_embed import cs_papers, load_gold
+
 from openxiv.corpus.config import Settings
 from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys

@@ -31,6 +31,7 @@ import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+
 from openxiv.corpus.config import shared_dir
 
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")

@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+
 from openxiv.corpus.config import Settings, shared_dir
 from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys, encode_cached

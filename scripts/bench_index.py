@@ -27,6 +27,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+
 from openxiv.corpus.config import Settings, shared_dir
 
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense_passages", "dense", "rrf", "weighted")

@@ -24,6 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench_md import write_section
+
 from openxiv.corpus.config import Settings, shared_dir
 
 COMMAND = ".venv/bin/python scripts/bench_ingest.py"

@@ -31,6 +31,7 @@ import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+
 from openxiv.corpus.config import shared_dir
 from openxiv.corpus.readers.pdf import TEXT_FLAGS, read_pdf
 from openxiv.corpus.records import PaperRecord

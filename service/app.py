@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
+
 from openxiv.corpus.config import Settings
 from openxiv.service import routes_arxiv, routes_search, routes_v1
 from openxiv.service.errors import AuthMiddleware, BodyLimitMiddleware, install_handlers

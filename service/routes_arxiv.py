@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
+
 from openxiv.corpus.records import PaperView, SectionView
 from openxiv.service.core import (
     abs_url,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
+
 from openxiv.corpus.config import Settings
 from openxiv.indexer.backend import SearchFilters
 from openxiv.service.core import merge_round_robin, run_search, to_deepxiv_hit, to_v1_hit

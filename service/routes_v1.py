@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
+
 from openxiv.service.core import abs_url, find_section, load_paper, paper_tldr, pdf_url
 from openxiv.service.errors import NotReady
 from openxiv.service.models import (

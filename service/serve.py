@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import click
+
 from openxiv.corpus.config import ENV_PREFIX, Settings
 from openxiv.service.holder import current_snapshot, serve_threads
 

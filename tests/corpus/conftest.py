@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from openxiv.corpus.config import shared_dir
 from openxiv.corpus.ids import try_canonical_id
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from openxiv.corpus.cli import ingest, stats
 
 

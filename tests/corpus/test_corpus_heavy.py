@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store

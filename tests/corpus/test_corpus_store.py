@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.readers import read_path

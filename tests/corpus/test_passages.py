@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from openxiv.corpus.passages import chunk_sections, chunk_text, word_spans
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from openxiv.corpus.ids import parse_arxiv_id
 from openxiv.corpus.readers.pdf import parse_stamp, read_pdf
 from openxiv.corpus.records import PaperRecord, ReadError

@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
 from openxiv.corpus.config import shared_dir
 from openxiv.corpus.readers import FormatError, detect_format, read_path
 from openxiv.corpus.readers.oai import parse_authors, parse_versions

@@ -6,6 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+
 from openxiv.corpus.config import shared_dir
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from openxiv.evaluator.arb import ArbOptions, score_arb
 from openxiv.evaluator.io import read_arb_gold, read_submission
 from openxiv.evaluator.matching import Matcher

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from openxiv.evaluator.cli import eval_group
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from openxiv.evaluator.io import EvalInputError, read_arb_gold, read_qrels, read_run, read_submission
 
 

@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
 from openxiv.evaluator.io import Candidate, GoldItem
 from openxiv.evaluator.matching import Matcher, looks_like_id
 

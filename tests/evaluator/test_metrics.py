@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+
 from openxiv.evaluator import metrics as M
 
 

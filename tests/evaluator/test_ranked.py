@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from openxiv.evaluator.io import read_qrels, read_run
 from openxiv.evaluator.ranked import rank_docs, score_ranked, write_trec_qrels, write_trec_run
 

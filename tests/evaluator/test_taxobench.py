@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.metrics import adjusted_rand_score, completeness_score, homogeneity_score, v_measure_score
+
 from openxiv.corpus.config import shared_dir
 from openxiv.evaluator import taxobench_metrics as tm
 from openxiv.evaluator.io import EvalInputError
@@ -24,7 +26,6 @@ from openxiv.evaluator.taxobench import (
     score_taxobench,
 )
 from openxiv.evaluator.trees import TaxoNode, parse_tree, topic_count
-from sklearn.metrics import adjusted_rand_score, completeness_score, homogeneity_score, v_measure_score
 
 EXACT = ExactSimilarity()
 

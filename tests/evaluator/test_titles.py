@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from openxiv.evaluator.titles import (
     align_drmi,
     align_titles,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from openxiv.evaluator import taxobench_metrics as tm
 from openxiv.evaluator.labelsim import ExactSimilarity
 from openxiv.evaluator.trees import (

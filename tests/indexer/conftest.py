@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from openxiv.corpus.config import Settings, shared_dir
 from openxiv.indexer.embed import Encoder, load_encoder, paper_text
 

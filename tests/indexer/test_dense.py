@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from openxiv.indexer.dense import DenseIndex, DenseIndexError
 from openxiv.indexer.embed import Encoder
 

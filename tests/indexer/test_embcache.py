@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from openxiv.indexer.embcache import CacheKey, EmbeddingCache, cache_keys, encode_cached, text_sha256
 from openxiv.indexer.embed import Encoder
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer.embed import (
     DEFAULT_MODEL,

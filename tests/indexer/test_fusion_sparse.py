@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from openxiv.indexer.fusion import Side, fuse, merge_max, rrf, weighted_minmax
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
@@ -91,6 +92,7 @@ def test_vectorised_build_equals_bm25s_build() -> None:
 
     import bm25s
     import Stemmer
+
     from openxiv.corpus.config import shared_dir
     from openxiv.indexer.sparse import _VectorisedBM25
 

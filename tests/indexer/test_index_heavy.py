@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from openxiv.corpus.config import Settings, shared_dir
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
 from openxiv.corpus.config import Settings, shared_dir
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from openxiv.corpus.config import Settings, shared_dir
 
 SHARED = shared_dir()

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from live_index import BuiltIndex, LiveServer
+
 from openxiv.corpus.ids import canonical_id
 
 ARB_BODY = {

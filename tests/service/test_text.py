@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from openxiv.service.errors import BadRequest
 from openxiv.service.params import build_filters, check_mode, check_queries, parse_period, split_list
 from openxiv.service.text import (
