@@ -3,7 +3,8 @@
 It calls a running openxiv ``POST /search`` over HTTP exactly as the AutoResearchBench agent does and
 writes the benchmark's own inference-output format, so ``openxiv eval autoresearchbench`` scores it.
 
-Policy (parameters chosen on dev data by ``openxiv agent calibrate``):
+Policy (parameters chosen on dev data by ``openxiv agent calibrate``, which searches each calibration
+question once and grid-searches the thresholds for the best mean IoU):
 
 * deep items: the top hit, or the explicit ``none`` state when the top hit's score is below
   ``deep_min_score`` (0 by default: the dev sets hold no unanswerable item to calibrate on);
@@ -18,14 +19,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import click
 import httpx
 
-__all__ = ["AgentPolicy", "BaselineAgent", "agent", "make_wide_items"]
+__all__ = ["AgentPolicy", "BaselineAgent", "agent", "calibrate_wide", "make_wide_items"]
+
+WIDE_REL_GRID = tuple(round(0.05 * i, 2) for i in range(20))
+WIDE_MAX_GRID = (1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 75, 100)
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,65 @@ def make_wide_items(queries: Iterable[dict[str, Any]], titles: dict[str, str]) -
         }
 
 
+def load_policy(path: Path) -> AgentPolicy:
+    """A policy written by ``openxiv agent calibrate`` (its ``policy`` object)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        fields = data.get("policy", data) if isinstance(data, dict) else None
+        if not isinstance(fields, dict):
+            raise ValueError("expected a JSON object")
+        return AgentPolicy(**{k: v for k, v in fields.items() if k in AgentPolicy.__dataclass_fields__})
+    except (OSError, ValueError, TypeError) as exc:
+        raise click.ClickException(f"{path}: not a policy file ({exc})") from exc
+
+
+def _gold_ids(item: dict[str, Any]) -> set[str]:
+    from openxiv.corpus.ids import try_canonical_id
+
+    raw = item.get("arxiv_id")
+    values = raw if isinstance(raw, list) else [raw]
+    return {c for c in (try_canonical_id(v) for v in values if v) if c}
+
+
+def calibrate_wide(
+    hit_lists: Sequence[Sequence[dict[str, Any]]],
+    golds: Sequence[set[str]],
+    top_k: int,
+    rel_grid: Sequence[float] = WIDE_REL_GRID,
+    max_grid: Sequence[int] = WIDE_MAX_GRID,
+) -> tuple[AgentPolicy, float, list[dict[str, float]]]:
+    """The ``(wide_rel, wide_max)`` with the best mean IoU over the calibration items.
+
+    Every grid point is scored with the evaluator's IoU on canonical ids; ties go to the smaller
+    answer (higher ``wide_rel``, then lower ``wide_max``) so the choice is deterministic.
+    Returns the policy, its mean IoU and the whole grid (for the record).
+    """
+    from openxiv.corpus.ids import try_canonical_id
+    from openxiv.evaluator.metrics import iou, set_counts
+
+    if not hit_lists:
+        raise ValueError("no calibration items")
+    grid: list[dict[str, float]] = []
+    best: tuple[float, float, int] | None = None
+    for rel in rel_grid:
+        for cap in max_grid:
+            if cap > top_k:
+                continue
+            policy = AgentPolicy(top_k=top_k, wide_rel=rel, wide_max=cap)
+            total = 0.0
+            for hits, gold in zip(hit_lists, golds, strict=True):
+                chosen, _ = select(hits, "wide", policy)
+                pred = {c for c in (try_canonical_id(h.get("arxiv_id")) for h in chosen) if c}
+                total += iou(*set_counts(pred, gold))
+            mean = total / len(hit_lists)
+            grid.append({"wide_rel": rel, "wide_max": cap, "mean_iou": mean})
+            key = (mean, rel, -cap)
+            if best is None or key > (best[0], best[1], -best[2]):
+                best = (mean, rel, cap)
+    assert best is not None
+    return AgentPolicy(top_k=top_k, wide_rel=best[1], wide_max=best[2]), best[0], grid
+
+
 def run_agent(url: str, items: Iterable[dict[str, Any]], policy: AgentPolicy) -> list[dict[str, Any]]:
     bot = BaselineAgent(url, policy)
     try:
@@ -199,15 +262,35 @@ def agent() -> None:
     required=True,
     help="Where to write the inference output (JSONL).",
 )
-@click.option("--top-k", type=click.IntRange(1, 100), default=AgentPolicy.top_k, show_default=True)
-@click.option("--deep-min-score", type=float, default=AgentPolicy.deep_min_score, show_default=True)
-@click.option("--wide-rel", type=click.FloatRange(0, 1), default=AgentPolicy.wide_rel, show_default=True)
-@click.option("--wide-max", type=click.IntRange(1, 100), default=AgentPolicy.wide_max, show_default=True)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Policy JSON written by `openxiv agent calibrate`; the flags below override its values.",
+)
+@click.option("--top-k", type=click.IntRange(1, 100), default=None, help=f"[default: {AgentPolicy.top_k}]")
+@click.option("--deep-min-score", type=float, default=None, help=f"[default: {AgentPolicy.deep_min_score}]")
+@click.option(
+    "--wide-rel", type=click.FloatRange(0, 1), default=None, help=f"[default: {AgentPolicy.wide_rel}]"
+)
+@click.option(
+    "--wide-max", type=click.IntRange(1, 100), default=None, help=f"[default: {AgentPolicy.wide_max}]"
+)
 def baseline(
-    url: str, input_path: Path, out: Path, top_k: int, deep_min_score: float, wide_rel: float, wide_max: int
+    url: str,
+    input_path: Path,
+    out: Path,
+    policy_path: Path | None,
+    top_k: int | None,
+    deep_min_score: float | None,
+    wide_rel: float | None,
+    wide_max: int | None,
 ) -> None:
     """Answer every question with one search and write the benchmark's inference output."""
-    policy = AgentPolicy(top_k=top_k, deep_min_score=deep_min_score, wide_rel=wide_rel, wide_max=wide_max)
+    policy = load_policy(policy_path) if policy_path else AgentPolicy()
+    flags = {"top_k": top_k, "deep_min_score": deep_min_score, "wide_rel": wide_rel, "wide_max": wide_max}
+    policy = replace(policy, **{k: v for k, v in flags.items() if v is not None})
     try:
         rows = run_agent(url, read_jsonl(input_path), policy)
     except httpx.HTTPError as exc:
@@ -244,3 +327,47 @@ def wide_set(queries: Path, db: Path, out: Path) -> None:
     titles = {i: (p.title or i) for i, p in papers.items()}
     write_jsonl(out, make_wide_items(rows, titles))
     click.echo(f"wrote {len(rows)} wide items -> {out}")
+
+
+@agent.command("calibrate")
+@click.option(
+    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
+)
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="Calibration questions with gold ids (AutoResearchBench JSONL, wide items).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the chosen policy (JSON, read by `agent baseline --policy`).",
+)
+@click.option("--top-k", type=click.IntRange(1, 100), default=100, show_default=True)
+def calibrate(url: str, input_path: Path, out: Path, top_k: int) -> None:
+    """Choose the wide-item thresholds on dev questions: best mean IoU over a grid.
+
+    Calibrate on one query set and score on another: the policy must not see the questions it is
+    judged on.
+    """
+    items = [i for i in read_jsonl(input_path) if item_type(i) == "wide"]
+    if not items:
+        raise click.ClickException(f"{input_path}: no wide items (arxiv_id as a list) to calibrate on")
+    bot = BaselineAgent(url, AgentPolicy(top_k=top_k))
+    try:
+        hit_lists = [bot.search(str(i.get("question", ""))) for i in items]
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"search service at {url} failed: {exc}") from exc
+    finally:
+        bot.close()
+    policy, score, grid = calibrate_wide(hit_lists, [_gold_ids(i) for i in items], top_k)
+    record = {"policy": asdict(policy), "mean_iou": score, "items": len(items), "source": str(input_path)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**record, "grid": grid}, indent=1) + "\n", encoding="utf-8")
+    click.echo(
+        f"calibrated on {len(items)} wide items: wide_rel={policy.wide_rel} wide_max={policy.wide_max} "
+        f"(mean IoU {score:.4f}) -> {out}"
+    )

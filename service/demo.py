@@ -3,8 +3,9 @@
 1. ingest everything in ``../shared/data`` (listings, full texts, unarXive, PDFs; broken PDFs reported);
 2. build an index snapshot (embeddings come from the cache after the first run);
 3. start ``openxiv serve`` on a free loopback port and wait until it is ready;
-4. turn the dev topic queries into AutoResearchBench wide questions and run the baseline agent
-   against the live ``POST /search``;
+4. turn the dev topic queries into AutoResearchBench wide questions, calibrate the baseline agent's
+   thresholds on one dev set (``topic_queries_dev``) and run it on the other
+   (``topic_queries_more_dev``) against the live ``POST /search``;
 5. score its answers with ``openxiv eval autoresearchbench`` and write the HTML report;
 6. stop the server and print where everything is.
 
@@ -26,6 +27,7 @@ import httpx
 
 __all__ = ["demo"]
 
+CALIBRATION_QUERIES = "topic_queries_dev.jsonl"
 DEMO_QUERIES = "topic_queries_more_dev.jsonl"
 
 
@@ -116,25 +118,43 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
     )
     try:
         _wait_ready(base, server)
-        gold, answers = out / "wide_gold.jsonl", out / "baseline_inference.jsonl"
+        calib, gold = out / "calibration_gold.jsonl", out / "wide_gold.jsonl"
+        policy, answers = out / "baseline_policy.json", out / "baseline_inference.jsonl"
+        for name, target in ((CALIBRATION_QUERIES, calib), (DEMO_QUERIES, gold)):
+            _step(
+                f"make AutoResearchBench wide questions from {name}",
+                _openxiv(
+                    "agent",
+                    "wide-set",
+                    "--queries",
+                    str(shared / "gold" / name),
+                    "--db",
+                    str(db),
+                    "--out",
+                    str(target),
+                ),
+                env,
+            )
         _step(
-            "make AutoResearchBench wide questions from the dev topic queries",
+            f"calibrate the baseline agent's thresholds on {CALIBRATION_QUERIES}",
             _openxiv(
-                "agent",
-                "wide-set",
-                "--queries",
-                str(shared / "gold" / DEMO_QUERIES),
-                "--db",
-                str(db),
-                "--out",
-                str(gold),
+                "agent", "calibrate", "--url", base + "/search", "--input", str(calib), "--out", str(policy)
             ),
             env,
         )
         _step(
-            "run the baseline agent against POST /search",
+            f"run the baseline agent on {DEMO_QUERIES} against POST /search",
             _openxiv(
-                "agent", "baseline", "--url", base + "/search", "--input", str(gold), "--out", str(answers)
+                "agent",
+                "baseline",
+                "--url",
+                base + "/search",
+                "--input",
+                str(gold),
+                "--policy",
+                str(policy),
+                "--out",
+                str(answers),
             ),
             env,
         )
