@@ -6,6 +6,10 @@ SHARED ?= $(abspath ../shared)
 DATA ?= data
 PORT ?= 8000
 HOST ?= 127.0.0.1
+# Package index for the torch install, empty by default (PyPI, version pinned by constraints-cpu.txt).
+# On a machine where pip would pick a CUDA build of torch, force the CPU wheel with e.g.
+#   make serve TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+TORCH_INDEX_URL ?=
 export OPENXIV_SHARED := $(SHARED)
 export HF_HUB_OFFLINE := 1
 
@@ -18,7 +22,7 @@ $(BIN)/openxiv: pyproject.toml constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first, pinned, so nothing pulls a multi-GB CUDA build
-	$(BIN)/pip install --quiet -c constraints-cpu.txt "torch==2.13.0"
+	$(BIN)/pip install --quiet -c constraints-cpu.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL),) "torch==2.13.0"
 	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[dev,bench]"
 	@touch $(BIN)/openxiv
 

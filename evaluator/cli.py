@@ -191,6 +191,11 @@ _MAX_CAND = click.option(
     "--max-candidates", default=1, show_default=True, type=click.IntRange(0),
     help="Candidates per pass that count for deep items (0 = all).",
 )  # fmt: skip
+_MAX_CAND_DRMI = click.option(
+    "--max-candidates", default=1, show_default=True, type=click.IntRange(0),
+    help="Candidates per pass that count (0 = all), on deep gold items only ('type': 'deep', or a single "
+    "arxiv_id string); Dr.Mi gold that lists titles is wide: there every candidate counts.",
+)  # fmt: skip
 
 
 @eval_group.command("autoresearchbench")
@@ -209,7 +214,7 @@ def autoresearchbench(**kw: Any) -> None:
 @eval_group.command("drmi")
 @_common
 @_set_options
-@_MAX_CAND
+@_MAX_CAND_DRMI
 def drmi(**kw: Any) -> None:
     """Dr.Mi-Bench compatibility: ids first, titles matched on their first 20 normalised characters."""
     _set_command("drmi", "drmi", "drmi")(**kw)

