@@ -79,11 +79,16 @@ class Settings:
     bm25_stemmer: str = "english"
 
     # --- ranking (service) ------------------------------------------------------------------
-    fusion: str = "rrf"
-    """``rrf`` (reciprocal rank fusion), ``weighted`` (min-max normalised scores) or a single side."""
+    fusion: str = "weighted"
+    """``weighted`` (sum of min-max normalised scores), ``zscore`` (sum of standardised scores), ``rrf``
+    (reciprocal rank fusion), or one family or side alone (``bm25``, ``dense``, ``bm25_papers``...).
+    Chosen on the dev sets (BENCHMARKS.md, "Retrieval quality"): RRF with equal weights lets a weak
+    dense side bury exact full-text hits (known-item success@10 0.997 -> 0.680)."""
     rrf_k: int = 60
     weight_bm25: float = 1.0
-    weight_dense: float = 1.0
+    weight_dense: float = 0.3
+    """Dense family weight against BM25's: 0.3 keeps known-item search at BM25's level and adds
+    topic recall; 0.5 and 1.0 gain little more recall and lose known items (docs/indexing.md)."""
     candidates: int = 1000
     """Hits taken from each side before fusion."""
 

@@ -7,6 +7,11 @@ follow arxiv_id order, so "ties by ascending row" is "ties by ascending arxiv_id
   ``score(d) = Σ_s w_s / (k + rank_s(d))``, ``rank`` 1-based, sides where ``d`` is absent add 0.
 - Weighted min-max: ``score(d) = Σ_s w_s · (x_s(d) − min_s) / (max_s − min_s)`` over each side's
   candidate list (a side whose scores are all equal contributes ``w_s`` to each of its candidates).
+- Weighted z-score (CombSUM over standardised scores, Montague & Aslam, CIKM 2001):
+  ``score(d) = Σ_s w_s · (x_s(d) − μ_s) / σ_s`` with the mean and standard deviation of each side's
+  candidate list; a paper absent from a side gets that side's lowest value. A side whose best hit
+  stands far out of its own distribution (an exact sentence matched by BM25) outweighs a side
+  whose scores are flat (the dense side on the same query), which min-max scaling cannot see.
 """
 
 from __future__ import annotations
@@ -16,7 +21,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Side", "fuse", "merge_max", "rrf", "sort_desc", "weighted_minmax"]
+__all__ = [
+    "FUSION_METHODS",
+    "Side",
+    "fuse",
+    "merge_max",
+    "rrf",
+    "sort_desc",
+    "weighted_minmax",
+    "weighted_zscore",
+]
+
+FUSION_METHODS = ("rrf", "weighted", "zscore")
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,24 @@ def weighted_minmax(sides: Sequence[Side]) -> tuple[np.ndarray, np.ndarray]:
     return _accumulate(rows, contrib)
 
 
+def weighted_zscore(sides: Sequence[Side]) -> tuple[np.ndarray, np.ndarray]:
+    """Sum of weighted z-scores; a paper missing from a side scores that side's minimum z."""
+    present = [s for s in sides if s.rows.size]
+    if not present:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    all_rows = np.unique(np.concatenate([s.rows for s in present]).astype(np.int64))
+    total = np.zeros(all_rows.size, np.float64)
+    for s in present:
+        x = s.scores.astype(np.float64)
+        sd = float(x.std())
+        z = (x - float(x.mean())) / sd if sd > 0 else np.zeros_like(x)
+        floor = float(z.min())
+        contrib = np.full(all_rows.size, s.weight * floor)
+        contrib[np.searchsorted(all_rows, s.rows.astype(np.int64))] = s.weight * z
+        total += contrib
+    return sort_desc(all_rows, total)
+
+
 def fuse(sides: Sequence[Side], method: str, rrf_k: int = 60) -> tuple[np.ndarray, np.ndarray]:
     """One fused list; a single side keeps its own scores and order."""
     if len(sides) == 1:
@@ -89,4 +123,6 @@ def fuse(sides: Sequence[Side], method: str, rrf_k: int = 60) -> tuple[np.ndarra
         return rrf(sides, rrf_k)
     if method == "weighted":
         return weighted_minmax(sides)
-    raise ValueError(f"unknown fusion {method!r}: expected 'rrf' or 'weighted'")
+    if method == "zscore":
+        return weighted_zscore(sides)
+    raise ValueError(f"unknown fusion {method!r}: expected one of {', '.join(FUSION_METHODS)}")

@@ -11,7 +11,7 @@ Up to four sides rank papers for a query, each restricted by the filter mask *be
 Sides of one family share a score scale and merge by max (a paper scores its best unit: its
 title + abstract or its best passage), so a paper with full text is not counted twice. The two
 families (``bm25``, ``dense``) are then fused (`openxiv.indexer.fusion`) by ``mode`` (default
-``Settings.fusion``): ``rrf`` or ``weighted``; ``bm25`` / ``dense`` use that family alone; a side name
+``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf``; ``bm25`` / ``dense`` use that family alone; a side name
 (``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
 to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
 is stored on the backend, so one instance serves many threads; only the query encoder is called
@@ -32,7 +32,7 @@ import numpy as np
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult
-from openxiv.indexer.fusion import Side, fuse, merge_max
+from openxiv.indexer.fusion import FUSION_METHODS, Side, fuse, merge_max
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex
 
@@ -40,7 +40,7 @@ __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
 
 SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
 FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
-FUSIONS = ("rrf", "weighted")
+FUSIONS = FUSION_METHODS
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
 separate full-text collection have their own IDFs and can outscore abstracts on topic queries.
@@ -204,7 +204,7 @@ class HybridBackend:
     # --- internals ---------------------------------------------------------------------------------
     def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode``."""
-        default = self.settings.fusion if self.settings.fusion in FUSIONS else "rrf"
+        default = self.settings.fusion if self.settings.fusion in FUSIONS else "weighted"
         if mode in FUSIONS:
             return self.sides, mode
         if mode in FAMILIES:

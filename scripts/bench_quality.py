@@ -35,14 +35,21 @@ from _bench_md import write_section
 TOPIC_FILES = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
 
-# name -> (mode, rrf/weighted settings, per-side weights)
+# name -> (mode, settings changes, family weights). Weights are explicit so that the rows do not move
+# when the shipped defaults (corpus/config.py) change.
+BM25_DENSE = {"bm25": 1.0, "dense": 1.0}
 CONFIGS: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
-    "bm25 (papers + passages, RRF)": ("bm25", {}, {}),
+    "bm25 (papers + passages)": ("bm25", {}, {}),
     "bm25 papers only": ("bm25_papers", {}, {}),
     "dense only": ("dense", {}, {}),
-    "hybrid RRF (k=60)": ("rrf", {"rrf_k": 60}, {}),
-    "hybrid weighted (min-max, 1:1)": ("weighted", {}, {}),
+    "hybrid rrf 1:1": ("rrf", {"rrf_k": 60}, BM25_DENSE),
+    "hybrid rrf 1:0.3": ("rrf", {"rrf_k": 60}, {"bm25": 1.0, "dense": 0.3}),
+    "hybrid weighted 1:1": ("weighted", {}, BM25_DENSE),
+    "hybrid weighted 1:0.5": ("weighted", {}, {"bm25": 1.0, "dense": 0.5}),
+    "hybrid weighted 1:0.3 (default)": ("weighted", {}, {"bm25": 1.0, "dense": 0.3}),
+    "hybrid zscore 1:0.5": ("zscore", {}, {"bm25": 1.0, "dense": 0.5}),
 }
+DENSE_MODES = ("dense", "rrf", "weighted", "zscore")
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -81,6 +88,8 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
         encoder = (opened.manifest.get("embedding") or {}).get("model", "none")
         base.search("warm up the encoder and the numba kernels", top_k=10)
         for name, (mode, changes, weights) in configs.items():
+            if mode in DENSE_MODES and "dense_papers" not in base.sides:
+                continue
             backend = base.tuned(side_weights=weights, **changes) if (changes or weights) else base
             try:
                 trun, tlat = run_queries(backend, topics, mode, 100)
@@ -109,7 +118,7 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
                 "kw_success@10": per_kind["keywords"]["success@10"],
                 "p50_ms": statistics.median(lat),
                 "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))],
-                "build_s": (opened.manifest.get("timings") or {}).get("total_s"),
+                "build_s": _build_seconds(opened.manifest),
             }
             rows.append(row)
             print(json.dumps(row))
@@ -118,17 +127,27 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
     return rows
 
 
+def _build_seconds(manifest: dict[str, Any]) -> float | None:
+    seconds = (manifest.get("build") or {}).get("seconds")
+    return None if seconds is None else float(seconds)
+
+
+def _minutes(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds / 60:.1f}"
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| encoder | configuration | topic R@10 | topic R@100 | topic nDCG@10 | exact MRR@10 | exact S@1 | "
-        "exact S@10 | keywords MRR@10 | keywords S@1 | keywords S@10 | p50 ms | p95 ms |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "exact S@10 | keywords MRR@10 | keywords S@1 | keywords S@10 | p50 ms | p95 ms | index build min |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     body = "".join(
         f"| {r['encoder']} | {r['config']} | {r['topic_recall@10']:.3f} | {r['topic_recall@100']:.3f} | "
         f"{r['topic_ndcg@10']:.3f} | {r['exact_mrr@10']:.3f} | {r['exact_success@1']:.3f} | "
         f"{r['exact_success@10']:.3f} | {r['kw_mrr@10']:.3f} | {r['kw_success@1']:.3f} | "
-        f"{r['kw_success@10']:.3f} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} |\n"
+        f"{r['kw_success@10']:.3f} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | "
+        f"{_minutes(r['build_s'])} |\n"
         for r in rows
     )
     return head + body
@@ -165,7 +184,11 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
     settings = Settings.from_env()
-    rows = [r for index_dir in args.index for r in measure(index_dir, settings, CONFIGS)]
+    rows: list[dict[str, Any]] = []
+    for index_dir in args.index:
+        # BM25 rows do not depend on the encoder: keep them once (from the first index)
+        done = {r["config"] for r in rows if r["config"].startswith("bm25")}
+        rows += measure(index_dir, settings, {k: v for k, v in CONFIGS.items() if k not in done})
     text = table(rows)
     print(text)
     if args.no_write:

@@ -289,7 +289,12 @@ def baseline(
 ) -> None:
     """Answer every question with one search and write the benchmark's inference output."""
     policy = load_policy(policy_path) if policy_path else AgentPolicy()
-    flags = {"top_k": top_k, "deep_min_score": deep_min_score, "wide_rel": wide_rel, "wide_max": wide_max}
+    flags: dict[str, Any] = {
+        "top_k": top_k,
+        "deep_min_score": deep_min_score,
+        "wide_rel": wide_rel,
+        "wide_max": wide_max,
+    }
     policy = replace(policy, **{k: v for k, v in flags.items() if v is not None})
     try:
         rows = run_agent(url, read_jsonl(input_path), policy)

@@ -77,7 +77,10 @@ class SearchRequest(BaseModel):
     date_str: StrOrList = Field(None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between.")
     date_from: str | None = Field(None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
     date_to: str | None = Field(None, description="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).")
-    mode: str | None = Field(None, description="Ranking override: rrf (default), weighted, bm25, dense.")
+    mode: str | None = Field(
+        None,
+        description="Ranking override: hybrid (the configured default, weighted unless OPENXIV_FUSION says otherwise), weighted, zscore, rrf, bm25, dense.",
+    )
 
 
 class Author(BaseModel):

@@ -42,9 +42,15 @@ MODES = {
     "hybrid": None,
     "rrf": "rrf",
     "weighted": "weighted",
+    "zscore": "zscore",
     "bm25": "bm25",
     "dense": "dense",
     "vector": "dense",
+    # one side alone, for diagnostics; a side the snapshot lacks is a 400 naming the sides it has
+    "bm25_papers": "bm25_papers",
+    "bm25_passages": "bm25_passages",
+    "dense_papers": "dense_papers",
+    "dense_passages": "dense_passages",
 }
 """Accepted ``mode`` values and what the backend receives (``hybrid`` = the configured default)."""
 MAX_BATCH = 50

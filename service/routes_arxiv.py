@@ -189,7 +189,9 @@ def arxiv(
     date_to: Annotated[str | None, Query()] = None,
     source: Annotated[str | None, Query(description="Only `arxiv` is served")] = None,
     search_mode: Annotated[str | None, Query(description="Legacy: hybrid | bm25 | vector")] = None,
-    mode: Annotated[str | None, Query(description="rrf (default), weighted, bm25, dense")] = None,
+    mode: Annotated[
+        str | None, Query(description="hybrid (configured default), weighted, zscore, rrf, bm25, dense")
+    ] = None,
     return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
     section: Annotated[str | None, Query()] = None,
     characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,

@@ -197,7 +197,9 @@ def v1_search_get(
     author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
     date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
     date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
-    mode: Annotated[str | None, Query(description="rrf (default), weighted, bm25, dense.")] = None,
+    mode: Annotated[
+        str | None, Query(description="hybrid (configured default), weighted, zscore, rrf, bm25, dense.")
+    ] = None,
     contents: Annotated[bool, Query(description="Add evidence passages.")] = True,
 ) -> Response:
     """Same as `POST /v1/search`, with query parameters."""

@@ -120,8 +120,10 @@ def test_onnx_int8_default_agrees_with_torch(
         dense_vectors @ dense_vectors.T - 2 * np.eye(len(v))
     ).argmax(1)
     assert float(same.mean()) > 0.8
+    # int8 activations are quantized with one scale per batch, so a text's vector moves slightly with
+    # its batch-mates (torch: > 0.999, test above); a query encoded alone still lands next to itself
     q = minilm_onnx.encode_query(dense_texts[7])
-    assert float(q @ v[7]) > 0.999
+    assert float(q @ v[7]) > 0.99 and int(np.argmax(v @ q)) == 7
 
 
 def test_onnx_export_is_made_once_and_reused(tmp_path: Path):

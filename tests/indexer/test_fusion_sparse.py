@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from openxiv.indexer.fusion import Side, fuse, merge_max, rrf, weighted_minmax
+from openxiv.indexer.fusion import Side, fuse, merge_max, rrf, weighted_minmax, weighted_zscore
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 
@@ -31,6 +31,29 @@ def test_weighted_minmax() -> None:
     assert rows.tolist() == [0, 1, 2, 5]
     with pytest.raises(ValueError, match="unknown fusion"):
         fuse([a, b], "borda")
+
+
+def test_weighted_zscore() -> None:
+    # a: mean 4, population sd sqrt(8) -> z = (6-4)/sd, 0, (0-4)/sd ... on [6, 4, 2] scores
+    a = Side("a", np.array([0, 1, 2]), np.array([6.0, 4.0, 2.0]))
+    b = Side("b", np.array([2, 5]), np.array([3.0, 1.0]), weight=0.5)  # z = +1, -1
+    rows, scores = weighted_zscore([a, b])
+    sd = np.sqrt(8 / 3)
+    za = {0: 2 / sd, 1: 0.0, 2: -2 / sd}
+    expect = {
+        0: za[0] + 0.5 * -1.0,  # absent from b: b's lowest z
+        1: za[1] + 0.5 * -1.0,
+        2: za[2] + 0.5 * 1.0,
+        5: za[2] + 0.5 * -1.0,  # absent from a: a's lowest z
+    }
+    assert dict(zip(rows.tolist(), scores.tolist(), strict=True)) == pytest.approx(expect)
+    assert rows.tolist() == sorted(expect, key=lambda r: (-expect[r], r))
+    # a side with one outstanding hit outweighs a flat side that ranks another paper first
+    sharp = Side("bm25", np.array([1, 2, 3, 4]), np.array([30.0, 5.0, 4.9, 4.8]))
+    flat = Side("dense", np.array([2, 1, 3, 4]), np.array([0.52, 0.51, 0.50, 0.49]))
+    assert weighted_zscore([sharp, flat])[0][0] == 1
+    assert fuse([sharp, flat], "zscore")[0].tolist() == weighted_zscore([sharp, flat])[0].tolist()
+    assert weighted_zscore([Side("e", np.array([], np.int64), np.array([]))])[0].size == 0
 
 
 def test_merge_max_counts_a_paper_once() -> None:

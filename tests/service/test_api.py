@@ -77,9 +77,12 @@ def test_single_query_has_no_batch_keys(client: httpx.Client) -> None:
 
 
 def test_mode_override(client: httpx.Client) -> None:
-    for mode in ("bm25", "dense", "rrf", "weighted"):
+    for mode in ("bm25", "dense", "rrf", "weighted", "zscore", "bm25_papers", "dense_papers"):
         r = client.post("/search", json={"query": QUERY, "top_k": 5, "mode": mode})
         assert r.status_code == 200 and len(r.json()["result"]) == 5, mode
+    # the test index embeds papers only: a passage-vector side is the client's mistake, named
+    r = client.post("/search", json={"query": QUERY, "mode": "dense_passages"})
+    assert r.status_code == 400 and "dense_passages" in r.json()["detail"]
 
 
 def test_server_timing_header(client: httpx.Client) -> None:
