@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -283,26 +285,35 @@ def export_onnx_int8(model_path: Path, out_dir: Path) -> Path:
         axes: dict[str, dict[int, str]] = {n: {0: "batch", 1: "seq"} for n in names}
         axes["last_hidden_state"] = {0: "batch", 1: "seq"}
         fp32 = tmp / "model.fp32.onnx"
-        with torch.inference_mode():
-            torch.onnx.export(
-                model,
-                args,
-                str(fp32),
-                input_names=names,
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=17,
-                dynamo=False,
-            )
-        # per-channel weights with reduce_range: plain per-tensor s8 loses too much on AVX2 (u8s8
-        # saturation); measured cosine to fp32 0.994 against 0.948 (scripts/bench_embed.py)
-        quantize_dynamic(
-            str(fp32),
-            str(tmp / target.name),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            reduce_range=True,
-        )
+        # the tracer and the quantizer warn about things that do not apply to this fixed graph
+        # (constant branches, "pre-process first"); a user building an index should not see them
+        root = logging.getLogger()
+        level = root.level
+        try:
+            root.setLevel(logging.ERROR)
+            with torch.inference_mode(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(
+                    model,
+                    args,
+                    str(fp32),
+                    input_names=names,
+                    output_names=["last_hidden_state"],
+                    dynamic_axes=axes,
+                    opset_version=17,
+                    dynamo=False,
+                )
+                # per-channel weights with reduce_range: plain per-tensor s8 loses too much on AVX2
+                # (u8s8 saturation); measured cosine to fp32 0.994 against 0.948 (bench_embed.py)
+                quantize_dynamic(
+                    str(fp32),
+                    str(tmp / target.name),
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    reduce_range=True,
+                )
+        finally:
+            root.setLevel(level)
         fp32.unlink()
         for extra in ("tokenizer.json", "1_Pooling"):
             src = model_path / extra

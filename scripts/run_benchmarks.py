@@ -78,6 +78,13 @@ def plan(work: Path) -> list[Step]:
         ),
         Step("service", "bench_service.py", (index,), "openxiv serve under load", needs="index"),
         Step("quality", "bench_quality.py", ("--index", index), "retrieval quality", needs="index"),
+        Step(
+            "agent",
+            "bench_agent.py",
+            ("--data", str(work), "--skip-build"),
+            "baseline agent: calibrate, answer over HTTP, score",
+            needs="index",
+        ),
     ]
 
 
