@@ -70,6 +70,9 @@ class Settings:
     (BENCHMARKS.md, "Retrieval quality")."""
     embed_batch_size: int = 64
     embed_device: str = "cpu"
+    dense_storage: str = "fp16"
+    """How exact dense search stores vectors: ``fp16`` (half the memory, ~3x faster, Recall@100
+    0.9998 against ``fp32``) or ``fp32``."""
     ann_threshold: int = 200_000
     """Vector count above which an approximate (HNSW) index replaces exact search."""
 

@@ -281,6 +281,23 @@ class Store:
         with self.engine.connect() as conn:
             return [SectionView(r.idx, r.name, r.text, r.number) for r in conn.execute(q)]
 
+    def lead_section(self, arxiv_id: str) -> SectionView | None:
+        """The first section with text (what a tldr of a paper without an abstract is made from):
+        one row, where `sections` would read the whole full text."""
+        canonical = try_canonical_id(arxiv_id)
+        if canonical is None:
+            return None
+        q = (
+            select(SEC.c.idx, SEC.c.name, SEC.c.text, SEC.c.number)
+            .join(P, P.c.id == SEC.c.paper_id)
+            .where(P.c.arxiv_id == canonical, func.trim(SEC.c.text) != "")
+            .order_by(SEC.c.idx)
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            r = conn.execute(q).first()
+        return None if r is None else SectionView(r.idx, r.name, r.text, r.number)
+
     def _passage_query(self) -> Select[Any]:
         return (
             select(

@@ -109,6 +109,7 @@ def _build_config(settings: Settings, embed: str) -> dict[str, Any]:
         "model": settings.model if embed != "none" else None,
         "embed_max_tokens": settings.embed_max_tokens if embed != "none" else None,
         "ann_threshold": settings.ann_threshold,
+        "dense_storage": settings.dense_storage if embed != "none" else None,
         "bm25_k1": settings.bm25_k1,
         "bm25_b": settings.bm25_b,
         "bm25_stemmer": settings.bm25_stemmer,
@@ -162,6 +163,12 @@ def build_index_report(
     embed = settings.embed
     if embed not in EMBED_CHOICES:
         raise BuildError(f"embed={embed!r}: expected one of {', '.join(EMBED_CHOICES)}")
+    from openxiv.indexer.dense import STORAGES
+
+    if settings.dense_storage not in STORAGES:
+        raise BuildError(
+            f"OPENXIV_DENSE_STORAGE={settings.dense_storage!r}: expected one of {', '.join(STORAGES)}"
+        )
     if not db_path.is_file():
         raise BuildError(f"corpus database not found: {db_path} (create it with `openxiv ingest --db ...`)")
     t_start = time.perf_counter()
@@ -354,7 +361,7 @@ def _embed(
                     enc, texts, cache, progress=progress, batch_size=settings.embed_batch_size
                 )
                 encoded = cache.count(enc.fingerprint) - before
-                index = DenseIndex.build(vectors, settings.ann_threshold)
+                index = DenseIndex.build(vectors, settings.ann_threshold, storage=settings.dense_storage)
                 index.save(tmp / sub)
             info["encoded"] += encoded
             info["reused_from_cache"] += len(set(texts)) - encoded

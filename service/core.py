@@ -177,8 +177,9 @@ def run_search(
         if paper is None:  # the backend and the store come from one snapshot: should not happen
             continue
         ev = _evidence(index, paper, h, query, passages) if contents else None
-        sections = None if paper.abstract else index.store.sections(paper.arxiv_id)
-        hits.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=paper_tldr(paper, sections)))
+        lead = None if paper.abstract else index.store.lead_section(paper.arxiv_id)
+        tl = paper_tldr(paper, [lead] if lead is not None else None)
+        hits.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl))
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
     timings["hydrate"] = round((time.perf_counter() - t0) * 1000, 3)
     return Outcome(query=query, hits=hits, total_count=int(result.total_count), timings_ms=timings)

@@ -240,6 +240,8 @@ def test_sections_and_passages_line_up(ro: Store) -> None:
     by_id = ro.get_passages([passages[3].passage_id, passages[0].passage_id, 10**9])
     assert by_id == {passages[3].passage_id: passages[3], passages[0].passage_id: passages[0]}
     assert ro.passages("2503.11731") == [] and ro.sections("2503.11731") == []
+    assert ro.lead_section("arXiv:2212.11867v1") == next(s for s in sections if s.text.strip())
+    assert ro.lead_section("2503.11731") is None and ro.lead_section("garbage") is None
 
 
 def test_iterators_are_ordered_and_complete(ro: Store) -> None:

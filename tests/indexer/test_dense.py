@@ -24,6 +24,14 @@ def queries(minilm: Encoder) -> np.ndarray:
     return np.stack([minilm.encode_query(q) for q in QUERIES])
 
 
+STORAGE = pytest.mark.parametrize("storage", ["fp16", "fp32"])
+
+
+def stored(vecs: np.ndarray, storage: str) -> np.ndarray:
+    """The vectors as the index keeps them: exact search is exact over these."""
+    return vecs.astype(np.float16).astype(np.float32) if storage == "fp16" else vecs
+
+
 def brute_force(vecs: np.ndarray, q: np.ndarray, k: int, allowed: np.ndarray | None = None):
     sims = q @ vecs.T
     if allowed is not None:
@@ -41,11 +49,13 @@ def assert_same_ranking(s1, i1, s2, i2):
                 assert abs(float(sa) - float(s2[r][list(i2[r]).index(a)])) < 1e-5
 
 
-def test_exact_search_equals_brute_force(dense_vectors: np.ndarray, queries: np.ndarray):
-    index = DenseIndex.build(dense_vectors, ann_threshold=10_000)
+@STORAGE
+def test_exact_search_equals_brute_force(dense_vectors: np.ndarray, queries: np.ndarray, storage: str):
+    index = DenseIndex.build(dense_vectors, ann_threshold=10_000, storage=storage)
     assert index.kind == "flat" and index.ntotal == len(dense_vectors) and index.dim == 384
+    assert index.params["storage"] == storage
     s, i = index.search(queries, 20)
-    bs, bi = brute_force(dense_vectors, queries, 20)
+    bs, bi = brute_force(stored(dense_vectors, storage), queries, 20)
     assert s.shape == (len(QUERIES), 20)
     assert_same_ranking(s, i, bs, bi)
     # a single 1-D query gives one row
@@ -59,14 +69,15 @@ def test_each_abstract_finds_itself_first(dense_vectors: np.ndarray):
     assert list(i[:, 0]) == list(range(50))
 
 
-def test_allowed_restricts_before_the_cut(dense_vectors: np.ndarray, queries: np.ndarray):
+@STORAGE
+def test_allowed_restricts_before_the_cut(dense_vectors: np.ndarray, queries: np.ndarray, storage: str):
     n = len(dense_vectors)
-    index = DenseIndex.build(dense_vectors, ann_threshold=10_000)
+    index = DenseIndex.build(dense_vectors, ann_threshold=10_000, storage=storage)
     for allowed in (np.arange(n) % 3 == 0, np.arange(n) >= n - 60, np.arange(n) % 2 == 1):
         s, i = index.search(queries, 15, allowed=allowed)
         assert (i >= 0).all(), "k allowed rows exist, so k hits come back"
         assert allowed[i].all()
-        bs, bi = brute_force(dense_vectors, queries, 15, allowed)
+        bs, bi = brute_force(stored(dense_vectors, storage), queries, 15, allowed)
         assert_same_ranking(s, i, bs, bi)
     few = np.zeros(n, dtype=bool)
     few[[7, 11, 250]] = True
@@ -86,8 +97,9 @@ def test_ties_break_by_lower_row_id(dense_vectors: np.ndarray):
         assert list(i[0]) == [5, 30, 61]
 
 
-def test_save_load_round_trip(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path):
-    index = DenseIndex.build(dense_vectors, ann_threshold=10_000)
+@STORAGE
+def test_save_load_round_trip(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path, storage: str):
+    index = DenseIndex.build(dense_vectors, ann_threshold=10_000, storage=storage)
     index.save(tmp_path / "idx")
     s, i = index.search(queries, 10)
     for mmap in (True, False):
@@ -102,9 +114,27 @@ def test_save_load_round_trip(dense_vectors: np.ndarray, queries: np.ndarray, tm
         DenseIndex.load(tmp_path / "missing")
 
 
-def test_incremental_add(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path):
-    whole = DenseIndex.build(dense_vectors, ann_threshold=10_000)
-    part = DenseIndex.build(dense_vectors[:200], ann_threshold=10_000)
+def test_fp16_storage_halves_the_file_and_keeps_the_ranking(
+    dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path
+):
+    full = DenseIndex.build(dense_vectors, ann_threshold=10_000, storage="fp32")
+    half = DenseIndex.build(dense_vectors, ann_threshold=10_000)  # the default
+    assert half.params["storage"] == "fp16"
+    size = {name: ix.save(tmp_path / name).stat().st_size for name, ix in (("full", full), ("half", half))}
+    assert size["half"] < 0.55 * size["full"]
+    s32, i32 = full.search(queries, 50)
+    s16, i16 = half.search(queries, 50)
+    assert np.abs(s16 - s32).max() < 2e-3
+    overlap = np.mean([len(set(a) & set(b)) / 50 for a, b in zip(i16, i32, strict=True)])
+    assert overlap >= 0.96
+    with pytest.raises(DenseIndexError, match="storage"):
+        DenseIndex.build(dense_vectors, storage="int4")
+
+
+@STORAGE
+def test_incremental_add(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path, storage: str):
+    whole = DenseIndex.build(dense_vectors, ann_threshold=10_000, storage=storage)
+    part = DenseIndex.build(dense_vectors[:200], ann_threshold=10_000, storage=storage)
     part.save(tmp_path / "p")
     part = DenseIndex.load(tmp_path / "p", mmap=False)
     rows = part.add(dense_vectors[200:])
