@@ -183,6 +183,13 @@ def _cpu_threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
+def _onnx_threads() -> int:
+    """``OMP_NUM_THREADS`` when set (``openxiv serve`` sets it to ``OPENXIV_SERVE_THREADS``, 1 by
+    default), else every core (index builds)."""
+    raw = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return max(1, int(raw)) if raw.isdigit() else _cpu_threads()
+
+
 # --------------------------------------------------------------------------------------------
 # torch / sentence-transformers
 # --------------------------------------------------------------------------------------------
@@ -343,8 +350,12 @@ class OnnxInt8Encoder:
         fp = fingerprint_model_dir(model_path)
         onnx_path = export_onnx_int8(model_path, cache_dir / f"onnx-int8-pc-{fp}")
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = _cpu_threads()
+        threads = _onnx_threads()
+        opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+        if threads == 1:
+            # one thread per query while serving: no pool whose spinning steals CPU from other requests
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
