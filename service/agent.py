@@ -240,28 +240,36 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------------------------- CLI
 
 
+URL_OPTION = click.option(
+    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
+)
+
+
+def input_option(help_text: str) -> Any:
+    return click.option(
+        "--input",
+        "input_path",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        required=True,
+        help=help_text,
+    )
+
+
+def out_option(help_text: str) -> Any:
+    return click.option(
+        "--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help=help_text
+    )
+
+
 @click.group("agent")
 def agent() -> None:
     """Retrieval-only baseline agent for AutoResearchBench-format questions."""
 
 
 @agent.command("baseline")
-@click.option(
-    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
-)
-@click.option(
-    "--input",
-    "input_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).",
-)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Where to write the inference output (JSONL).",
-)
+@URL_OPTION
+@input_option("AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).")
+@out_option("Where to write the inference output (JSONL).")
 @click.option(
     "--policy",
     "policy_path",
@@ -335,22 +343,9 @@ def wide_set(queries: Path, db: Path, out: Path) -> None:
 
 
 @agent.command("calibrate")
-@click.option(
-    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
-)
-@click.option(
-    "--input",
-    "input_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="Calibration questions with gold ids (AutoResearchBench JSONL, wide items).",
-)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Where to write the chosen policy (JSON, read by `agent baseline --policy`).",
-)
+@URL_OPTION
+@input_option("Calibration questions with gold ids (AutoResearchBench JSONL, wide items).")
+@out_option("Where to write the chosen policy (JSON, read by `agent baseline --policy`).")
 @click.option("--top-k", type=click.IntRange(1, 100), default=100, show_default=True)
 def calibrate(url: str, input_path: Path, out: Path, top_k: int) -> None:
     """Choose the wide-item thresholds on dev questions: best mean IoU over a grid.
