@@ -241,7 +241,7 @@ def main() -> None:
             f"| {r['mode']} | {f(r['p50'])} | {f(r['p95'])} | {f(r['encode_p50'])} | {f(r['dense_p50'])} | "
             f"{f(r['bm25_p50'])} | {f(r['recall100'], '.3f')} | {f(r['succ10_exact'], '.3f')} | {f(r['succ10_keywords'], '.3f')} |"
         )
-    cmd = "`.venv/bin/python scripts/bench_index.py --work /tmp/openxiv-demo"
+    cmd = f"`.venv/bin/python scripts/bench_index.py --work {args.work}"
     cmd += "".join(
         f" --{k} {v}"
         for k, v in (("embed", args.embed), ("model", args.model), ("max-tokens", args.max_tokens))
