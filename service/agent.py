@@ -175,12 +175,16 @@ def load_policy(path: Path) -> AgentPolicy:
         raise click.ClickException(f"{path}: not a policy file ({exc})") from exc
 
 
-def _gold_ids(item: dict[str, Any]) -> set[str]:
+def _gold_ids(item: dict[str, Any], n: int, where: str) -> set[str]:
+    """Canonical gold ids of one question, read by the evaluator's own gold parser."""
     from openxiv.corpus.ids import try_canonical_id
+    from openxiv.evaluator.io import EvalInputError, gold_from_obj
 
-    raw = item.get("arxiv_id")
-    values = raw if isinstance(raw, list) else [raw]
-    return {c for c in (try_canonical_id(v) for v in values if v) if c}
+    try:
+        ids = gold_from_obj(item, n, where).ids
+    except EvalInputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return {c for c in map(try_canonical_id, ids) if c}
 
 
 def calibrate_wide(
@@ -201,25 +205,26 @@ def calibrate_wide(
 
     if not hit_lists:
         raise ValueError("no calibration items")
+    # each hit's id is parsed once, not once per grid point
+    canonical = [{id(h): try_canonical_id(h.get("arxiv_id")) for h in hits} for hits in hit_lists]
     grid: list[dict[str, float]] = []
-    best: tuple[float, float, int] | None = None
+    best_key: tuple[float, float, int] | None = None
     for rel in rel_grid:
-        for cap in max_grid:
-            if cap > top_k:
-                continue
+        for cap in (c for c in max_grid if c <= top_k):
             policy = AgentPolicy(top_k=top_k, wide_rel=rel, wide_max=cap)
             total = 0.0
-            for hits, gold in zip(hit_lists, golds, strict=True):
+            for hits, ids, gold in zip(hit_lists, canonical, golds, strict=True):
                 chosen, _ = select(hits, "wide", policy)
-                pred = {c for c in (try_canonical_id(h.get("arxiv_id")) for h in chosen) if c}
+                pred = {c for c in (ids[id(h)] for h in chosen) if c}
                 total += iou(*set_counts(pred, gold))
             mean = total / len(hit_lists)
             grid.append({"wide_rel": rel, "wide_max": cap, "mean_iou": mean})
             key = (mean, rel, -cap)
-            if best is None or key > (best[0], best[1], -best[2]):
-                best = (mean, rel, cap)
-    assert best is not None
-    return AgentPolicy(top_k=top_k, wide_rel=best[1], wide_max=best[2]), best[0], grid
+            if best_key is None or key > best_key:
+                best_key = key
+    assert best_key is not None
+    mean, rel, neg_cap = best_key
+    return AgentPolicy(top_k=top_k, wide_rel=rel, wide_max=-neg_cap), mean, grid
 
 
 def run_agent(url: str, items: Iterable[dict[str, Any]], policy: AgentPolicy) -> list[dict[str, Any]]:
@@ -356,6 +361,7 @@ def calibrate(url: str, input_path: Path, out: Path, top_k: int) -> None:
     items = [i for i in read_jsonl(input_path) if item_type(i) == "wide"]
     if not items:
         raise click.ClickException(f"{input_path}: no wide items (arxiv_id as a list) to calibrate on")
+    golds = [_gold_ids(item, n, f"{input_path} wide item {n}") for n, item in enumerate(items, 1)]
     bot = BaselineAgent(url, AgentPolicy(top_k=top_k))
     try:
         hit_lists = [bot.search(str(i.get("question", ""))) for i in items]
@@ -363,7 +369,7 @@ def calibrate(url: str, input_path: Path, out: Path, top_k: int) -> None:
         raise click.ClickException(f"search service at {url} failed: {exc}") from exc
     finally:
         bot.close()
-    policy, score, grid = calibrate_wide(hit_lists, [_gold_ids(i) for i in items], top_k)
+    policy, score, grid = calibrate_wide(hit_lists, golds, top_k)
     record = {"policy": asdict(policy), "mean_iou": score, "items": len(items), "source": str(input_path)}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**record, "grid": grid}, indent=1) + "\n", encoding="utf-8")
