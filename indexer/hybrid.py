@@ -40,7 +40,6 @@ __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
 
 SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
 FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
-FUSIONS = FUSION_METHODS
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
 separate full-text collection have their own IDFs and can outscore abstracts on topic queries.
@@ -204,8 +203,9 @@ class HybridBackend:
     # --- internals ---------------------------------------------------------------------------------
     def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode``."""
-        default = self.settings.fusion if self.settings.fusion in FUSIONS else "weighted"
-        if mode in FUSIONS:
+        # a family or side as the configured default still fuses within it by the built-in method
+        default = self.settings.fusion if self.settings.fusion in FUSION_METHODS else Settings.fusion
+        if mode in FUSION_METHODS:
             return self.sides, mode
         if mode in FAMILIES:
             wanted = tuple(s for s in FAMILIES[mode] if s in self.sides)
@@ -213,7 +213,7 @@ class HybridBackend:
             wanted = (mode,) if mode in self.sides else ()
         else:
             raise UnsupportedMode(
-                f"unknown mode {mode!r}: expected one of {', '.join((*FUSIONS, *FAMILIES, *SIDES))}"
+                f"unknown mode {mode!r}: expected one of {', '.join((*FUSION_METHODS, *FAMILIES, *SIDES))}"
             )
         if not wanted:
             raise UnsupportedMode(
