@@ -3,9 +3,9 @@
 Row ``i`` of the index is document ``i`` of the snapshot's document list (the caller keeps that
 mapping). Below ``ann_threshold`` vectors the index is exact: every stored vector is scored, as
 float16 (``IndexScalarQuantizer`` QT_fp16, the default ``storage``) or float32 (``IndexFlatIP``).
-Exact search over 100k vectors is bound by memory bandwidth, so half the bytes is about a third of the
-time (16 -> 5.4 ms per query at k = 1000 on the shared corpus) for Recall@100 0.9998 against float32
-(``docs/embeddings.md``). Above the threshold, HNSW
+Exact search reads every vector, so half the bytes is faster: 5.5 / 4.4 against 7.3 / 6.7 ms of CPU
+per k = 1000 query over 74,728 real vectors in two runs, Recall@1000 0.9999 against float32
+(``scripts/bench_ann.py``, BENCHMARKS.md). Above the threshold, HNSW
 (``IndexHNSWFlat`` with ``METRIC_INNER_PRODUCT``), whose recall against exact search is measured by
 ``scripts/bench_ann.py``. Results are deterministic: best score first, ties broken by lower row id.
 Filters (``allowed``) apply before the top-k is cut, so a query asking for k hits gets k hits
@@ -29,8 +29,9 @@ STORAGES = ("fp16", "fp32")
 INDEX_FILE = "dense.faiss"
 META_FILE = "dense.json"
 
-# Below this many allowed rows, a filtered query is answered exactly from the allowed rows alone:
-# cheaper than a filtered graph walk and it can never come back short.
+# Below this many allowed rows, a filtered HNSW query is answered exactly from the allowed rows alone:
+# cheaper than a filtered graph walk and it can never come back short. (Exact indexes filter inside
+# their FAISS scan at any size.)
 EXACT_SUBSET_MAX = 20_000
 
 CORES = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
@@ -162,7 +163,11 @@ class DenseIndex:
                 return scores, ids
             if n_allowed == n:
                 allowed = None
-            elif n_allowed <= EXACT_SUBSET_MAX or (self.kind == "flat" and n_allowed <= n // 4):
+            elif self.kind == "hnsw" and n_allowed <= EXACT_SUBSET_MAX:
+                # a graph walk over few allowed rows is slow and can come back short; an exact index
+                # scans every code anyway and skips the others itself (IDSelectorBitmap), which is
+                # cheaper than gathering the allowed vectors: 2.7-3.2 against 36.6 ms at 10% allowed with
+                # float16 storage, where gathering means decoding (scripts/bench_ann.py)
                 return self._subset_exact(q, k, np.flatnonzero(allowed), scores, ids)
         want = min(k, n if allowed is None else int(allowed.sum()))
         s, i = self._faiss_search(q, want, allowed)
