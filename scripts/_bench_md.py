@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+BENCH_DIR = BENCH.parent / "data" / "bench"
+"""Where benchmarks keep what they build (caches, model exports, indexes): data/bench of this checkout."""
 
 
 def write_section(title: str, body: str, path: Path = BENCH) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.config import Settings
+from openxiv.service.demo import CALIBRATION_QUERIES, DEMO_QUERIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
@@ -64,10 +65,10 @@ def main() -> None:
         "The deterministic retrieval-only agent (`openxiv agent baseline`, no LLM: one `POST /search` per "
         "question) on AutoResearchBench-format wide questions made from the dev topic queries (question = "
         "topic, gold = the curated list's papers in the corpus). Its two thresholds were chosen by "
-        f"`openxiv agent calibrate` on the {policy['items']} questions of `topic_queries_dev` "
+        f"`openxiv agent calibrate` on the {policy['items']} questions of `{CALIBRATION_QUERIES}` "
         f"(best mean IoU {policy['mean_iou']:.4f} there: keep hits scoring at least "
         f"{p['wide_rel']} x the top score, at most {p['wide_max']}, from the top {p['top_k']}) and scored on "
-        f"the {aggregates['iou']['n']} questions of `topic_queries_more_dev`, which calibration never saw. "
+        f"the {aggregates['iou']['n']} questions of `{DEMO_QUERIES}`, which calibration never saw. "
         "Scores by `openxiv eval autoresearchbench`, bootstrap 95% CIs.\n\n"
         "| metric | mean | 95% CI |\n|---|---:|---:|\n"
         + rows

@@ -21,7 +21,7 @@ import faiss
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
+from _bench_md import BENCH_DIR, write_section
 from bench_embed import cs_papers, load_gold
 
 from openxiv.corpus.config import Settings
@@ -29,7 +29,6 @@ from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys
 from openxiv.indexer.embed import load_encoder
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "data" / "bench"  # data/bench of this checkout
 CPU_MS: dict[int, float] = {}
 
 
@@ -69,6 +68,9 @@ def main() -> None:
     ap.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256, 512])
     ap.add_argument("--ivf-nlist", type=int, default=1024)
     ap.add_argument("--nprobe", type=int, nargs="+", default=[16, 32, 64])
+    ap.add_argument(
+        "--k", type=int, default=100, help="hits per query; recall is Recall@k against exact fp32"
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
@@ -93,18 +95,29 @@ def main() -> None:
     rng = np.random.default_rng(0)
     allowed = rng.random(n) < 0.10
 
-    rows = []
-    t = time.perf_counter()
-    exact = DenseIndex.build(vecs, ann_threshold=n + 1)
-    build_flat = time.perf_counter() - t
-    _, truth = exact.search(qv, 100)
-    lat = latencies(exact, qv, 100)
-    lat_f = latencies(exact, qv, 100, allowed)
-    rows.append(("exact IndexFlatIP", build_flat, 1.0, lat, lat_f))
-    print(rows[-1][:3], p(lat, 50), flush=True)
+    k = args.k
+    rows: list[tuple[str, float, float, list[float], list[float] | None]] = []
+
+    def exact(storage: str) -> tuple[np.ndarray, float, list[float], list[float]]:
+        t = time.perf_counter()
+        index = DenseIndex.build(vecs, ann_threshold=n + 1, storage=storage)
+        built = time.perf_counter() - t
+        _, ids = index.search(qv, k)
+        return ids, built, latencies(index, qv, k), latencies(index, qv, k, allowed)
+
+    # float32 exact search is the ground truth every row (float16 storage included) is compared with
+    truth, built, lat, lat_f = exact("fp32")
+    rows.append(("exact IndexFlatIP (fp32)", built, 1.0, lat, lat_f))
 
     def recall(ids: np.ndarray) -> float:
-        return float(np.mean([len(set(a) & set(b)) / 100 for a, b in zip(ids, truth, strict=True)]))
+        return float(
+            np.mean([len(set(a.tolist()) & set(b.tolist())) / k for a, b in zip(ids, truth, strict=True)])
+        )
+
+    ids, built, lat, lat_f = exact("fp16")
+    rows.append(("exact IndexScalarQuantizer fp16 (default)", built, recall(ids), lat, lat_f))
+    for row in rows:
+        print(row[:3], p(row[3], 50), flush=True)
 
     for m in args.hnsw_m:
         t = time.perf_counter()
@@ -113,14 +126,14 @@ def main() -> None:
         for ef in args.ef_search:
             h.index.hnsw.efSearch = ef
             h.params["efSearch"] = ef
-            _, ids = h.search(qv, 100)
+            _, ids = h.search(qv, k)
             rows.append(
                 (
                     f"HNSW M={m} efC=200 efSearch={ef}",
                     build_h,
                     recall(ids),
-                    latencies(h, qv, 100),
-                    latencies(h, qv, 100, allowed),
+                    latencies(h, qv, k),
+                    latencies(h, qv, k, allowed),
                 )
             )
             print(rows[-1][:3], p(rows[-1][3], 50), flush=True)
@@ -133,13 +146,13 @@ def main() -> None:
     build_ivf = time.perf_counter() - t
     for nprobe in args.nprobe:
         ivf.nprobe = nprobe
-        _, ids = ivf.search(qv, 100)
+        _, ids = ivf.search(qv, k)
         lat = []
         faiss.omp_set_num_threads(1)
         c = time.process_time()
         for q in qv:
             t = time.perf_counter()
-            ivf.search(q[None, :], 100)
+            ivf.search(q[None, :], k)
             lat.append((time.perf_counter() - t) * 1000)
         CPU_MS[id(lat)] = (time.process_time() - c) * 1000 / len(qv)
         faiss.omp_set_num_threads(2)
@@ -150,18 +163,19 @@ def main() -> None:
 
     lines = [
         f"{n:,} real paper vectors (cs listing, title + abstract, `{enc.name}` at {args.max_tokens} tokens, "
-        f"dim {vecs.shape[1]}), {len(qv)} dev topic queries, k=100, one query at a time. Recall@100 = overlap "
-        "with the exact top 100. Filtered = `allowed` marks a random 10% of rows (DenseIndex answers "
+        f"dim {vecs.shape[1]}), {len(qv)} dev topic queries, k={k}, one query at a time. Recall@{k} = overlap "
+        f"with the exact float32 top {k}. Filtered = `allowed` marks a random 10% of rows (DenseIndex answers "
         "filters under 20,000 allowed rows exactly from those rows).",
         "",
-        "| index | build s | Recall@100 vs exact | CPU ms/query | CPU ms/query filtered 10% | p50 ms wall "
+        f"| index | build s | Recall@{k} vs exact fp32 | CPU ms/query | CPU ms/query filtered 10% | p50 ms wall "
         "| p95 ms wall |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, b, r, lat, lat_f in rows:
-        lf = "—" if lat_f is None else f"{CPU_MS[id(lat_f)]:.2f}"
+    for name, b, r, row_lat, row_lat_f in rows:
+        lf = "—" if row_lat_f is None else f"{CPU_MS[id(row_lat_f)]:.2f}"
         lines.append(
-            f"| {name} | {b:.1f} | {r:.4f} | {CPU_MS[id(lat)]:.2f} | {lf} | {p(lat, 50):.2f} | {p(lat, 95):.2f} |"
+            f"| {name} | {b:.1f} | {r:.4f} | {CPU_MS[id(row_lat)]:.2f} | {lf} | {p(row_lat, 50):.2f} "
+            f"| {p(row_lat, 95):.2f} |"
         )
     load = Path("/proc/loadavg").read_text().split()[:3]
     lines += [
@@ -169,11 +183,14 @@ def main() -> None:
         f"Load average at the end: {' '.join(load)} on 2 cores (other jobs were running: wall latencies "
         "are upper bounds; single queries run on one thread, so CPU ms is the idle-machine latency). "
         f"p50 exact single-query wall latency: {statistics.median(rows[0][3]):.2f} ms. Command: "
-        f"`.venv/bin/python scripts/bench_ann.py --model {args.model} --max-tokens {args.max_tokens}`",
+        "`.venv/bin/python scripts/bench_ann.py "
+        + " ".join(a for a in sys.argv[1:] if a != "--no-write")
+        + "`",
     ]
     print("\n".join(lines))
     if not args.no_write:
-        write_section("Dense ANN vs exact (FAISS)", "\n".join(lines))
+        title = "Dense ANN vs exact (FAISS)" + ("" if k == 100 else f", k={k}")
+        write_section(title, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -31,14 +31,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
+from _bench_md import BENCH_DIR, write_section
 
 from openxiv.corpus.config import Settings, shared_dir
 from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys, encode_cached
 from openxiv.indexer.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "data" / "bench"  # data/bench of this checkout
 LISTINGS = ("listing-cs-2503-2606.jsonl.gz", "listing-astro-2504-2606.jsonl.gz")
 ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")

