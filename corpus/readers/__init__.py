@@ -84,9 +84,9 @@ def detect_format(path: str | Path) -> str:
     seen = 0
     for item in itertools.islice(iter_json_lines(path), _DETECT_MAX_LINES):
         if isinstance(item, ReadError):
-            if item.reason.startswith("cannot read file"):
+            if item.location == "file":  # nothing could be read at all
                 raise FormatError(f"{path.name}: {item.reason}")
-            continue
+            continue  # a bad line, or a file cut short after some lines: vote with what was read
         seen += 1
         fmt = _format_of_keys(set(item[1]))
         if fmt:

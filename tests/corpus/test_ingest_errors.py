@@ -6,6 +6,7 @@ Every bad file is built from real lines of ../shared with one defect put in.
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 from collections.abc import Callable
@@ -103,6 +104,18 @@ def test_detection_says_when_lines_disagree_or_nothing_is_known(
     junk = write(tmp_path / "junk.jsonl", ["not json\n", "\n", '{"foo": 1}\n', '{"bar": 2}\n'])
     with pytest.raises(FormatError, match="unknown JSON keys"):
         detect_format(junk)
+
+
+def test_a_file_cut_short_is_detected_from_the_lines_before_the_cut(
+    listing_files: list[Path], tmp_path: Path, head: HeadFn
+) -> None:
+    data = gzip.compress("".join(head(listing_files[0], 30)).encode())
+    path = write(tmp_path / "cut.jsonl.gz", data[: len(data) * 2 // 3])
+    assert detect_format(path) == "listing"
+    items = list(read_path(path))
+    assert len(records(items)) >= 10
+    [err] = errors(items)
+    assert err.location.startswith("line ") and "cannot read file" in err.reason
 
 
 # ---------------------------------------------------------------- wrong types
