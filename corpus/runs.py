@@ -15,15 +15,19 @@ import socket
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import FrameType
+from typing import Any
 
 from sqlalchemy import Connection, insert, inspect, select, update
 
+from openxiv.corpus.records import ReadError
 from openxiv.corpus.schema import IngestRun
 
 __all__ = [
     "RUN_STATUSES",
+    "IngestSummary",
     "Interrupted",
     "effective_status",
     "end_run",
@@ -34,6 +38,37 @@ __all__ = [
 
 RUNS = IngestRun.__table__
 RUN_STATUSES = ("running", "finished", "interrupted", "failed")
+
+
+@dataclass
+class IngestSummary:
+    """What one `Store.ingest` call did. ``read`` counts records, ``skipped`` the `ReadError` items."""
+
+    read: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    errors: list[ReadError] = field(default_factory=list)
+    run_id: int | None = None
+    seconds: float = 0.0
+    status: str = "running"
+    """How the run ended: ``finished``, ``interrupted`` or ``failed`` (see `openxiv.corpus.runs`)."""
+
+    def counts(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in ("read", "added", "updated", "unchanged", "skipped")}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "read": self.read,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 class Interrupted(KeyboardInterrupt):

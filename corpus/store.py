@@ -15,7 +15,6 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from openxiv.corpus.records import (
     ReadError,
     SectionView,
 )
-from openxiv.corpus.runs import end_run, run_status_counts, start_run
+from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
 from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
 from openxiv.corpus.titles import normalize_title
 from openxiv.corpus.writer import PAS, SEC, BatchCounts, P, write_batch
@@ -48,37 +47,6 @@ ERRS = IngestError.__table__
 BATCH_RECORDS = 5000
 BATCH_CHARS = 16_000_000
 _IN_CHUNK = 900
-
-
-@dataclass
-class IngestSummary:
-    """What one `Store.ingest` call did. ``read`` counts records, ``skipped`` the `ReadError` items."""
-
-    read: int = 0
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    errors: list[ReadError] = field(default_factory=list)
-    run_id: int | None = None
-    seconds: float = 0.0
-    status: str = "running"
-    """How the run ended: ``finished``, ``interrupted`` or ``failed`` (see `openxiv.corpus.runs`)."""
-
-    def counts(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("read", "added", "updated", "unchanged", "skipped")}
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "status": self.status,
-            "read": self.read,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": self.skipped,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]:
