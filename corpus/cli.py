@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -14,11 +15,24 @@ from sqlalchemy.exc import DatabaseError
 from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import FORMATS, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
 from openxiv.corpus.store import IngestSummary, Store
 
-__all__ = ["ingest", "stats"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "ingest", "stats"]
 
 SHOW_ERRORS = 20
+
+EXIT_OK = 0
+"""Every input was read and every record landed."""
+EXIT_FAILED = 1
+"""Nothing could be read, or the database could not be written."""
+EXIT_USAGE = 2
+"""A usage error (click's code): a missing input path, an unknown option or format."""
+EXIT_SKIPPED = 3
+"""Finished, but some lines or files were skipped (listed, and in the report and ``ingest_errors``).
+Scripts that accept skipped input (``make corpus``, ``openxiv demo``) treat it as success."""
+EXIT_INTERRUPTED = 128
+"""Plus the signal number: 130 after Ctrl-C, 143 after SIGTERM (the shell's convention)."""
 
 
 def _default_db() -> Path:
@@ -81,11 +95,15 @@ def ingest(
 ) -> None:
     """Read papers from INPUT files or folders into the corpus database.
 
-    Formats (detected per file unless --format is given): arXiv listing JSONL, arXiv OAI/Kaggle
-    metadata JSONL, plain-text full texts ({id, text}), unarXive JSONL, and PDFs. .gz files and
-    folders (read recursively) are accepted. The same paper from several inputs or versions is
-    stored once; re-running an ingest changes nothing. Bad lines and files are reported and
-    skipped; the exit status is non-zero only when nothing could be read.
+    Formats (detected per file from its first JSON lines unless --format is given): arXiv listing
+    JSONL, arXiv OAI/Kaggle metadata JSONL, plain-text full texts ({id, text}), unarXive JSONL, and
+    PDFs. .gz files and folders (read recursively) are accepted. The same paper from several inputs
+    or versions is stored once; re-running an ingest changes nothing. Bad lines and files are
+    reported and skipped, the rest lands.
+
+    Exit status: 0 all landed; 3 finished, but some input was skipped; 1 nothing could be read or
+    the database failed; 2 usage error; 130/143 interrupted by Ctrl-C/SIGTERM (the run is marked
+    interrupted and the batches committed so far stay).
     """
     settings = Settings.from_env().replace(
         db=db, passage_words=passage_words, passage_overlap=passage_overlap
@@ -97,12 +115,33 @@ def ingest(
         )
     db_path = settings.db_path
     try:
-        with Store(db_path) as store:
+        with terminate_as_interrupt(), Store(db_path) as store:
             summary = store.ingest(_items(inputs, fmt, progress), settings=settings)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        click.echo(
+            f"Interrupted ({signal.Signals(signum).name}): the run is marked interrupted in {db_path}; "
+            "the batches committed before stay, and running the same ingest again completes it.",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED + signum)
     except DatabaseError as exc:
         raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write the corpus database {db_path}: {exc}") from exc
+    _print_summary(summary, db_path, has_report=report is not None)
+    if report is not None:
+        _write_report(report, inputs, summary, db_path)
+        click.echo(f"Report written to {report}")
+    if summary.read == 0:
+        click.echo("Error: nothing could be read from the inputs.", err=True)
+        sys.exit(EXIT_FAILED)
+    if summary.skipped:
+        click.echo(f"Ingest finished with {summary.skipped} skipped input(s) (exit status {EXIT_SKIPPED}).")
+        sys.exit(EXIT_SKIPPED)
+
+
+def _print_summary(summary: IngestSummary, db_path: Path, has_report: bool) -> None:
     rate = summary.read / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
         f"{db_path}: read {summary.read}, added {summary.added}, updated {summary.updated}, "
@@ -115,14 +154,8 @@ def ingest(
             click.echo(f"  {e.source}, {e.location}: {e.reason}")
         if len(summary.errors) > SHOW_ERRORS:
             more = len(summary.errors) - SHOW_ERRORS
-            hint = "" if report else " (use --report FILE for the full list)"
+            hint = "" if has_report else " (use --report FILE for the full list)"
             click.echo(f"  and {more} more{hint}")
-    if report is not None:
-        _write_report(report, inputs, summary, db_path)
-        click.echo(f"Report written to {report}")
-    if summary.read == 0:
-        click.echo("Error: nothing could be read from the inputs.", err=True)
-        sys.exit(1)
 
 
 def _table(data: dict[str, Any]) -> str:

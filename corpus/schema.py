@@ -132,11 +132,23 @@ class Passage(Base):
 
 
 class IngestRun(Base):
+    """One `Store.ingest` call: how it ended and what it did (``openxiv.corpus.runs``)."""
+
     __tablename__ = "ingest_runs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     started_at: Mapped[datetime] = mapped_column(DateTime, nullable=False)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    """When the run ended (finished, interrupted or failed); null while running or after a kill -9."""
+    status: Mapped[str] = mapped_column(String(16), nullable=False, server_default="finished")
+    """``running``, ``finished``, ``interrupted`` (Ctrl-C, SIGTERM) or ``failed`` (an error). A run
+    left ``running`` by a process that no longer exists was killed; `openxiv stats` counts it as
+    interrupted. Rows written before this column existed are ``finished``, or ``interrupted`` when
+    they have no ``finished_at``."""
+    pid: Mapped[int | None] = mapped_column(Integer)
+    """Process id of the ingest, to tell a live ``running`` run from a killed one."""
+    host: Mapped[str | None] = mapped_column(Text)
+    """Host name of that process (a pid means nothing on another machine)."""
     read: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     added: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     updated: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

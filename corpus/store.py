@@ -15,16 +15,16 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Select, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, Select, create_engine, event, func, insert, select
 from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
+from openxiv.corpus.migrations import add_missing_columns
 from openxiv.corpus.records import (
     IndexDoc,
     PaperRecord,
@@ -33,9 +33,10 @@ from openxiv.corpus.records import (
     ReadError,
     SectionView,
 )
+from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
 from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
 from openxiv.corpus.titles import normalize_title
-from openxiv.corpus.writer import PAS, SEC, P, write_batch
+from openxiv.corpus.writer import PAS, SEC, BatchCounts, P, write_batch
 
 __all__ = ["IngestSummary", "Store"]
 
@@ -46,31 +47,6 @@ ERRS = IngestError.__table__
 BATCH_RECORDS = 5000
 BATCH_CHARS = 16_000_000
 _IN_CHUNK = 900
-
-
-@dataclass
-class IngestSummary:
-    """What one `Store.ingest` call did. ``read`` counts records, ``skipped`` the `ReadError` items."""
-
-    read: int = 0
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    errors: list[ReadError] = field(default_factory=list)
-    run_id: int | None = None
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "read": self.read,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": self.skipped,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]:
@@ -111,6 +87,7 @@ class Store:
         event.listen(self.engine, "connect", _set_pragmas(_readonly))
         if not _readonly:
             Base.metadata.create_all(self.engine)
+            add_missing_columns(self.engine, Base.metadata)
 
     @classmethod
     def open_readonly(cls, db_path: str | Path) -> Store:
@@ -130,78 +107,78 @@ class Store:
     def ingest(
         self, items: Iterable[PaperRecord | ReadError], settings: Settings | None = None
     ) -> IngestSummary:
-        """Upsert every record, report every `ReadError`; one transaction per batch."""
+        """Upsert every record, report every `ReadError`; one transaction per batch.
+
+        The run is recorded in ``ingest_runs``: ``finished`` at the end; ``interrupted`` when a
+        KeyboardInterrupt (Ctrl-C, or SIGTERM under `openxiv.corpus.runs.terminate_as_interrupt`)
+        stops it, ``failed`` on any other error, then the exception goes on. Batches committed
+        before stay; the run's counts are those of the committed batches.
+        """
         if self.readonly:
             raise PermissionError("this store was opened read-only")
         settings = settings or Settings.from_env()
         started = datetime.now()
         summary = IngestSummary()
         with self.engine.begin() as conn:
-            summary.run_id = int(conn.execute(insert(RUNS).values(started_at=started)).lastrowid)
+            summary.run_id = start_run(conn, started)
+        committed = IngestSummary()
         batch: list[PaperRecord] = []
         errors: list[ReadError] = []
         chars = 0
 
+        def skip(err: ReadError) -> None:
+            summary.skipped += 1
+            summary.errors.append(err)
+            errors.append(err)
+
         def flush() -> None:
             nonlocal chars
+            counts = BatchCounts()
             with self.engine.begin() as conn:
                 if batch:
                     counts = write_batch(conn, batch, settings.passage_words, settings.passage_overlap)
-                    summary.added += counts.added
-                    summary.updated += counts.updated
-                    summary.unchanged += counts.unchanged
                 if errors:
-                    conn.execute(
-                        insert(ERRS),
-                        [
-                            {
-                                "run_id": summary.run_id,
-                                "source": e.source,
-                                "location": e.location,
-                                "reason": e.reason,
-                            }
-                            for e in errors
-                        ],
-                    )
+                    rows = [{"run_id": summary.run_id, "source": e.source, "location": e.location,
+                             "reason": e.reason} for e in errors]  # fmt: skip
+                    conn.execute(insert(ERRS), rows)
+            summary.added += counts.added  # counted once committed, so an interrupted run is exact
+            summary.updated += counts.updated
+            summary.unchanged += counts.unchanged
+            committed.read, committed.skipped = summary.read, summary.skipped
             batch.clear()
             errors.clear()
             chars = 0
 
-        for item in items:
-            if isinstance(item, ReadError):
-                summary.skipped += 1
-                summary.errors.append(item)
-                errors.append(item)
-                continue
-            canonical = try_canonical_id(item.arxiv_id)
-            if canonical is None:
-                err = ReadError(item.source, "record", f"invalid arXiv id {item.arxiv_id!r}")
-                summary.skipped += 1
-                summary.errors.append(err)
-                errors.append(err)
-                continue
-            item.arxiv_id = canonical
-            summary.read += 1
-            batch.append(item)
-            chars += sum(len(s.text) for s in item.sections)
-            if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
-                flush()
-        flush()
-        summary.seconds = (datetime.now() - started).total_seconds()
-        with self.engine.begin() as conn:
-            conn.execute(
-                update(RUNS)
-                .where(RUNS.c.id == summary.run_id)
-                .values(
-                    finished_at=datetime.now(),
-                    read=summary.read,
-                    added=summary.added,
-                    updated=summary.updated,
-                    unchanged=summary.unchanged,
-                    skipped=summary.skipped,
-                )
-            )
+        try:
+            for item in items:
+                if isinstance(item, ReadError):
+                    skip(item)
+                    continue
+                canonical = try_canonical_id(item.arxiv_id)
+                if canonical is None:
+                    skip(ReadError(item.source, "record", f"invalid arXiv id {item.arxiv_id!r}"))
+                    continue
+                item.arxiv_id = canonical
+                summary.read += 1
+                batch.append(item)
+                chars += sum(len(s.text) for s in item.sections)
+                if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
+                    flush()
+            flush()
+        except BaseException as exc:
+            summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            summary.read, summary.skipped = committed.read, committed.skipped
+            self._end_run(summary, started)
+            raise
+        summary.status = "finished"
+        self._end_run(summary, started)
         return summary
+
+    def _end_run(self, summary: IngestSummary, started: datetime) -> None:
+        summary.seconds = (datetime.now() - started).total_seconds()
+        assert summary.run_id is not None
+        with self.engine.begin() as conn:
+            end_run(conn, summary.run_id, summary.status, summary.counts())
 
     def copy_to(self, path: str | Path) -> Path:
         """A consistent copy of the database (``VACUUM INTO``), in rollback-journal mode."""
@@ -388,7 +365,10 @@ class Store:
             return list(conn.execute(q).scalars())
 
     def stats(self) -> dict[str, Any]:
-        """Counts: papers, papers_with_fulltext, sections, passages, skipped (all runs), and more."""
+        """Counts: papers, papers_with_fulltext, sections, passages, skipped (all runs), and more.
+
+        ``interrupted_runs`` counts runs stopped by Ctrl-C or SIGTERM and runs left ``running`` by a
+        process that is gone (killed with -9)."""
         with self.engine.connect() as conn:
 
             def count(q: Any) -> int:
@@ -407,6 +387,7 @@ class Store:
                 "passages": count(select(func.count()).select_from(PAS)),
                 "skipped": count(select(func.count()).select_from(ERRS)),
                 "ingest_runs": count(select(func.count()).select_from(RUNS)),
+                "interrupted_runs": run_status_counts(conn)["interrupted"],
                 "categories": count(select(func.count(func.distinct(P.c.primary_category)))),
                 "sources": by_source,
                 "db_bytes": self.path.stat().st_size if self.path.exists() else 0,

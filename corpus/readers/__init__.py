@@ -2,7 +2,12 @@
 
 Every reader streams its input in constant memory and accepts ``.gz`` files. `read_path` takes a
 file or a folder (read recursively, in sorted order), detects each file's format unless one is
-given, and never raises for bad input: a file that cannot be read is one `ReadError`.
+given, and never raises for bad input: a bad line is one `ReadError` (the rest of the file is read),
+a file that cannot be read or recognised is one `ReadError`.
+
+The JSON-lines formats share one line loop (`openxiv.corpus.readers._jsonl.read_json_records`):
+UTF-8, JSON, type (`openxiv.corpus.readers.fields`) and size (`openxiv.corpus.readers.limits`)
+checks are the same for all of them.
 
 Formats: ``listing`` (arXiv daily listings), ``oai`` (arXiv OAI / Kaggle metadata snapshot),
 ``plaintext`` (``{id, text}`` full texts), ``unarxive`` (unarXive JSONL) and ``pdf``.
@@ -11,22 +16,28 @@ Formats: ``listing`` (arXiv daily listings), ``oai`` (arXiv OAI / Kaggle metadat
 from __future__ import annotations
 
 import importlib
-import json
+import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from openxiv.corpus.readers._jsonl import open_text
+from openxiv.corpus.readers._jsonl import Parse, iter_json_lines, read_json_records
 from openxiv.corpus.records import PaperRecord, ReadError
 
-__all__ = ["FORMATS", "FormatError", "detect_format", "read_path"]
+__all__ = ["DETECT_LINES", "FORMATS", "FormatError", "detect_format", "read_path"]
 
 FORMATS = ("listing", "oai", "plaintext", "unarxive", "pdf")
 
-_READERS: dict[str, str] = {
-    "listing": "openxiv.corpus.readers.listing:read_listing",
-    "oai": "openxiv.corpus.readers.oai:read_oai",
-    "plaintext": "openxiv.corpus.readers.plaintext:read_plaintext",
-    "unarxive": "openxiv.corpus.readers.unarxive:read_unarxive",
+DETECT_LINES = 50
+"""JSON objects whose keys vote on a file's format (blank and malformed lines do not vote)."""
+_DETECT_MAX_LINES = 1000
+"""Lines looked at in all, so that a file of garbage is given up on quickly."""
+
+_PARSERS: dict[str, str] = {
+    "listing": "openxiv.corpus.readers.listing:parse_listing",
+    "oai": "openxiv.corpus.readers.oai:parse_oai",
+    "plaintext": "openxiv.corpus.readers.plaintext:parse_plaintext",
+    "unarxive": "openxiv.corpus.readers.unarxive:parse_unarxive",
 }
 
 _SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz", ".pdf", ".txt.gz")
@@ -49,9 +60,13 @@ def _format_of_keys(keys: set[str]) -> str | None:
 
 
 def detect_format(path: str | Path) -> str:
-    """``pdf`` for ``*.pdf``; for JSON lines, decided by the keys of the first object; for a folder,
-    the format all its input files share. Raises `FormatError` (unknown, unreadable, mixed folder).
+    """``pdf`` for ``*.pdf``; for JSON lines, the format most of the first `DETECT_LINES` objects
+    look like (more than half of those that look like any); for a folder, the format all its input
+    files share. Raises `FormatError` (unreadable, nothing recognisable, lines that disagree, mixed
+    folder), whose message says to give ``--format``.
 
+    One odd line (a first line without ``id``, or with an extra OAI key) therefore does not decide
+    for the whole file; it is read with the others and reported on its own if it is bad.
     `read_path` detects each file of a folder on its own, so mixed folders can still be read.
     """
     path = Path(path)
@@ -64,25 +79,33 @@ def detect_format(path: str | Path) -> str:
         raise FormatError(f"{path}: files of several formats ({', '.join(sorted(found))}); detected per file")
     if path.suffix.lower() == ".pdf":
         return "pdf"
-    try:
-        with open_text(path) as fh:
-            for i, line in enumerate(fh):
-                if i >= 50:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(obj, dict):
-                    fmt = _format_of_keys(set(obj))
-                    if fmt:
-                        return fmt
-                    raise FormatError(f"{path.name}: unknown JSON keys {sorted(obj)[:8]}")
-    except (OSError, EOFError, UnicodeError) as exc:
-        raise FormatError(f"{path.name}: cannot read file: {exc}") from exc
-    raise FormatError(f"{path.name}: no JSON object in the first lines; give --format")
+    votes: Counter[str] = Counter()
+    first_unknown: list[str] | None = None
+    seen = 0
+    for item in itertools.islice(iter_json_lines(path), _DETECT_MAX_LINES):
+        if isinstance(item, ReadError):
+            if item.location == "file":  # nothing could be read at all
+                raise FormatError(f"{path.name}: {item.reason}")
+            continue  # a bad line, or a file cut short after some lines: vote with what was read
+        seen += 1
+        fmt = _format_of_keys(set(item[1]))
+        if fmt:
+            votes[fmt] += 1
+        elif first_unknown is None:
+            first_unknown = sorted(item[1])[:8]
+        if seen >= DETECT_LINES:
+            break
+    if not votes:
+        if first_unknown is not None:
+            raise FormatError(f"{path.name}: unknown JSON keys {first_unknown}; give --format")
+        raise FormatError(f"{path.name}: no JSON object in the first lines; give --format")
+    (best, n), *_ = votes.most_common()
+    if 2 * n <= sum(votes.values()):
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(votes.items()))
+        raise FormatError(
+            f"{path.name}: the first {seen} JSON objects disagree on the format ({counts}); give --format"
+        )
+    return best
 
 
 def _reader(fmt: str) -> Callable[[Path], Iterator[PaperRecord | ReadError]]:
@@ -95,11 +118,15 @@ def _reader(fmt: str) -> Callable[[Path], Iterator[PaperRecord | ReadError]]:
             yield read_pdf(path)
 
         return read_pdf_file
-    if fmt not in _READERS:
+    if fmt not in _PARSERS:
         raise FormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    module, attr = _READERS[fmt].split(":")
-    func: Callable[[Path], Iterator[PaperRecord | ReadError]] = getattr(importlib.import_module(module), attr)
-    return func
+    module, attr = _PARSERS[fmt].split(":")
+    parse: Parse = getattr(importlib.import_module(module), attr)
+
+    def read_jsonl(path: Path) -> Iterator[PaperRecord | ReadError]:
+        return read_json_records(path, fmt, parse)
+
+    return read_jsonl
 
 
 def _is_input_file(path: Path) -> bool:

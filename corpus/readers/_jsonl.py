@@ -1,29 +1,105 @@
-"""Shared plumbing for the JSON-lines readers: streaming, ``.gz``, per-line errors, small parsers."""
+"""The one line loop every JSON-lines reader shares: streaming, ``.gz``, per-line errors, checks.
+
+`read_json_records(path, format, parse)` is a whole reader: it reads ``path`` line by line and
+turns each line into a `PaperRecord` with ``parse`` or into a `ReadError` that says why it could
+not (invalid UTF-8, a lone surrogate, invalid JSON, not an object, a wrong type, a value over its
+size limit, whatever ``parse`` raises as `ValueError`). A bad line costs only itself.
+"""
 
 from __future__ import annotations
 
 import gzip
 import io
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import IO, Any
 
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
-from openxiv.corpus.records import ReadError
+from openxiv.corpus.readers.fields import FieldError, check_limits
+from openxiv.corpus.readers.limits import MAX_LINE_BYTES
+from openxiv.corpus.records import PaperRecord, ReadError
 
-__all__ = ["iter_json_lines", "open_text", "parse_date", "parse_id", "str_or_none"]
+__all__ = [
+    "Parse",
+    "iter_json_lines",
+    "open_binary",
+    "parse_date",
+    "parse_id",
+    "read_json_records",
+]
+
+Parse = Callable[[dict[str, Any], str], PaperRecord]
+"""``parse(object, source) -> record``; raises `ValueError` (or `FieldError`) with the reason."""
+
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def open_text(path: Path) -> IO[str]:
-    """Open a text file, transparently gunzipping ``*.gz`` (checked by magic bytes, not name)."""
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a file for reading bytes, transparently gunzipping ``*.gz`` (by magic bytes, not name)."""
     raw = path.open("rb")
     magic = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
     if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace")
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    return raw
+
+
+def _lines(fh: IO[bytes]) -> Iterator[bytes | None]:
+    """The lines of ``fh``; ``None`` for a line longer than `MAX_LINE_BYTES` (read past, not kept)."""
+    while True:
+        line = fh.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = fh.readline(MAX_LINE_BYTES)
+            yield None
+        else:
+            yield line
+
+
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where in ``value`` a string holds a lone UTF-16 surrogate (``\\ud800`` escapes), else ``None``."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "a value"
+        return None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        inner = (f"{where}.{key}" if where else key) if isinstance(key, str) else f"{where}[{key}]"
+        found = _lone_surrogate(item, inner)
+        if found:
+            return found
+    return None
+
+
+def _json_object(line: bytes) -> dict[str, Any]:
+    """One line -> object; raises `FieldError` saying what is wrong with it."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FieldError(f"invalid UTF-8: byte 0x{line[exc.start]:02x} at column {exc.start + 1}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FieldError(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise FieldError(f"expected a JSON object, got {type(obj).__name__}")
+    if _ESCAPED_SURROGATE.search(line):  # cheap test first: only escapes can make lone surrogates
+        where = _lone_surrogate(obj)
+        if where:
+            raise FieldError(f"{where}: a lone surrogate (\\ud800-\\udfff escape) is not text")
+    return obj
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadError]:
@@ -34,24 +110,44 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadErr
     name = path.name
     lineno = 0
     try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
+        with open_binary(path) as fh:
+            for lineno, line in enumerate(_lines(fh), 1):
+                if line is None:
+                    yield ReadError(name, f"line {lineno}", f"line longer than {MAX_LINE_BYTES:,} bytes")
+                    continue
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield ReadError(name, f"line {lineno}", f"invalid JSON: {exc.msg} (column {exc.colno})")
-                    continue
-                if not isinstance(obj, dict):
-                    yield ReadError(
-                        name, f"line {lineno}", f"expected a JSON object, got {type(obj).__name__}"
-                    )
-                    continue
-                yield lineno, obj
-    except (OSError, EOFError, UnicodeError, gzip.BadGzipFile) as exc:
+                    yield lineno, _json_object(line)
+                except FieldError as exc:
+                    yield ReadError(name, f"line {lineno}", str(exc))
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
         where = "file" if lineno == 0 else f"line {lineno + 1}"
         yield ReadError(name, where, f"cannot read file: {exc}")
+
+
+def read_json_records(path: str | Path, fmt: str, parse: Parse) -> Iterator[PaperRecord | ReadError]:
+    """Every line of ``path`` through ``parse``; records carry the source ``fmt:file name:line``.
+
+    Type and size problems, and whatever ``parse`` raises as `ValueError`, are per-line `ReadError`s;
+    so is a `TypeError`/`AttributeError` from a value shaped in a way the parser never expected.
+    """
+    path = Path(path)
+    for item in iter_json_lines(path):
+        if isinstance(item, ReadError):
+            yield item
+            continue
+        lineno, obj = item
+        try:
+            record = parse(obj, f"{fmt}:{path.name}:{lineno}")
+            check_limits(record)
+        except ValueError as exc:
+            yield ReadError(path.name, f"line {lineno}", str(exc))
+            continue
+        except (TypeError, AttributeError) as exc:  # an unforeseen shape must not end the file
+            yield ReadError(path.name, f"line {lineno}", f"unexpected value: {type(exc).__name__}: {exc}")
+            continue
+        yield record
 
 
 def parse_id(value: object) -> tuple[str, int | None]:
@@ -65,13 +161,6 @@ def parse_id(value: object) -> tuple[str, int | None]:
     except InvalidArxivId as exc:
         raise InvalidArxivId(f"invalid id: {exc}") from exc
     return parsed.canonical, parsed.version
-
-
-def str_or_none(value: object) -> str | None:
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
 
 
 def parse_date(value: object) -> date | None:

@@ -15,9 +15,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.readers._jsonl import iter_json_lines, parse_date, parse_id, str_or_none
+from openxiv.corpus.readers._jsonl import parse_date, parse_id, read_json_records
+from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, opt_text, str_list, text_value
 from openxiv.corpus.records import PaperRecord, ReadError
-from openxiv.corpus.titles import normalize_whitespace
 
 __all__ = ["FORMAT", "parse_authors", "parse_oai", "parse_versions", "read_oai"]
 
@@ -27,22 +27,26 @@ _AUTHOR_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 
 
 def parse_authors(authors: object, authors_parsed: object) -> list[str]:
-    """``"First Last"`` names, from ``authors_parsed`` when present, else the ``authors`` string."""
+    """``"First Last"`` names, from ``authors_parsed`` when present, else the ``authors`` string.
+
+    Raises `FieldError` when either has the wrong JSON type.
+    """
     out: list[str] = []
-    if isinstance(authors_parsed, list) and authors_parsed:
-        for entry in authors_parsed:
-            if not isinstance(entry, list | tuple):
-                continue
-            parts = [normalize_whitespace(str(p)) or "" for p in entry]
-            last = parts[0] if parts else ""
-            first = parts[1] if len(parts) > 1 else ""
-            suffix = parts[2] if len(parts) > 2 else ""
-            name = " ".join(p for p in (first, last, suffix) if p)
-            if name:
-                out.append(name)
-        if out:
-            return out
-    text = normalize_whitespace(str_or_none(authors))
+    if authors_parsed is not None and not isinstance(authors_parsed, list):
+        raise FieldError(f"authors_parsed: expected an array, got {json_type(authors_parsed)}")
+    for i, entry in enumerate(authors_parsed or []):
+        if not isinstance(entry, list):
+            raise FieldError(f"authors_parsed[{i}]: expected an array of strings, got {json_type(entry)}")
+        parts = [text_value(p, f"authors_parsed[{i}]") or "" for p in entry]
+        last = parts[0] if parts else ""
+        first = parts[1] if len(parts) > 1 else ""
+        suffix = parts[2] if len(parts) > 2 else ""
+        name = " ".join(p for p in (first, last, suffix) if p)
+        if name:
+            out.append(name)
+    if out:
+        return out
+    text = text_value(authors, "authors")
     if not text:
         return []
     return [n for n in (x.strip() for x in _AUTHOR_SPLIT.split(text)) if n]
@@ -68,44 +72,30 @@ def parse_versions(versions: object) -> tuple[int | None, date | None, date | No
 def parse_oai(obj: dict[str, Any], source: str) -> PaperRecord:
     """One metadata object -> record; raises `ValueError` (incl. `InvalidArxivId`) with the reason."""
     arxiv_id, id_version = parse_id(obj.get("id"))
-    title = normalize_whitespace(str_or_none(obj.get("title")))
+    title = opt_text(obj, "title")
     if not title:
         raise ValueError("missing title")
     version, published, updated = parse_versions(obj.get("versions"))
     if updated is None:
         updated = parse_date(obj.get("update_date"))
     categories = obj.get("categories")
-    if isinstance(categories, str):
-        cats = categories.split()
-    elif isinstance(categories, list):
-        cats = [str(c).strip() for c in categories if str(c).strip()]
-    else:
-        cats = []
+    cats = categories.split() if isinstance(categories, str) else str_list(obj, "categories")
     return PaperRecord(
         arxiv_id=arxiv_id,
         source=source,
         version=version or id_version,
         title=title,
-        abstract=normalize_whitespace(str_or_none(obj.get("abstract"))),
+        abstract=opt_text(obj, "abstract"),
         authors=parse_authors(obj.get("authors"), obj.get("authors_parsed")),
         categories=list(dict.fromkeys(cats)),
         published=published,
         updated=updated,
-        comment=normalize_whitespace(str_or_none(obj.get("comments"))),
-        license=str_or_none(obj.get("license")),
-        journal_ref=normalize_whitespace(str_or_none(obj.get("journal-ref"))),
-        doi=str_or_none(obj.get("doi")),
+        comment=opt_text(obj, "comments"),
+        license=opt_str(obj, "license"),
+        journal_ref=opt_text(obj, "journal-ref"),
+        doi=opt_str(obj, "doi"),
     )
 
 
 def read_oai(path: str | Path) -> Iterator[PaperRecord | ReadError]:
-    path = Path(path)
-    for item in iter_json_lines(path):
-        if isinstance(item, ReadError):
-            yield item
-            continue
-        lineno, obj = item
-        try:
-            yield parse_oai(obj, f"{FORMAT}:{path.name}:{lineno}")
-        except ValueError as exc:
-            yield ReadError(path.name, f"line {lineno}", str(exc))
+    return read_json_records(path, FORMAT, parse_oai)

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.readers._jsonl import iter_json_lines, parse_id, str_or_none
+from openxiv.corpus.readers._jsonl import parse_id, read_json_records
+from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, str_value
 from openxiv.corpus.readers.oai import parse_oai
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
 from openxiv.corpus.titles import normalize_whitespace
@@ -36,14 +37,23 @@ def clean_markers(text: str) -> str:
 def _abstract(obj: dict[str, Any], meta: PaperRecord) -> str | None:
     raw = obj.get("abstract")
     if isinstance(raw, dict):
-        raw = raw.get("text")
-    text = normalize_whitespace(clean_markers(raw)) if isinstance(raw, str) else None
-    return text or meta.abstract
+        text = str_value(raw.get("text"), "abstract.text")
+    else:
+        text = str_value(raw, "abstract")
+    return normalize_whitespace(clean_markers(text)) if text else meta.abstract
+
+
+def _sec_number(value: object, label: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return str_value(value, label) or ""
 
 
 def _sections(body: object) -> list[SectionRecord]:
-    if not isinstance(body, list):
+    if body is None:
         return []
+    if not isinstance(body, list):
+        raise FieldError(f"body_text: expected an array, got {json_type(body)}")
     sections: list[SectionRecord] = []
     key: tuple[str, str] | None = None
     paragraphs: list[str] = []
@@ -55,14 +65,15 @@ def _sections(body: object) -> list[SectionRecord]:
                 SectionRecord(name=name or UNTITLED, text="\n\n".join(paragraphs), number=number or None)
             )
 
-    for para in body:
+    for i, para in enumerate(body):
         if not isinstance(para, dict):
+            raise FieldError(f"body_text[{i}]: expected an object, got {json_type(para)}")
+        text = str_value(para.get("text"), f"body_text[{i}].text")
+        if not text:
             continue
-        text = para.get("text")
-        if not isinstance(text, str) or not text.strip():
-            continue
-        name = normalize_whitespace(clean_markers(str(para.get("section") or ""))) or ""
-        number = str(para.get("sec_number") or "").strip()
+        section = str_value(para.get("section"), f"body_text[{i}].section") or ""
+        name = normalize_whitespace(clean_markers(section)) or ""
+        number = _sec_number(para.get("sec_number"), f"body_text[{i}].sec_number")
         if (number, name) != key:
             close()
             key, paragraphs = (number, name), []
@@ -73,13 +84,15 @@ def _sections(body: object) -> list[SectionRecord]:
 
 def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
     meta_obj = obj.get("metadata")
-    if not isinstance(meta_obj, dict):
+    if meta_obj is None:
         meta_obj = {}
+    if not isinstance(meta_obj, dict):
+        raise FieldError(f"metadata: expected an object, got {json_type(meta_obj)}")
     meta_obj = dict(meta_obj)
     if not meta_obj.get("id"):
         meta_obj["id"] = obj.get("paper_id")
     parse_id(meta_obj.get("id"))  # a bad id is reported before anything else
-    title_missing = not str_or_none(meta_obj.get("title"))
+    title_missing = not opt_str(meta_obj, "title")
     sections = _sections(obj.get("body_text"))
     if title_missing:
         if not sections:
@@ -94,13 +107,4 @@ def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
 
 
 def read_unarxive(path: str | Path) -> Iterator[PaperRecord | ReadError]:
-    path = Path(path)
-    for item in iter_json_lines(path):
-        if isinstance(item, ReadError):
-            yield item
-            continue
-        lineno, obj = item
-        try:
-            yield parse_unarxive(obj, f"{FORMAT}:{path.name}:{lineno}")
-        except ValueError as exc:
-            yield ReadError(path.name, f"line {lineno}", str(exc))
+    return read_json_records(path, FORMAT, parse_unarxive)

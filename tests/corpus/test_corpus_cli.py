@@ -67,7 +67,7 @@ def test_skipped_inputs_are_listed_and_reported(
         ingest, ["--db", str(tmp_path / "c.sqlite"), str(small_listing), str(bad), "--format", "listing",
                  "--report", str(report), "--no-progress"],
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # finished, but some input was skipped
     assert "skipped 25" in result.output
     assert "bad.jsonl, line 1: invalid JSON" in result.output and "bad.jsonl, line 20:" in result.output
     assert "bad.jsonl, line 21:" not in result.output and "and 5 more" in result.output
@@ -131,6 +131,6 @@ def test_broken_pdfs_are_each_reported(
     for pdf in sorted(broken.glob("*.pdf")):
         assert f"  {pdf.name}, file: " in only_broken.output
     mixed = runner.invoke(ingest, ["--db", db, str(small_listing), str(broken), "--no-progress"])
-    assert mixed.exit_code == 0 and "added 300" in mixed.output and "skipped 7" in mixed.output
+    assert mixed.exit_code == 3 and "added 300" in mixed.output and "skipped 7" in mixed.output
     out = runner.invoke(stats, ["--db", db, "--json"])
     assert json.loads(out.output)["skipped"] == 14

@@ -1,0 +1,116 @@
+"""Typed access to the fields of one JSON object, and the size check of the record made from it.
+
+A field of the wrong JSON type is an error that names the field and both types
+(``title: expected a string, got an array``), never a Python ``repr`` stored as text. Missing and
+``null`` fields are simply unknown. The size limits are in `openxiv.corpus.readers.limits`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openxiv.corpus.readers import limits
+from openxiv.corpus.records import PaperRecord
+from openxiv.corpus.titles import normalize_whitespace
+
+__all__ = [
+    "FieldError",
+    "check_limits",
+    "json_type",
+    "opt_str",
+    "opt_text",
+    "str_list",
+    "str_value",
+    "text_value",
+]
+
+
+class FieldError(ValueError):
+    """A field has the wrong type or size; the message names the field."""
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a value's type, with its article: ``an array``, ``a number``..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+def str_value(value: object, label: str) -> str | None:
+    """``value`` stripped, ``None`` when null or blank; `FieldError` naming ``label`` unless a string."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise FieldError(f"{label}: expected a string, got {json_type(value)}")
+    return value.strip() or None
+
+
+def text_value(value: object, label: str) -> str | None:
+    """`str_value` with whitespace runs (hard line breaks, indentation) collapsed to one space."""
+    return normalize_whitespace(str_value(value, label))
+
+
+def opt_str(obj: dict[str, Any], key: str) -> str | None:
+    """The string field ``obj[key]`` (see `str_value`)."""
+    return str_value(obj.get(key), key)
+
+
+def opt_text(obj: dict[str, Any], key: str) -> str | None:
+    """The text field ``obj[key]`` (see `text_value`)."""
+    return text_value(obj.get(key), key)
+
+
+def str_list(obj: dict[str, Any], key: str) -> list[str]:
+    """``obj[key]`` as a list of whitespace-normalised strings (nulls and blanks dropped)."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise FieldError(f"{key}: expected an array of strings, got {json_type(value)}")
+    out: list[str] = []
+    for item in value:
+        if item is None:
+            continue
+        if not isinstance(item, str):
+            raise FieldError(f"{key}: expected an array of strings, got {json_type(item)} in it")
+        text = " ".join(item.split())
+        if text:
+            out.append(text)
+    return out
+
+
+_LIMITS: dict[str, int] = {name: getattr(limits, name) for name in limits.__all__}
+
+
+def _check(field: str, size: int | None, limit: str, unit: str = "characters") -> None:
+    if size is not None and size > _LIMITS[limit]:
+        raise FieldError(f"{field}: {size:,} {unit}, over the limit of {_LIMITS[limit]:,} ({limit})")
+
+
+def _chars(value: str | None) -> int | None:
+    return None if value is None else len(value)
+
+
+def check_limits(rec: PaperRecord) -> None:
+    """Raise `FieldError` for the first value of ``rec`` over its limit (the record is then skipped)."""
+    _check("title", _chars(rec.title), "MAX_TITLE_CHARS")
+    _check("abstract", _chars(rec.abstract), "MAX_ABSTRACT_CHARS")
+    _check("authors", len(rec.authors), "MAX_AUTHORS", "entries")
+    for i, name in enumerate(rec.authors):
+        _check(f"authors[{i}]", len(name), "MAX_AUTHOR_CHARS")
+    _check("categories", len(rec.categories), "MAX_CATEGORIES", "entries")
+    for i, cat in enumerate(rec.categories):
+        _check(f"categories[{i}]", len(cat), "MAX_CATEGORY_CHARS")
+    for name in ("comment", "license", "journal_ref", "doi"):
+        _check(name, _chars(getattr(rec, name)), "MAX_FIELD_CHARS")
+    for i, sec in enumerate(rec.sections):
+        _check(f"sections[{i}].name", len(sec.name), "MAX_SECTION_NAME_CHARS")
+    _check("full text", sum(len(s.text) for s in rec.sections), "MAX_TEXT_CHARS")
