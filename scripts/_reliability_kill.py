@@ -78,13 +78,17 @@ def serves(root: Path, log: Path) -> str:
         server.stop()
 
 
+def missing_parts(snap: Path | None) -> list[str]:
+    need = ["manifest.json", "corpus.sqlite", "papers", "bm25_papers", "dense_papers"]
+    return [p for p in need if snap is None or not (snap / p).exists()]
+
+
 def snapshot_state(root: Path) -> dict[str, Any]:
     """What ``CURRENT`` names and whether that snapshot holds every part its manifest promises."""
     current = root / "CURRENT"
     name = current.read_text().strip() if current.is_file() else None
     snap = root / "snapshots" / name if name else None
-    need = ["manifest.json", "corpus.sqlite", "papers", "bm25_papers", "dense_papers"]
-    missing = [p for p in need if snap is None or not (snap / p).exists()]
+    missing = missing_parts(snap)
     tmp = [p.name for p in (root / "snapshots").glob(".tmp-*")] if (root / "snapshots").is_dir() else []
     return {"current": name, "complete": not missing, "missing": missing, "tmp_dirs": len(tmp)}
 
@@ -254,5 +258,8 @@ def concurrent_builds(
     state = snapshot_state(root)
     outcome.update(state, current_changed=state["current"] != before)
     outcome["snapshots"] = sorted(p.name for p in (root / "snapshots").iterdir())
+    outcome["incomplete_snapshots"] = {
+        p.name: missing_parts(p) for p in (root / "snapshots").iterdir() if missing_parts(p)
+    }
     outcome["serves"] = serves(root, work / "serve.log")
     return outcome

@@ -152,6 +152,11 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _incomplete(c: dict[str, Any]) -> str:
+    bad = c.get("incomplete_snapshots", {})
+    return "; ".join(f"`{k}` lacks {', '.join(v)}" for k, v in bad.items()) or "none"
+
+
 def report(r: dict[str, Any], cmd: str, load: tuple[float, float], label: str) -> str:
     parts = [
         f"{label}Machine: {os.cpu_count()} cores, load average (1 min) {load[0]:.1f} before / {load[1]:.1f} "
@@ -245,7 +250,9 @@ def report(r: dict[str, Any], cmd: str, load: tuple[float, float], label: str) -
             f"f. Two `openxiv index build` on one root (cold cache; B started {c['b_started_after_s']} s after A): "
             f"A exit {c['a_exit']} (`{_cell(c['a_says'])}`), B exit {c['b_exit']} (`{_cell(c['b_says'])}`). "
             f"`CURRENT` moved: {c['current_changed']}; names a complete snapshot: **{c['complete']}** "
-            f"(missing: {', '.join(c['missing']) or 'nothing'}); serves: {_cell(c['serves'])}.\n"
+            f"(missing: {', '.join(c['missing']) or 'nothing'}); serves: {_cell(c['serves'])}. Published "
+            f"snapshots with parts missing (each switched to by a build that exited 0, until the other "
+            f"build switched again): **{_incomplete(c)}**.\n"
         )
     return "\n".join(parts)
 
