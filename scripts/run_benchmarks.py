@@ -82,6 +82,13 @@ def plan(work: Path) -> list[Step]:
         Step("service", "bench_service.py", (index,), "openxiv serve under load", needs="index"),
         Step("quality", "bench_quality.py", ("--index", index), "retrieval quality", needs="index"),
         Step(
+            "reliability",
+            "bench_reliability.py",
+            ("--work", str(work / "reliability"), "--full", index),
+            "fuzz, load during rebuilds, hostile and slow clients, kill -9, concurrent builds",
+            needs="index",
+        ),
+        Step(
             "agent",
             "bench_agent.py",
             ("--data", str(work), "--skip-build"),
