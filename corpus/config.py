@@ -102,8 +102,20 @@ class Settings:
     workers: int = 1
     api_token: str | None = field(default=None, repr=False)
     """When set, every request must carry ``Authorization: Bearer <token>`` or ``?token=``."""
+    admin_token: str | None = field(default=None, repr=False)
+    """Enables the admin routes (``POST /v1/admin/reload``), which then need ``Authorization: Bearer
+    <admin token>``. Unset: they answer 403 (SIGHUP still reloads). Separate from ``api_token`` so a
+    search client cannot swap the index."""
     max_query_chars: int = 2000
     max_body_bytes: int = 1_000_000
+    header_timeout: float = 10.0
+    """Seconds a client has to send a request's headers (from connecting, or from its first byte after
+    a keep-alive response); then 408 and the connection is closed. 0 turns the limit off."""
+    body_timeout: float = 30.0
+    """Seconds a client has to send a request's whole body once its headers are in; then 408."""
+    lenient_filters: bool = False
+    """Filters the corpus cannot apply (``orgs``, ``min_citation``: no affiliations or citation counts)
+    are a 400 by default; lenient mode ignores them and says so in the response's ``warnings``."""
 
     # --- derived paths ------------------------------------------------------------------------
     @property
@@ -137,7 +149,7 @@ class Settings:
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "api_token":
+            if f.name in ("api_token", "admin_token"):
                 v = "***" if v else None
             out[f.name] = str(v) if isinstance(v, Path) else v
         return out
@@ -150,11 +162,24 @@ def _coerce(key: str, raw: str, hint: Any) -> Any:
             return int(raw)
         if hint is float:
             return float(raw)
+        if hint is bool:
+            return _boolean(raw)
         if "Path" in text:
             return Path(raw).expanduser()
         return raw
     except ValueError as exc:
         raise ConfigError(f"{key}={raw!r}: expected {getattr(hint, '__name__', text)}") from exc
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _boolean(raw: str) -> bool:
+    word = raw.strip().lower()
+    if word in _TRUE | _FALSE:
+        return word in _TRUE
+    raise ValueError(raw)
 
 
 def get_settings() -> Settings:

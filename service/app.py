@@ -19,9 +19,11 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.config import Settings
-from openxiv.service import routes_arxiv, routes_search, routes_v1
-from openxiv.service.errors import AuthMiddleware, BodyLimitMiddleware, install_handlers
+from openxiv.service import routes_arxiv, routes_search, routes_unserved, routes_v1
+from openxiv.service.errors import CatchAllMiddleware, install_handlers
+from openxiv.service.guard import RequestGuardMiddleware
 from openxiv.service.holder import IndexHolder
+from openxiv.service.security import LOOPBACK_NAMES, AdminMiddleware, AuthMiddleware
 
 __all__ = ["app_from_env", "create_app"]
 
@@ -56,7 +58,7 @@ def _on_sighup(holder: IndexHolder) -> None:
     async def reload() -> None:
         try:
             result = await run_in_threadpool(holder.reload)
-            log.info("SIGHUP reload: %s", result)
+            log.info("SIGHUP reload: %s (snapshot %s)", result["status"], result["snapshot"])
         except Exception:
             log.exception("SIGHUP reload failed; still serving %s", holder.snapshot)
 
@@ -79,7 +81,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
             loop.add_signal_handler(signal.SIGHUP, _on_sighup, holder)
             hup = True
         except (NotImplementedError, RuntimeError, AttributeError, ValueError):
-            log.info("SIGHUP reload not available here; use POST /v1/admin/reload")
+            log.info("SIGHUP reload not available here; use POST /v1/admin/reload (OPENXIV_ADMIN_TOKEN)")
         try:
             yield
         finally:
@@ -100,10 +102,17 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     app.include_router(routes_search.router)
     app.include_router(routes_arxiv.router)
     app.include_router(routes_v1.router)
-    # Middleware added last runs first: the token check, then the body limit.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.include_router(routes_unserved.router)
+    # Middleware added last runs first: catch-all, admin guard, search token, then body/text checks.
+    app.add_middleware(
+        RequestGuardMiddleware, max_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout
+    )
     if settings.api_token:
         app.add_middleware(AuthMiddleware, token=settings.api_token)
+    app.add_middleware(
+        AdminMiddleware, admin_token=settings.admin_token, loopback=settings.host in LOOPBACK_NAMES
+    )
+    app.add_middleware(CatchAllMiddleware)
     return app
 
 

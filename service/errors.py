@@ -3,18 +3,18 @@
 Every client mistake becomes a 4xx whose ``detail`` names the problem: validation errors are 400
 (not FastAPI's default 422, because the DeepXiv SDK maps 400 to ``BadRequestError``), unknown papers
 and sections 404, a missing token 401, an oversized body 413. Anything unexpected is logged and
-answered with a JSON 500 that leaks no internals.
+answered with a JSON 500 that leaks no internals, by `CatchAllMiddleware`, which (unlike an
+exception handler for ``Exception``, after which Starlette re-raises to the server) ends the request
+normally, so the client's keep-alive connection survives.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
-from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,14 +22,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 __all__ = [
-    "OPEN_PATHS",
     "ApiError",
-    "AuthMiddleware",
     "BadRequest",
-    "BodyLimitMiddleware",
+    "CatchAllMiddleware",
     "NotFound",
+    "NotImplementedHere",
     "NotReady",
     "install_handlers",
+    "send_error",
 ]
 
 log = logging.getLogger("openxiv.service")
@@ -39,9 +39,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
-"""Paths that never need the token (liveness/readiness probes and the API documentation)."""
 
 
 class ApiError(Exception):
@@ -62,6 +59,12 @@ class NotFound(ApiError, LookupError):
     """An unknown paper or section; the message says what exists."""
 
     status_code = 404
+
+
+class NotImplementedHere(ApiError):
+    """A DeepXiv endpoint or source openxiv does not provide; the message says what is missing."""
+
+    status_code = 501
 
 
 class NotReady(ApiError, RuntimeError):
@@ -126,106 +129,46 @@ def install_handlers(app: FastAPI) -> None:
             detail = "no such endpoint; see /docs"
         return error_response(exc.status_code, detail, dict(exc.headers or {}))
 
-    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_response(500, f"internal error ({type(exc).__name__}); see the server log")
-
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(ApiError, on_api_error)
     app.add_exception_handler(StarletteHTTPException, on_http)
-    app.add_exception_handler(Exception, on_unexpected)
 
 
-async def _send_json(send: Send, status: int, detail: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+async def send_error(send: Send, status: int, detail: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """Answer ``{"status": "error", "detail": ...}`` from ASGI middleware (no Request object there)."""
     body = json.dumps({"status": "error", "detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-class BodyLimitMiddleware:
-    """Refuse request bodies over ``max_bytes`` (by Content-Length, or while streaming) with 413."""
+class CatchAllMiddleware:
+    """Turn an unexpected exception into a logged JSON 500 and finish the request normally.
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    Starlette's own catch-all (``ServerErrorMiddleware``) sends the 500 and then re-raises, and the
+    server closes the connection on an exception: the client's next request on that keep-alive
+    connection fails too. This middleware sits inside it and does not re-raise.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        for key, value in scope.get("headers", ()):
-            if key == b"content-length":
-                try:
-                    length = int(value)
-                except ValueError:
-                    await _send_json(send, 400, "Content-Length is not a number")
-                    return
-                if length > self.max_bytes:
-                    await _send_json(
-                        send, 413, f"request body of {length} bytes; the limit is {self.max_bytes}"
-                    )
-                    return
-                await self.app(scope, receive, send)
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
+            if started:  # too late for a clean answer: the server ends the (incomplete) response
                 return
-        if scope.get("method") in ("GET", "HEAD", "OPTIONS", "DELETE"):
-            await self.app(scope, receive, send)
-            return
-        # No Content-Length (chunked): read the body first, at most max_bytes, then replay it.
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # client went away
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                await _send_json(send, 413, f"request body over the limit of {self.max_bytes} bytes")
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-class AuthMiddleware:
-    """Require ``Authorization: Bearer <token>`` or ``?token=<token>`` on every path but `OPEN_PATHS`."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    def _allowed(self, scope: Scope) -> bool:
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                scheme, _, given = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token):
-                    return True
-        query = scope.get("query_string", b"").decode("latin-1")
-        if "token=" in query:
-            for given in parse_qs(query).get("token", []):
-                if hmac.compare_digest(given.encode(), self.token):
-                    return True
-        return False
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS or self._allowed(scope):
-            await self.app(scope, receive, send)
-            return
-        await _send_json(
-            send,
-            401,
-            "this openxiv server needs a token: send 'Authorization: Bearer <token>' or '?token=<token>'",
-            [(b"www-authenticate", b"Bearer")],
-        )
+            await send_error(send, 500, f"internal error ({type(exc).__name__}); see the server log")

@@ -6,8 +6,9 @@ Two families:
   ``deepxiv-sdk`` ``Reader`` (``GET /arxiv/?type=...``); field names follow DeepXiv;
 - **openxiv v1** shapes (``/v1/...``): the same data with plain names and no compatibility baggage.
 
-Unknown values are ``null`` (citation counts, affiliations, keywords, GitHub links): the corpus does
-not hold them and nothing is invented. Dates are ISO 8601 (``YYYY-MM-DD``).
+Unknown values are ``null`` (citation counts, keywords, GitHub links): the corpus does not hold them
+and nothing is invented. Author ``orgs`` is the exception: always a list (``[]`` when unknown), since
+the DeepXiv SDK's own code iterates it. Dates are ISO 8601 (``YYYY-MM-DD``).
 """
 
 from __future__ import annotations
@@ -68,11 +69,17 @@ class SearchRequest(BaseModel):
     query: str | list[str] = Field(
         description="One query, or a list of queries answered in order (a batch; see `results`)."
     )
-    top_k: int = Field(10, ge=1, le=100, description="Hits per query, 1-100.")
+    top_k: int = Field(
+        10, ge=1, description="Hits per query, 1-100; more is clamped to 100 (said in `warnings`)."
+    )
     offset: int = Field(0, ge=0, le=10_000, description="Hits to skip (paging), 0-10000.")
     return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")
     categories: StrOrList = Field(None, description="Keep papers in any of these categories/archives.")
     authors: StrOrList = Field(None, description="Keep papers with an author matching any of these names.")
+    orgs: StrOrList = Field(None, description="400: the corpus has no affiliations (lenient mode: warning).")
+    min_citation: int | None = Field(
+        None, description="400: the corpus has no citation counts (lenient mode: warning)."
+    )
     date_search_type: str | None = Field(None, description="between | exact | after | before")
     date_str: StrOrList = Field(None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between.")
     date_from: str | None = Field(None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
@@ -85,7 +92,10 @@ class SearchRequest(BaseModel):
 
 class Author(BaseModel):
     name: str
-    orgs: list[str] | None = Field(None, description="Affiliations; null: the corpus does not hold them.")
+    orgs: list[str] = Field(
+        default_factory=list,
+        description="Affiliations; always a list, empty when unknown (the corpus holds none).",
+    )
 
 
 class Content(BaseModel):
@@ -129,7 +139,9 @@ class SearchResponse(BaseModel):
     total_count: int
     result: list[Hit]
     results: list[QueryResult] | None = Field(None, description="Batch only: per-query hits, in order.")
-    warnings: list[str] | None = Field(None, description="Parameters accepted but not applied.")
+    warnings: list[str] | None = Field(
+        None, description="What the server changed or did not apply (clamped top_k, skipped queries, ...)."
+    )
 
 
 # ---------------------------------------------------------------- DeepXiv-compatible reading

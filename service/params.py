@@ -128,6 +128,10 @@ def _date_range(
     if kind == "after":
         return first[0], None
     if kind == "before":
+        if first[0] == date.min:
+            raise BadRequest(
+                f"date_str: before {date_str[0]} is an empty range (no date precedes 0001-01-01)"
+            )
         return None, date.fromordinal(first[0].toordinal() - 1)
     last = parse_period(date_str[1])
     if last[1] < first[0]:

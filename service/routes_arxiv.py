@@ -24,7 +24,7 @@ from openxiv.service.core import (
     pdf_url,
     raw_markdown,
 )
-from openxiv.service.errors import BadRequest
+from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.holder import IndexLike
 from openxiv.service.models import (
     BriefResponse,
@@ -37,7 +37,15 @@ from openxiv.service.models import (
     SectionResponse,
 )
 from openxiv.service.params import build_filters, check_mode, check_queries
-from openxiv.service.routes_search import ERRORS, holder_of, json_response, search_deepxiv, settings_of
+from openxiv.service.routes_search import (
+    ERRORS,
+    holder_of,
+    json_response,
+    search_deepxiv,
+    settings_of,
+    unsupported_filters,
+)
+from openxiv.service.routes_unserved import unserved_detail
 from openxiv.service.text import tldr, token_count
 
 __all__ = ["TYPES", "router"]
@@ -61,9 +69,10 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
 
-`token`, `source=arxiv` and `use_fine_rerank` are accepted; `orgs`, `min_citation`, `venue`,
-`venue_year` are accepted but not applied (the corpus has no such data; the response says so in
-`warnings`).
+`token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is 501 (not
+served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation counts
+(`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead). `venue`, `venue_year` are accepted
+but not applied (the response says so in `warnings`).
 """
 
 
@@ -199,8 +208,12 @@ def arxiv(
     token: Annotated[
         str | None, Query(description="Accepted; checked only when the server has a token")
     ] = None,
-    orgs: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
-    min_citation: Annotated[int | None, Query(description="Accepted, not applied")] = None,
+    orgs: Annotated[
+        list[str] | None, Query(description="400: the corpus has no affiliations (see lenient mode)")
+    ] = None,
+    min_citation: Annotated[
+        int | None, Query(description="400: the corpus has no citation counts (see lenient mode)")
+    ] = None,
     venue: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
     venue_year: Annotated[int | None, Query(description="Accepted, not applied")] = None,
 ) -> Response:
@@ -221,6 +234,8 @@ def arxiv(
 
     if query is None:
         raise BadRequest("query: required for type=retrieve")
+    if source and source.strip().lower() in ("biorxiv", "medrxiv"):
+        raise NotImplementedHere(unserved_detail(f"{source.strip()} search (source={source.strip()})"))
     if source and source.strip().lower() != "arxiv":
         raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
     n = top_k if top_k is not None else size if size is not None else 10
@@ -229,11 +244,10 @@ def arxiv(
     if search_mode is not None and search_mode.strip().lower() not in _LEGACY_MODES:
         raise BadRequest(f"search_mode: {search_mode!r} is not one of {', '.join(_LEGACY_MODES)}")
     ranking = check_mode(mode) if mode else _LEGACY_MODES.get((search_mode or "hybrid").strip().lower())
-    warnings = [
+    warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
+    warnings += [
         f"{name} is not applied: the corpus has no {what}"
         for name, value, what in (
-            ("orgs", orgs, "affiliations"),
-            ("min_citation", min_citation, "citation counts"),
             ("venue", venue, "venues"),
             ("venue_year", venue_year, "venues"),
         )

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 from openxiv.corpus.config import Settings
 from openxiv.indexer.backend import SearchFilters
 from openxiv.service.core import merge_round_robin, run_search, to_deepxiv_hit, to_v1_hit
+from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import (
     ErrorResponse,
@@ -27,9 +28,13 @@ from openxiv.service.models import (
 )
 from openxiv.service.params import build_filters, check_mode, check_queries
 
-__all__ = ["ERRORS", "json_response", "router", "search_deepxiv"]
+__all__ = ["ERRORS", "MAX_TOP_K", "json_response", "router", "search_deepxiv", "unsupported_filters"]
 
 router = APIRouter()
+
+MAX_TOP_K = 100
+UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
+"""Filters the corpus has no data for -> what it lacks."""
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Bad parameter (the detail names it)"},
@@ -96,6 +101,8 @@ SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's reque
 
 Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
 `categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `mode`.
+`top_k` above 100 is clamped and empty strings in a batch are skipped (both said in `warnings`);
+`orgs` and `min_citation` are a 400 (the corpus has no affiliations or citation counts).
 
 Response: `{"status": "success", "total_count": N, "result": [hit, ...]}`; each hit has `arxiv_id`,
 `title`, `score`, `abstract`, `tldr`, `authors: [{name, orgs}]`, `url`, `date`, `citation_count`
@@ -107,9 +114,48 @@ A list of queries is a batch: `results` holds `{query, total_count, result}` per
 """
 
 
+def unsupported_filters(settings: Settings, **given: object) -> list[str]:
+    """Warnings for filters the corpus has no data for, or a `BadRequest` unless lenient mode is on.
+
+    Answering such a filter with unfiltered hits and a warning no client shows would be a lie: the
+    DeepXiv SDK's agent prints "Filters: ..." above the list. Operators who prefer the old
+    behaviour set ``OPENXIV_LENIENT_FILTERS=1``.
+    """
+    asked = [(name, what) for name, what in UNAPPLIABLE.items() if given.get(name)]
+    if not asked:
+        return []
+    if not settings.lenient_filters:
+        raise BadRequest(
+            "; ".join(
+                f"{name}: this corpus has no {what}, so it cannot filter by them" for name, what in asked
+            )
+            + " (leave the parameter out; an operator can set OPENXIV_LENIENT_FILTERS=1 to ignore it with a warning)"
+        )
+    return [f"{name} is not applied: the corpus has no {what}" for name, what in asked]
+
+
+def lenient_batch(query: str | list[str], warnings: list[str]) -> str | list[str]:
+    """A batch without its empty strings (noted in ``warnings``), unless nothing else is left."""
+    if isinstance(query, str):
+        return query
+    empty = [i for i, q in enumerate(query) if not q.strip()]
+    if not empty or len(empty) == len(query):
+        return query
+    warnings.append(f"query{empty}: empty {'query' if len(empty) == 1 else 'queries'} skipped")
+    return [q for q in query if q.strip()]
+
+
 def post_search(body: SearchRequest, request: Request) -> Response:
+    """Lenient where the intent is clear (the AutoResearchBench client turns any 4xx into a silent
+    empty list): ``top_k`` above the maximum is clamped, empty strings in a batch are skipped; both
+    are said in ``warnings``. What cannot be repaired stays a 400."""
     settings = settings_of(request)
-    queries = check_queries(body.query, settings.max_query_chars)
+    warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
+    top_k = body.top_k
+    if top_k > MAX_TOP_K:
+        warnings.append(f"top_k: {top_k} is above the maximum; clamped to {MAX_TOP_K}")
+        top_k = MAX_TOP_K
+    queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
     filters = build_filters(
         categories=body.categories,
         authors=body.authors,
@@ -121,12 +167,13 @@ def post_search(body: SearchRequest, request: Request) -> Response:
     return search_deepxiv(
         holder_of(request),
         queries,
-        top_k=body.top_k,
+        top_k=top_k,
         offset=body.offset,
         filters=filters,
         mode=check_mode(body.mode),
         contents=body.return_contents,
         batch=isinstance(body.query, list),
+        warnings=warnings,
     )
 
 

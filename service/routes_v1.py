@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import logging
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -22,9 +24,40 @@ from openxiv.service.models import (
 from openxiv.service.routes_search import ERRORS, holder_of, json_response
 from openxiv.service.text import tldr, token_count
 
-__all__ = ["router"]
+__all__ = ["relative_paths", "router", "without_paths"]
 
 router = APIRouter()
+log = logging.getLogger("openxiv.service")
+
+_ABSOLUTE = re.compile(r"(?<![\w.:/~])/[^\s'\"(),;]+")
+
+
+def relative_paths(text: str, root: Path) -> str:
+    """Absolute paths in ``text`` as paths relative to the index root (``snapshots/<name>``), or as
+    their last component when outside it: responses never reveal where files live on the server."""
+    roots = sorted({str(root.absolute()), str(root.resolve())}, key=len, reverse=True)
+
+    def relative(match: re.Match[str]) -> str:
+        path = match.group(0)
+        for base in roots:
+            if path == base:
+                return "."
+            if path.startswith(base + "/"):
+                return path[len(base) + 1 :]
+        return PurePosixPath(path).name or path
+
+    return _ABSOLUTE.sub(relative, text)
+
+
+def without_paths(value: Any, root: Path) -> Any:
+    """`relative_paths` over every string of a JSON-like value."""
+    if isinstance(value, str):
+        return relative_paths(value, root)
+    if isinstance(value, dict):
+        return {k: without_paths(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_paths(v, root) for v in value]
+    return value
 
 
 @router.get(
@@ -97,18 +130,20 @@ def v1_paper(arxiv_id: str, request: Request) -> Response:
     "/v1/index", response_model=IndexInfo, responses=ERRORS, tags=["v1"], summary="The loaded snapshot"
 )
 def v1_index(request: Request) -> Response:
-    """Snapshot manifest, corpus counts and backend facts."""
+    """Snapshot manifest, corpus counts and backend facts. Paths are relative to the index root
+    (`snapshots/<name>`) or bare file names: a response never says where files live."""
     holder = holder_of(request)
     with holder.acquire() as index:
         stats: dict[str, Any] = index.store.stats()
+        root = holder.index_root
         info = IndexInfo(
             snapshot=Path(index.path).name,
-            path=str(index.path),
+            path=relative_paths(str(Path(index.path).absolute()), root),
             loaded_at=holder.loaded_at.isoformat() if holder.loaded_at else "",
             reloads=holder.reloads,
-            manifest=dict(index.manifest),
-            stats=stats,
-            backend=dict(index.backend.info()),
+            manifest=without_paths(dict(index.manifest), root),
+            stats=without_paths(stats, root),
+            backend=without_paths(dict(index.backend.info()), root),
         )
     return json_response(info.model_dump_json())
 
@@ -116,21 +151,32 @@ def v1_index(request: Request) -> Response:
 @router.post(
     "/v1/admin/reload",
     response_model=ReloadResponse,
-    responses={**ERRORS, 503: {"model": ErrorResponse, "description": "The new snapshot failed to open"}},
+    responses={
+        **ERRORS,
+        403: {"model": ErrorResponse, "description": "Admin routes off, or a cross-site/rebinding request"},
+        503: {"model": ErrorResponse, "description": "The new snapshot failed to open"},
+    },
     tags=["admin"],
     summary="Swap in the snapshot INDEX_DIR/CURRENT points to",
 )
 async def v1_reload(request: Request, force: bool = False) -> Response:
     """Opens the current snapshot and swaps it in; requests in flight finish on the old one, which is
     then closed. `unchanged` when it is already loaded (unless `force`). Same as `kill -HUP <pid>`.
+    Off (403) unless the server has an admin token (`OPENXIV_ADMIN_TOKEN`); then it needs
+    `Authorization: Bearer <admin token>`.
     With `--workers N` > 1 this reloads one worker only: send SIGHUP to the main process instead."""
     holder = holder_of(request)
     try:
         result = await run_in_threadpool(holder.reload, force)
     except Exception as exc:
+        log.warning(
+            "reload failed (%s: %s); still serving snapshot %s", type(exc).__name__, exc, holder.snapshot
+        )
+        reason = relative_paths(str(exc), holder.index_root)
         raise NotReady(
-            f"reload failed ({type(exc).__name__}: {exc}); still serving snapshot {holder.snapshot}"
+            f"reload failed ({type(exc).__name__}: {reason}); still serving snapshot {holder.snapshot}"
         ) from exc
+    log.info("reload by HTTP: %s (snapshot %s)", result["status"], result["snapshot"])
     return json_response(ReloadResponse.model_validate(result).model_dump_json())
 
 

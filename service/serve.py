@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
 from openxiv.corpus.config import ENV_PREFIX, Settings
 from openxiv.service.holder import current_snapshot, serve_threads
 
-__all__ = ["check_index", "serve"]
+__all__ = ["check_index", "log_config", "serve"]
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -28,6 +30,19 @@ def check_index(index_root: Path) -> Path:
             raise click.ClickException(f"{index_root} holds no index snapshot (no CURRENT file); {build}")
         raise click.ClickException(f"{index_root}/CURRENT names a snapshot that does not exist; {build}")
     return snapshot
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging setup plus a token-redacting filter on every handler and the ``openxiv``
+    logger (reloads, the served snapshot, unexpected errors) at INFO."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["filters"] = {"redact": {"()": "openxiv.service.security.RedactingFilter"}}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["redact"]
+    config["loggers"]["openxiv"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
 
 
 @click.command("serve")
@@ -52,6 +67,11 @@ def check_index(index_root: Path) -> Path:
     help="Require this bearer token (header 'Authorization: Bearer ...' or ?token=). Default: $OPENXIV_API_TOKEN, else none.",
 )
 @click.option(
+    "--admin-token",
+    default=None,
+    help="Enable the admin routes (POST /v1/admin/reload) with this bearer token. Default: $OPENXIV_ADMIN_TOKEN, else off (SIGHUP still reloads).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     default="info",
@@ -66,6 +86,7 @@ def serve(
     port: int | None,
     workers: int | None,
     token: str | None,
+    admin_token: str | None,
     log_level: str,
     access_log: bool,
 ) -> None:
@@ -74,15 +95,18 @@ def serve(
     \b
     AutoResearchBench agent:  PAPER_SEARCH_API_URL=http://127.0.0.1:8000/search
     deepxiv-sdk:              Reader(base_url="http://127.0.0.1:8000", token="any")
-    Reload a rebuilt index:   curl -X POST http://127.0.0.1:8000/v1/admin/reload  (or kill -HUP <pid>)
+    Reload a rebuilt index:   kill -HUP <pid>  (or, with --admin-token T:
+                              curl -X POST -H "Authorization: Bearer T" http://127.0.0.1:8000/v1/admin/reload)
     """
     # One OpenMP/torch thread per search (see docs/service.md, OPENXIV_SERVE_THREADS): must be set
     # before FAISS or torch start their thread pools, and is inherited by worker processes.
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     import uvicorn
 
+    from openxiv.service.protocol import TimedH11Protocol
+
     settings = Settings.from_env().replace(
-        index_dir=index_dir, host=host, port=port, workers=workers, api_token=token
+        index_dir=index_dir, host=host, port=port, workers=workers, api_token=token, admin_token=admin_token
     )
     root = settings.index_root
     snapshot = check_index(root)
@@ -101,6 +125,8 @@ def serve(
         "log_level": log_level,
         "access_log": access_log,
         "timeout_graceful_shutdown": 30,
+        "http": TimedH11Protocol,  # header read timeout (OPENXIV_HEADER_TIMEOUT)
+        "log_config": log_config(),  # tokens redacted; openxiv's own log lines shown
     }
     if settings.workers == 1:
         from openxiv.service.app import create_app
@@ -111,4 +137,6 @@ def serve(
     os.environ[ENV_PREFIX + "INDEX_DIR"] = str(root.resolve())
     if settings.api_token:
         os.environ[ENV_PREFIX + "API_TOKEN"] = settings.api_token
+    if settings.admin_token:
+        os.environ[ENV_PREFIX + "ADMIN_TOKEN"] = settings.admin_token
     uvicorn.run("openxiv.service.app:app_from_env", factory=True, workers=settings.workers, **common)

@@ -96,7 +96,16 @@ def free_port() -> int:
 class LiveServer:
     """``openxiv serve`` in a subprocess; ``url`` once ``/readyz`` answers."""
 
-    def __init__(self, index_root: Path, token: str | None = None, log: Path | None = None) -> None:
+    def __init__(
+        self,
+        index_root: Path,
+        token: str | None = None,
+        log: Path | None = None,
+        *,
+        admin_token: str | None = None,
+        access_log: bool = False,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = token
@@ -105,6 +114,7 @@ class LiveServer:
         env.update(
             {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(index_root.parent)}
         )
+        env.update(extra_env or {})
         cmd = [
             str(BIN / "openxiv"),
             "serve",
@@ -112,10 +122,12 @@ class LiveServer:
             str(index_root),
             "--port",
             str(self.port),
-            "--no-access-log",
+            "--access-log" if access_log else "--no-access-log",
         ]
         if token:
             cmd += ["--token", token]
+        if admin_token:
+            cmd += ["--admin-token", admin_token]
         self._fh = self.log.open("w")
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._fh, stderr=subprocess.STDOUT)
         self._wait_ready()

@@ -63,7 +63,7 @@ def test_every_field_the_agent_reads(client: httpx.Client) -> None:
         assert isinstance(hit["title"], str) and hit["title"]
         assert isinstance(hit["authors"], list)
         for a in hit["authors"]:
-            assert set(a) == {"name", "orgs"} and isinstance(a["name"], str) and a["orgs"] is None
+            assert set(a) == {"name", "orgs"} and isinstance(a["name"], str) and a["orgs"] == []
         assert isinstance(hit["tldr"], str) and hit["tldr"]
         if hit["abstract"]:  # extractive: the abstract's first sentence(s)
             assert " ".join(hit["abstract"].split()).startswith(hit["tldr"].removesuffix(" …"))

@@ -15,6 +15,7 @@ import pytest
 from live_index import BIN, N_CS, BuiltIndex, LiveServer, build, copy_index, ingest_more
 
 TOKEN = "s3cret-token"
+ADMIN = "s3cret-admin-token"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def test_token_required_when_configured(token_server: LiveServer) -> None:
         == 200
     )
     assert httpx.post(url + "/search", params={"token": TOKEN}, json=body).status_code == 200
-    assert httpx.post(url + "/v1/admin/reload").status_code == 401
+    assert httpx.post(url + "/v1/admin/reload").status_code == 403  # admin routes off: no admin token
     for open_path in ("/healthz", "/readyz", "/openapi.json"):
         assert httpx.get(url + open_path).status_code == 200
 
@@ -85,7 +86,8 @@ def _title(db: Path, arxiv_id: str) -> str:
 
 def test_hot_reload_swaps_snapshots_without_dropping_requests(test_index: BuiltIndex, tmp_path: Path) -> None:
     private = copy_index(test_index, tmp_path / "copy")
-    live = LiveServer(private.root)
+    live = LiveServer(private.root, admin_token=ADMIN)
+    admin = {"Authorization": f"Bearer {ADMIN}"}
     errors: list[str] = []
     stop = threading.Event()
 
@@ -101,7 +103,7 @@ def test_hot_reload_swaps_snapshots_without_dropping_requests(test_index: BuiltI
         for t in threads:
             t.start()
         first = _snapshot(live.url)
-        unchanged = httpx.post(live.url + "/v1/admin/reload").json()
+        unchanged = httpx.post(live.url + "/v1/admin/reload", headers=admin).json()
         assert unchanged == {"status": "unchanged", "snapshot": first, "previous": None}
 
         # 1) rebuild with more papers, swap by the endpoint
@@ -110,7 +112,7 @@ def test_hot_reload_swaps_snapshots_without_dropping_requests(test_index: BuiltI
         assert not _found(live.url, added[0], title)
         build(private.db, private.root, private.settings, private.cache)
         assert _snapshot(live.url) == first  # nothing changes until asked
-        swapped = httpx.post(live.url + "/v1/admin/reload", timeout=120).json()
+        swapped = httpx.post(live.url + "/v1/admin/reload", headers=admin, timeout=120).json()
         assert swapped["status"] == "reloaded" and swapped["previous"] == first
         second = swapped["snapshot"]
         assert second != first and _snapshot(live.url) == second
