@@ -3,8 +3,7 @@
 Every operation of ``/openapi.json`` gets ``FUZZ_EXAMPLES`` generated requests (schema-valid and
 schema-violating ones), derandomized so that a CI run is reproducible. Each answer must be below 500
 and JSON. Beside the fuzz: a keep-alive connection must survive a 4xx, and the hostile requests that
-issue 8 found answering 500 are pinned here (``xfail(strict=True)`` until the fix lands, so that the
-test turns red the moment they pass and the mark must go). ``scripts/bench_reliability.py`` runs the
+issue 8 found answering 500 (and dropping the connection) are pinned here as regressions. ``scripts/bench_reliability.py`` runs the
 same probes, longer and against real load, rebuilds and kill -9.
 """
 
@@ -22,7 +21,6 @@ FUZZ_EXAMPLES = 30
 """Requests per operation and generation mode: 10 operations, ~330 requests: 20-30 s here at load 8 (25 took 16-22 s, 100 took 68 s)."""
 
 # Issue 8 case 4: known 500s on today's main, fixed on the "service" branch; the lead removes the mark.
-KNOWN_500 = "issue 8 case 4: known 500 on bad input (lone surrogate / year-0001 date)"
 
 
 def test_fuzz_every_operation_no_5xx_only_json(server: LiveServer) -> None:
@@ -89,7 +87,6 @@ KNOWN_BAD = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_500)
 @pytest.mark.parametrize(("bad", "needle"), KNOWN_BAD)
 def test_known_hostile_requests_get_a_4xx_and_keep_the_connection(
     server: LiveServer, bad: bytes, needle: str
