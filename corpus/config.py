@@ -104,6 +104,9 @@ class Settings:
     """When set, every request must carry ``Authorization: Bearer <token>`` or ``?token=``."""
     max_query_chars: int = 2000
     max_body_bytes: int = 1_000_000
+    watch_interval: float = 0.0
+    """Seconds between a running server's checks of ``INDEX_DIR/CURRENT``: when it names another
+    snapshot, the server reloads by itself (logged). 0 = off: reload by SIGHUP or the endpoint."""
 
     # --- derived paths ------------------------------------------------------------------------
     @property

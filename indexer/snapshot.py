@@ -30,9 +30,11 @@ __all__ = [
     "cleanup_tmp",
     "current_snapshot",
     "list_snapshots",
+    "missing_parts",
     "open_index",
     "prune_snapshots",
     "read_manifest",
+    "required_parts",
     "resolve_snapshot",
     "switch_current",
     "verify_snapshot",
@@ -187,6 +189,26 @@ def prune_snapshots(index_root: Path, keep: int, lock: BuildLock) -> list[str]:
     return removed
 
 
+def required_parts(manifest: dict[str, Any]) -> set[str]:
+    """The files and folders a snapshot with this manifest must hold: every part the manifest
+    declares (``sizes_bytes``) and every part its counts imply."""
+    counts = manifest.get("counts") or {}
+    parts = {k for k in manifest.get("sizes_bytes") or {} if k != "total"}
+    parts |= {layout.MANIFEST, layout.CORPUS, layout.META, layout.BM25_PAPERS}
+    if counts.get("passages"):
+        parts.add(layout.BM25_PASSAGES)
+    if counts.get("paper_vectors"):
+        parts.add(layout.DENSE_PAPERS)
+    if counts.get("passage_vectors"):
+        parts.add(layout.DENSE_PASSAGES)
+    return parts
+
+
+def missing_parts(snapshot: Path, manifest: dict[str, Any]) -> list[str]:
+    """Parts of `required_parts` that are not on disk (a few ``stat`` calls: cheap enough for probes)."""
+    return sorted(part for part in required_parts(manifest) if not (Path(snapshot) / part).exists())
+
+
 def verify_snapshot(snapshot: Path) -> dict[str, Any]:
     """Open every part of ``snapshot`` and check it against the manifest; the manifest, or
     `BadIndexError` naming what is missing or disagrees.
@@ -208,15 +230,8 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
     def bad(what: str) -> BadIndexError:
         return BadIndexError(f"snapshot {snapshot.name} is incomplete: {what}; rebuild the index")
 
-    declared = {k for k in manifest.get("sizes_bytes") or {} if k != "total"}
-    needed = {layout.CORPUS, layout.META, layout.BM25_PAPERS, layout.LEASE}
-    if counts.get("passages"):
-        needed.add(layout.BM25_PASSAGES)
-    if counts.get("paper_vectors"):
-        needed.add(layout.DENSE_PAPERS)
-    if counts.get("passage_vectors"):
-        needed.add(layout.DENSE_PASSAGES)
-    missing = sorted(part for part in declared | needed if not (snapshot / part).exists())
+    needed = required_parts(manifest)
+    missing = missing_parts(snapshot, manifest)
     if missing:
         raise bad(f"{', '.join(missing)} missing")
 

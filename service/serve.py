@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
 from openxiv.corpus.config import ENV_PREFIX, Settings
-from openxiv.service.holder import current_snapshot, serve_threads
+from openxiv.indexer import layout
+from openxiv.indexer.snapshot import current_snapshot
+from openxiv.service.holder import serve_threads
 
 __all__ = ["check_index", "serve"]
 
@@ -23,11 +27,24 @@ def check_index(index_root: Path) -> Path:
     if not index_root.is_dir():
         raise click.ClickException(f"{index_root} is a file, not an index directory; {build}")
     snapshot = current_snapshot(index_root)
-    if snapshot is None:
-        if not (index_root / "CURRENT").exists():
-            raise click.ClickException(f"{index_root} holds no index snapshot (no CURRENT file); {build}")
-        raise click.ClickException(f"{index_root}/CURRENT names a snapshot that does not exist; {build}")
+    if snapshot is None or not snapshot.is_dir():
+        if not (index_root / layout.CURRENT).exists():
+            raise click.ClickException(
+                f"{index_root} holds no index snapshot (no {layout.CURRENT} file); {build}"
+            )
+        raise click.ClickException(
+            f"{index_root}/{layout.CURRENT} names a snapshot that does not exist; {build}"
+        )
     return snapshot
+
+
+def _log_config(log_level: str) -> dict[str, Any]:
+    """uvicorn's logging setup plus openxiv's own logger (reloads, the served snapshot, watch errors)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["openxiv"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    return config
 
 
 @click.command("serve")
@@ -95,7 +112,12 @@ def serve(
     click.echo(
         f"openxiv: serving {snapshot.name} from {root} on http://{settings.host}:{settings.port}", err=True
     )
+    if settings.watch_interval < 0:
+        raise click.ClickException(
+            f"{ENV_PREFIX}WATCH_INTERVAL={settings.watch_interval:g}: expected seconds >= 0 (0 = off)"
+        )
     common = {
+        "log_config": _log_config(log_level),
         "host": settings.host,
         "port": settings.port,
         "log_level": log_level,

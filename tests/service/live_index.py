@@ -96,7 +96,13 @@ def free_port() -> int:
 class LiveServer:
     """``openxiv serve`` in a subprocess; ``url`` once ``/readyz`` answers."""
 
-    def __init__(self, index_root: Path, token: str | None = None, log: Path | None = None) -> None:
+    def __init__(
+        self,
+        index_root: Path,
+        token: str | None = None,
+        log: Path | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = token
@@ -105,6 +111,7 @@ class LiveServer:
         env.update(
             {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(index_root.parent)}
         )
+        env.update(extra_env or {})
         cmd = [
             str(BIN / "openxiv"),
             "serve",
