@@ -116,6 +116,9 @@ class Settings:
     lenient_filters: bool = False
     """Filters the corpus cannot apply (``orgs``, ``min_citation``: no affiliations or citation counts)
     are a 400 by default; lenient mode ignores them and says so in the response's ``warnings``."""
+    watch_interval: float = 0.0
+    """Seconds between a running server's checks of ``INDEX_DIR/CURRENT``: when it names another
+    snapshot, the server reloads by itself (logged). 0 = off: reload by SIGHUP or the endpoint."""
 
     # --- derived paths ------------------------------------------------------------------------
     @property

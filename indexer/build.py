@@ -8,9 +8,12 @@ Stages (each timed and recorded in the manifest):
 3. ``bm25_papers`` / ``bm25_passages``: bm25s matrices;
 4. ``embed_papers`` / ``embed_passages``: vectors through the shared embedding cache
    (``encode_cached``), so unchanged texts are never re-encoded, then FAISS indexes;
-5. ``manifest`` + rename ``.tmp-*`` into place + switch ``CURRENT`` + prune old snapshots.
+5. ``manifest`` + `verify_snapshot` (every part opens and agrees with the manifest) + rename
+   ``.tmp-*`` into place + switch ``CURRENT`` + prune old snapshots that no process holds.
 
-Any failure removes the temporary directory and leaves ``CURRENT`` and the last good snapshot alone.
+The whole build runs under the index root's build lock (`openxiv.indexer.locks.BuildLock`): a
+second build on the same root fails at once naming the first (or waits, ``wait=``). Any failure
+removes the temporary directory and leaves ``CURRENT`` and the last good snapshot alone.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import contextlib
 import platform
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -30,14 +33,17 @@ import numpy as np
 
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
+from openxiv.indexer.locks import BuildLock, BuildLocked
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.snapshot import (
+    BadIndexError,
     cleanup_tmp,
     current_snapshot,
     list_snapshots,
     prune_snapshots,
     read_manifest,
     switch_current,
+    verify_snapshot,
 )
 from openxiv.indexer.sparse import STOPWORDS, PassageIndex, SparseIndex
 
@@ -127,6 +133,7 @@ def build_index(
     cache_path: str | Path | None = None,
     keep: int = 2,
     force: bool = True,
+    wait: float | None = 0.0,
 ) -> Path:
     """Build a snapshot of ``db_path`` under ``index_root`` and make it live; returns its path."""
     return build_index_report(
@@ -138,6 +145,7 @@ def build_index(
         cache_path=cache_path,
         keep=keep,
         force=force,
+        wait=wait,
     ).path
 
 
@@ -151,13 +159,15 @@ def build_index_report(
     cache_path: str | Path | None = None,
     keep: int = 2,
     force: bool = True,
+    wait: float | None = 0.0,
+    on_wait: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """`build_index` with the per-stage report (used by the CLI summary and the benchmarks).
 
     ``force=False`` skips the build when the live snapshot was built from the same corpus
-    fingerprint with the same index settings."""
-    from openxiv.corpus.store import Store
-
+    fingerprint with the same index settings. When another build holds the root's lock, ``wait=0``
+    raises `BuildError` at once naming it, ``wait=None`` waits for it, ``wait=S`` up to S seconds
+    (``on_wait`` hears once who it waits for)."""
     settings = settings or Settings.from_env()
     db_path, root = Path(db_path), Path(index_root)
     embed = settings.embed
@@ -171,10 +181,35 @@ def build_index_report(
         )
     if not db_path.is_file():
         raise BuildError(f"corpus database not found: {db_path} (create it with `openxiv ingest --db ...`)")
-    t_start = time.perf_counter()
     root.mkdir(parents=True, exist_ok=True)
     (root / layout.SNAPSHOTS).mkdir(exist_ok=True)
-    cleanup_tmp(root)
+    lock = BuildLock(root, wait=wait, on_wait=on_wait)
+    try:
+        lock.acquire()
+    except BuildLocked as exc:
+        raise BuildError(str(exc)) from exc
+    try:
+        cleanup_tmp(root, lock)
+        return _build_locked(db_path, root, settings, progress, encoder, cache_path, keep, force, lock)
+    finally:
+        lock.release()
+
+
+def _build_locked(
+    db_path: Path,
+    root: Path,
+    settings: Settings,
+    progress: bool,
+    encoder: Any | None,
+    cache_path: str | Path | None,
+    keep: int,
+    force: bool,
+    lock: BuildLock,
+) -> BuildReport:
+    from openxiv.corpus.store import Store
+
+    t_start = time.perf_counter()
+    embed = settings.embed
     config = _build_config(settings, embed)
 
     source = Store.open_readonly(db_path)
@@ -192,6 +227,7 @@ def build_index_report(
         name = f"{stamp}-{fingerprint[:10]}"
         tmp = root / layout.SNAPSHOTS / f"{layout.TMP_PREFIX}{name}"
         tmp.mkdir()
+        (tmp / layout.LEASE).touch()  # readers' leases (openxiv.indexer.locks.SnapshotLease)
         stages = _Stages(progress)
         try:
             with stages("copy"):
@@ -213,9 +249,13 @@ def build_index_report(
         final = root / layout.SNAPSHOTS / name
         with stages("switch"):
             _write_manifest(tmp, manifest, stages, t_start)
+            try:
+                verify_snapshot(tmp)
+            except BadIndexError as exc:
+                raise BuildError(f"{exc} (nothing was published; {layout.CURRENT} is unchanged)") from exc
             tmp.rename(final)
             switch_current(root, name)
-            pruned = prune_snapshots(root, keep)
+            pruned = prune_snapshots(root, keep, lock)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import click
 
 from openxiv.corpus.config import ConfigError, Settings
+from openxiv.indexer import layout
 
 __all__ = ["index"]
 
@@ -74,6 +76,16 @@ def index() -> None:
     is_flag=True,
     help="Do nothing when the live snapshot already matches the corpus and settings.",
 )
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    is_flag=False,
+    flag_value=math.inf,
+    default=0.0,
+    metavar="[SECONDS]",
+    help="When another build runs on the same --out: wait for it (up to SECONDS, or as long as it "
+    "takes) instead of failing at once.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when on a terminal).")
 def build(
     db: Path | None,
@@ -84,9 +96,14 @@ def build(
     cache: Path | None,
     keep: int,
     if_changed: bool,
+    wait: float,
     progress: bool | None,
 ) -> None:
-    """Build a new snapshot of the corpus and switch INDEX_DIR/CURRENT to it atomically."""
+    """Build a new snapshot of the corpus and switch INDEX_DIR/CURRENT to it atomically.
+
+    One build runs per index root at a time (INDEX_DIR/build.lock): a second one fails at once
+    naming the first, or queues behind it with --wait. Snapshots that a running server still reads
+    are never pruned (kept beyond --keep until it lets go of them)."""
     from openxiv.indexer.build import BuildError, build_index_report
 
     settings = Settings.from_env().replace(embed=embed, model=model, embed_max_tokens=max_tokens)
@@ -95,7 +112,15 @@ def build(
     show = sys.stderr.isatty() if progress is None else progress
     try:
         report = build_index_report(
-            db_path, root, settings, progress=show, cache_path=cache, keep=keep, force=not if_changed
+            db_path,
+            root,
+            settings,
+            progress=show,
+            cache_path=cache,
+            keep=keep,
+            force=not if_changed,
+            wait=None if math.isinf(wait) else wait,
+            on_wait=lambda message: click.echo(f"openxiv: {message}", err=True),
         )
     except (BuildError, ConfigError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -124,7 +149,9 @@ def build(
         + ", ".join(f"{k} {v:.1f}s" for k, v in report.stages.items())
         + f"; total {m['build']['seconds']:.1f}s"
     )
-    click.echo(f"  live:     {Path(root) / 'CURRENT'} -> {report.path.name}")
+    click.echo(f"  live:     {Path(root) / layout.CURRENT} -> {report.path.name}")
+    if m["build"].get("pruned"):
+        click.echo(f"  pruned:   {', '.join(m['build']['pruned'])}")
 
 
 @index.command()

@@ -2,15 +2,18 @@
 
 INDEX_DIR/
   CURRENT                      name of the live snapshot (switched atomically with os.replace)
+  build.lock                   flock held by the running build (pid, host, start time inside)
   snapshots/<UTC time>-<fp>/   one complete, immutable snapshot
     manifest.json              what is in it and how it was built (FORMAT_VERSION)
+    lease.lock                 shared flock held by every process reading the snapshot
     corpus.sqlite              consistent copy of the corpus database
     papers/                    per-paper metadata arrays (ids, dates, category/author postings)
     bm25_papers/               bm25s matrix over title + abstract
     bm25_passages/             bm25s matrix over full-text passages + passage -> paper rows
     dense_papers/              FAISS index over paper vectors (when embedded)
     dense_passages/            FAISS index over passage vectors (when embedded)
-  snapshots/.tmp-*/            a build in progress (never read; removed by the next build)
+  snapshots/.tmp-*/            a build in progress, or a snapshot being pruned (never read; leftovers
+                               of dead builds are removed by the next build, under build.lock)
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ CURRENT = "CURRENT"
 SNAPSHOTS = "snapshots"
 TMP_PREFIX = ".tmp-"
 MANIFEST = "manifest.json"
+BUILD_LOCK = "build.lock"
+LEASE = "lease.lock"
+PRUNE_PREFIX = TMP_PREFIX + "pruned-"
 CORPUS = "corpus.sqlite"
 META = "papers"
 BM25_PAPERS = "bm25_papers"

@@ -1,9 +1,14 @@
 """Index snapshots on disk: the ``CURRENT`` pointer, opening a snapshot read-only, housekeeping.
 
-A snapshot is written completely under ``snapshots/.tmp-*`` by `openxiv.indexer.build`, renamed into
-place, and only then made live by rewriting ``CURRENT`` through a temporary file and ``os.replace``
-(atomic on POSIX). Readers resolve ``CURRENT`` once and never see a half-written snapshot; a build
-that dies leaves ``CURRENT`` and the snapshot it names untouched.
+A snapshot is written completely under ``snapshots/.tmp-*`` by `openxiv.indexer.build`, checked
+complete (`verify_snapshot`), renamed into place, and only then made live by rewriting ``CURRENT``
+through a temporary file and ``os.replace`` (atomic on POSIX). Readers resolve ``CURRENT`` once and
+never see a half-written snapshot; a build that dies leaves ``CURRENT`` and the snapshot it names
+untouched.
+
+Builds on one root are serialised by the build lock, and readers hold a lease on the snapshot they
+read (`openxiv.indexer.locks`): `cleanup_tmp` and `prune_snapshots` run only under the build lock,
+and pruning skips every leased snapshot.
 """
 
 from __future__ import annotations
@@ -11,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
+from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
 
 __all__ = [
     "BadIndexError",
@@ -25,12 +30,18 @@ __all__ = [
     "cleanup_tmp",
     "current_snapshot",
     "list_snapshots",
+    "missing_parts",
     "open_index",
     "prune_snapshots",
     "read_manifest",
+    "required_parts",
     "resolve_snapshot",
     "switch_current",
+    "verify_snapshot",
 ]
+
+OPEN_RETRIES = 3
+"""Times `open_index` re-reads ``CURRENT`` when the snapshot it named was pruned under it."""
 
 
 class BadIndexError(RuntimeError):
@@ -61,7 +72,9 @@ def current_snapshot(index_root: Path) -> Path | None:
     if not pointer.is_file():
         return None
     name = pointer.read_text(encoding="utf-8").strip()
-    return index_root / layout.SNAPSHOTS / name if name else None
+    if not name or "/" in name or "\x00" in name or name.startswith("."):
+        return None  # empty, or not a plain snapshot name (never follow it out of snapshots/)
+    return index_root / layout.SNAPSHOTS / name
 
 
 def resolve_snapshot(index_dir: Path) -> Path:
@@ -118,14 +131,27 @@ def list_snapshots(index_root: Path) -> list[Path]:
     )
 
 
-def cleanup_tmp(index_root: Path, max_age_s: float = 0.0) -> list[str]:
-    """Remove ``.tmp-*`` build directories left by interrupted builds (older than ``max_age_s``)."""
+def _require_lock(index_root: Path, lock: BuildLock) -> None:
+    if not lock.held or lock.root.resolve() != Path(index_root).resolve():
+        raise RuntimeError(f"this needs the build lock of {index_root} (openxiv.indexer.locks.BuildLock)")
+
+
+def cleanup_tmp(index_root: Path, lock: BuildLock) -> list[str]:
+    """Remove ``.tmp-*`` directories (and ``CURRENT.*.tmp`` files) that dead builds left behind.
+
+    Why everything removed here is provably dead: a ``.tmp-*`` directory is created, filled, renamed
+    and removed only by a build (or a prune, which runs inside a build) while it holds the root's
+    exclusive build lock, and that lock is held by one process at a time and released by the kernel
+    when its holder exits or dies. The caller must hold the lock (checked), so no other build is
+    running on this root: any ``.tmp-*`` still here belongs to a build that has ended without cleaning
+    up (killed, crashed, power cut). A running build's directory can therefore never be removed.
+    """
+    _require_lock(index_root, lock)
     root = index_root / layout.SNAPSHOTS
     removed = []
     if root.is_dir():
-        now = time.time()
         for p in root.iterdir():
-            if p.name.startswith(layout.TMP_PREFIX) and now - p.stat().st_mtime >= max_age_s:
+            if p.name.startswith(layout.TMP_PREFIX):
                 shutil.rmtree(p, ignore_errors=True)
                 removed.append(p.name)
     for p in index_root.glob(f"{layout.CURRENT}.*.tmp"):
@@ -133,17 +159,106 @@ def cleanup_tmp(index_root: Path, max_age_s: float = 0.0) -> list[str]:
     return removed
 
 
-def prune_snapshots(index_root: Path, keep: int = 2) -> list[str]:
-    """Delete the oldest snapshots beyond ``keep``, never the one ``CURRENT`` names."""
+def prune_snapshots(index_root: Path, keep: int, lock: BuildLock) -> list[str]:
+    """Delete the oldest snapshots beyond ``keep``: never the one ``CURRENT`` names, never one that a
+    live process holds open (its lease, see `openxiv.indexer.locks.try_exclusive_lease`), which is
+    skipped and pruned by a later build once nobody reads it. Runs under the build lock (checked),
+    so ``CURRENT`` cannot move meanwhile by another build. A snapshot is first renamed to
+    ``.tmp-pruned-*`` while its lease is held exclusively, so no reader can find it any more, then
+    deleted; a crash midway leaves a ``.tmp-*`` directory that the next build removes."""
+    _require_lock(index_root, lock)
     live = current_snapshot(index_root)
     snaps = list_snapshots(index_root)
     removed = []
     for p in snaps[: max(0, len(snaps) - max(keep, 1))]:
         if live is not None and p.resolve() == live.resolve():
             continue
-        shutil.rmtree(p, ignore_errors=True)
+        try:
+            fd = try_exclusive_lease(p)
+        except LeaseLost:
+            continue
+        if fd is None:
+            continue  # a live reader holds it
+        try:
+            trash = p.with_name(layout.PRUNE_PREFIX + p.name)
+            p.rename(trash)
+            shutil.rmtree(trash, ignore_errors=True)
+        finally:
+            os.close(fd)
         removed.append(p.name)
     return removed
+
+
+def required_parts(manifest: dict[str, Any]) -> set[str]:
+    """The files and folders a snapshot with this manifest must hold: every part the manifest
+    declares (``sizes_bytes``) and every part its counts imply."""
+    counts = manifest.get("counts") or {}
+    parts = {k for k in manifest.get("sizes_bytes") or {} if k != "total"}
+    parts |= {layout.MANIFEST, layout.CORPUS, layout.META, layout.BM25_PAPERS}
+    if counts.get("passages"):
+        parts.add(layout.BM25_PASSAGES)
+    if counts.get("paper_vectors"):
+        parts.add(layout.DENSE_PAPERS)
+    if counts.get("passage_vectors"):
+        parts.add(layout.DENSE_PASSAGES)
+    return parts
+
+
+def missing_parts(snapshot: Path, manifest: dict[str, Any]) -> list[str]:
+    """Parts of `required_parts` that are not on disk (a few ``stat`` calls: cheap enough for probes)."""
+    return sorted(part for part in required_parts(manifest) if not (Path(snapshot) / part).exists())
+
+
+def verify_snapshot(snapshot: Path) -> dict[str, Any]:
+    """Open every part of ``snapshot`` and check it against the manifest; the manifest, or
+    `BadIndexError` naming what is missing or disagrees.
+
+    Checked: the manifest reads; every part it declares (``sizes_bytes``) and every part its counts
+    imply (corpus, paper metadata, BM25 over papers; BM25 over passages when there are passages;
+    dense indexes when there are vectors) exists and loads; the corpus copy, the metadata, the BM25
+    matrices and the FAISS indexes hold exactly the papers, passages and vectors the manifest counts.
+    The query encoder is not loaded (the build that calls this has just used it).
+    """
+    from openxiv.corpus.store import Store
+    from openxiv.indexer.meta import PaperMeta
+    from openxiv.indexer.sparse import PassageIndex, SparseIndex
+
+    snapshot = Path(snapshot)
+    manifest = read_manifest(snapshot)
+    counts = manifest.get("counts") or {}
+
+    def bad(what: str) -> BadIndexError:
+        return BadIndexError(f"snapshot {snapshot.name} is incomplete: {what}; rebuild the index")
+
+    needed = required_parts(manifest)
+    missing = missing_parts(snapshot, manifest)
+    if missing:
+        raise bad(f"{', '.join(missing)} missing")
+
+    def agree(part: str, what: str, found: int, key: str) -> None:
+        if found != int(counts.get(key, -1)):
+            raise bad(f"{part} holds {found} {what}, the manifest counts {counts.get(key)} {key}")
+
+    try:
+        with Store.open_readonly(snapshot / layout.CORPUS) as store:
+            stats = store.stats()
+        agree(layout.CORPUS, "papers", stats["papers"], "papers")
+        agree(layout.CORPUS, "passages", stats["passages"], "passages")
+        agree(layout.META, "papers", PaperMeta.load(snapshot / layout.META).n, "papers")
+        agree(layout.BM25_PAPERS, "papers", SparseIndex.load(snapshot / layout.BM25_PAPERS).n_docs, "papers")
+        if layout.BM25_PASSAGES in needed:
+            passages = PassageIndex.load(snapshot / layout.BM25_PASSAGES)
+            agree(layout.BM25_PASSAGES, "passages", passages.n_passages, "passages")
+        for part, key in ((layout.DENSE_PAPERS, "paper_vectors"), (layout.DENSE_PASSAGES, "passage_vectors")):
+            if part in needed:
+                from openxiv.indexer.dense import DenseIndex
+
+                agree(part, "vectors", DenseIndex.load(snapshot / part).ntotal, key)
+    except BadIndexError:
+        raise
+    except Exception as exc:  # a part that exists but does not load
+        raise bad(f"a part does not load ({type(exc).__name__}: {exc})") from exc
+    return manifest
 
 
 @dataclass
@@ -156,13 +271,19 @@ class OpenIndex:
     """`openxiv.indexer.hybrid.HybridBackend` (a `SearchBackend`)."""
     store: Any
     """Read-only `openxiv.corpus.store.Store` on the snapshot's corpus.sqlite."""
+    lease: SnapshotLease | None = field(default=None, repr=False)
+    """This process's shared lock on the snapshot: no build prunes it until `close`."""
     _closed: bool = field(default=False, repr=False)
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self.backend.close()
-            self.store.close()
+            try:
+                self.backend.close()
+                self.store.close()
+            finally:
+                if self.lease is not None:
+                    self.lease.release()  # only after every file of the snapshot is closed
 
     def __enter__(self) -> OpenIndex:
         return self
@@ -178,12 +299,31 @@ def open_index(
 
     Raises `BadIndexError` with a message that says what is wrong with a missing or bad directory.
     ``encoder`` lets a caller share one already loaded query encoder between snapshots.
+    The process holds a lease on the snapshot until `OpenIndex.close` (or its exit), so no build
+    prunes it meanwhile.
     """
+    settings = settings or Settings.from_env()
+    for attempt in range(OPEN_RETRIES):
+        snap = resolve_snapshot(Path(index_root))
+        try:
+            lease = SnapshotLease(snap)
+        except LeaseLost as exc:
+            # pruned between reading CURRENT and locking it: CURRENT names a newer one by now
+            if snap == Path(index_root) or attempt == OPEN_RETRIES - 1:
+                raise BadIndexError(f"{exc}; open the index again") from exc
+            continue
+        try:
+            return _open_leased(snap, settings, encoder, lease)
+        except BaseException:
+            lease.release()
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: SnapshotLease) -> OpenIndex:
     from openxiv.corpus.store import Store
     from openxiv.indexer.hybrid import HybridBackend
 
-    settings = settings or Settings.from_env()
-    snap = resolve_snapshot(Path(index_root))
     manifest = read_manifest(snap)
     for part in (layout.CORPUS, layout.META, layout.BM25_PAPERS):
         if not (snap / part).exists():
@@ -194,4 +334,4 @@ def open_index(
     except BaseException:
         store.close()
         raise
-    return OpenIndex(path=snap, manifest=manifest, backend=backend, store=store)
+    return OpenIndex(path=snap, manifest=manifest, backend=backend, store=store, lease=lease)

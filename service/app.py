@@ -1,12 +1,14 @@
 """The FastAPI application: `create_app(settings, index_root)`.
 
 The snapshot is opened once at startup (lifespan), shared read-only by every request, swapped by
-``POST /v1/admin/reload`` or SIGHUP, and closed at shutdown. Routes live in ``routes_*`` modules.
+``POST /v1/admin/reload``, SIGHUP or (``OPENXIV_WATCH_INTERVAL`` > 0) when ``CURRENT`` changes, and
+closed at shutdown. Routes live in ``routes_*`` modules.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -19,6 +21,7 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.config import Settings
+from openxiv.indexer import layout
 from openxiv.service import routes_arxiv, routes_search, routes_unserved, routes_v1
 from openxiv.service.errors import CatchAllMiddleware, install_handlers
 from openxiv.service.guard import RequestGuardMiddleware
@@ -67,6 +70,23 @@ def _on_sighup(holder: IndexHolder) -> None:
     task.add_done_callback(_background.discard)
 
 
+async def _watch(holder: IndexHolder, interval: float) -> None:
+    """Reload whenever ``CURRENT`` names another snapshot (each reload is logged by the holder); a
+    failure is logged once per distinct error, and the loaded snapshot keeps serving."""
+    log.info("watching %s/%s every %g s", holder.index_root, layout.CURRENT, interval)
+    last_error = ""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await run_in_threadpool(holder.reload)
+            last_error = ""
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            if error != last_error:
+                log.warning("watch: reload failed (%s); still serving %s", error, holder.snapshot)
+            last_error = error
+
+
 def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     holder = IndexHolder(Path(index_root), settings)
 
@@ -82,9 +102,18 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
             hup = True
         except (NotImplementedError, RuntimeError, AttributeError, ValueError):
             log.info("SIGHUP reload not available here; use POST /v1/admin/reload (OPENXIV_ADMIN_TOKEN)")
+        watcher = (
+            asyncio.ensure_future(_watch(holder, settings.watch_interval))
+            if settings.watch_interval > 0
+            else None
+        )
         try:
             yield
         finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
             if hup:
                 loop.remove_signal_handler(signal.SIGHUP)
             holder.close()

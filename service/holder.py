@@ -5,11 +5,15 @@ store). Requests borrow it with ``with holder.acquire() as index:``; the borrow 
 flight*. `IndexHolder.reload` opens whatever ``INDEX_DIR/CURRENT`` points to now, swaps the reference
 under a lock, and closes the previous snapshot only when its last in-flight request has finished, so
 a reload never fails or slows a request that is already running.
+
+While a snapshot is open this process holds its lease (`openxiv.indexer.locks.SnapshotLease`, taken
+by `open_index`), so no build prunes it; the lease goes with the retired snapshot's `close`.
+``CURRENT`` and manifests are read through `openxiv.indexer.snapshot`, the one reader of both.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 import os
 import sys
@@ -24,9 +28,10 @@ from typing import Any, Protocol
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.corpus.store import Store
 from openxiv.indexer.backend import SearchBackend
+from openxiv.indexer.snapshot import BadIndexError, current_snapshot, missing_parts, read_manifest
 from openxiv.service.errors import NotReady
 
-__all__ = ["IndexHolder", "IndexLike", "current_snapshot", "default_opener"]
+__all__ = ["IndexHolder", "IndexLike", "default_opener"]
 
 log = logging.getLogger("openxiv.service")
 
@@ -92,11 +97,9 @@ def _manifest_of(index_root: Path) -> dict[str, Any] | None:
     snap = current_snapshot(index_root)
     if snap is None:
         return None
-    try:
-        manifest = json.loads((snap / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return manifest if isinstance(manifest, dict) else None
+    with contextlib.suppress(BadIndexError):
+        return read_manifest(snap)
+    return None
 
 
 @dataclass
@@ -109,23 +112,6 @@ class _Entry:
     @property
     def snapshot(self) -> str:
         return Path(self.index.path).name
-
-
-def current_snapshot(index_root: Path) -> Path | None:
-    """The snapshot directory ``INDEX_DIR/CURRENT`` names (a file holding its name, or a symlink)."""
-    pointer = Path(index_root) / "CURRENT"
-    if pointer.is_dir():
-        return pointer.resolve()
-    try:
-        name = pointer.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not name or "\x00" in name:
-        return None
-    for candidate in (Path(index_root) / "snapshots" / name, Path(index_root) / name):
-        if candidate.is_dir():
-            return candidate.resolve()
-    return None
 
 
 class IndexHolder:
@@ -159,6 +145,14 @@ class IndexHolder:
         entry = self._entry
         return entry.snapshot if entry else None
 
+    def missing_files(self) -> list[str]:
+        """Parts of the served snapshot that are gone from disk (deleted behind the server's back);
+        empty while it is intact or when nothing is loaded."""
+        entry = self._entry
+        if entry is None:
+            return []
+        return missing_parts(Path(entry.index.path), entry.index.manifest)
+
     @property
     def loaded_at(self) -> datetime | None:
         entry = self._entry
@@ -191,7 +185,7 @@ class IndexHolder:
             previous = self._entry
             if not force and previous is not None:
                 target = current_snapshot(self.index_root)
-                if target is not None and target == Path(previous.index.path).resolve():
+                if target is not None and target.resolve() == Path(previous.index.path).resolve():
                     return {"status": "unchanged", "snapshot": previous.snapshot, "previous": None}
             index = self._opener(self.index_root, self.settings, previous.index if previous else None)
             entry = _Entry(index=index, loaded_at=datetime.now(UTC))

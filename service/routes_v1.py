@@ -190,10 +190,16 @@ async def healthz(request: Request) -> Health:
     response_model=Health,
     responses={503: {"model": ErrorResponse}},
     tags=["probes"],
-    summary="Readiness: 200 once the index is loaded",
+    summary="Readiness: 200 once the index is loaded, 503 if its files are gone",
 )
 async def readyz(request: Request) -> Health:
     holder = holder_of(request)
     if not holder.ready:
         raise NotReady("the index is not loaded yet")
+    missing = holder.missing_files()
+    if missing:
+        raise NotReady(
+            f"the files of snapshot {holder.snapshot} are gone ({', '.join(missing)}): "
+            "reload if CURRENT names another snapshot, else rebuild the index"
+        )
     return Health(status="ready", snapshot=holder.snapshot)

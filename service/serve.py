@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from openxiv.corpus.config import ENV_PREFIX, Settings
-from openxiv.service.holder import current_snapshot, serve_threads
+from openxiv.indexer import layout
+from openxiv.indexer.snapshot import current_snapshot
+from openxiv.service.holder import serve_threads
 
 __all__ = ["check_index", "log_config", "serve"]
 
@@ -25,23 +27,27 @@ def check_index(index_root: Path) -> Path:
     if not index_root.is_dir():
         raise click.ClickException(f"{index_root} is a file, not an index directory; {build}")
     snapshot = current_snapshot(index_root)
-    if snapshot is None:
-        if not (index_root / "CURRENT").exists():
-            raise click.ClickException(f"{index_root} holds no index snapshot (no CURRENT file); {build}")
-        raise click.ClickException(f"{index_root}/CURRENT names a snapshot that does not exist; {build}")
+    if snapshot is None or not snapshot.is_dir():
+        if not (index_root / layout.CURRENT).exists():
+            raise click.ClickException(
+                f"{index_root} holds no index snapshot (no {layout.CURRENT} file); {build}"
+            )
+        raise click.ClickException(
+            f"{index_root}/{layout.CURRENT} names a snapshot that does not exist; {build}"
+        )
     return snapshot
 
 
-def log_config() -> dict[str, Any]:
-    """uvicorn's logging setup plus a token-redacting filter on every handler and the ``openxiv``
-    logger (reloads, the served snapshot, unexpected errors) at INFO."""
+def log_config(log_level: str = "info") -> dict[str, Any]:
+    """uvicorn's logging setup plus a token-redacting filter on every handler and openxiv's own logger
+    (reloads, the served snapshot, watch errors, unexpected errors) at ``log_level``."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
     config["filters"] = {"redact": {"()": "openxiv.service.security.RedactingFilter"}}
     for handler in config["handlers"].values():
         handler["filters"] = ["redact"]
-    config["loggers"]["openxiv"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    config["loggers"]["openxiv"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
     return config
 
 
@@ -119,6 +125,10 @@ def serve(
     click.echo(
         f"openxiv: serving {snapshot.name} from {root} on http://{settings.host}:{settings.port}", err=True
     )
+    if settings.watch_interval < 0:
+        raise click.ClickException(
+            f"{ENV_PREFIX}WATCH_INTERVAL={settings.watch_interval:g}: expected seconds >= 0 (0 = off)"
+        )
     common = {
         "host": settings.host,
         "port": settings.port,
@@ -126,7 +136,7 @@ def serve(
         "access_log": access_log,
         "timeout_graceful_shutdown": 30,
         "http": TimedH11Protocol,  # header read timeout (OPENXIV_HEADER_TIMEOUT)
-        "log_config": log_config(),  # tokens redacted; openxiv's own log lines shown
+        "log_config": log_config(log_level),  # tokens redacted; openxiv's own log lines shown
     }
     if settings.workers == 1:
         from openxiv.service.app import create_app

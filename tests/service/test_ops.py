@@ -1,14 +1,19 @@
-"""Operations: bearer token on/off, hot reload (endpoint and SIGHUP) without dropped requests, serve CLI."""
+"""Operations: bearer token on/off, hot reload (endpoint, SIGHUP, watching CURRENT) without dropped
+requests, builds beside a live server (leases keep its snapshot), readiness, serve CLI."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -139,6 +144,96 @@ def test_hot_reload_swaps_snapshots_without_dropping_requests(test_index: BuiltI
     assert code in (0, -signal.SIGTERM)
     log = live.log.read_text()
     assert "Application shutdown complete" in log and "Traceback" not in log
+
+
+def _private_server(test_index: BuiltIndex, dest: Path, **env: str) -> tuple[BuiltIndex, LiveServer]:
+    """A server on a private copy of the test index (models from the session's data dir)."""
+    private = copy_index(test_index, dest)
+    extra = {"OPENXIV_DATA_DIR": str(test_index.root.parent), **env}
+    return private, LiveServer(private.root, admin_token=ADMIN, extra_env=extra)
+
+
+def _rebuild(private: BuiltIndex, encoder: Any, keep: int) -> Path:
+    from openxiv.indexer.build import build_index
+
+    return build_index(
+        private.db,
+        private.root,
+        private.settings,
+        progress=False,
+        encoder=encoder,
+        cache_path=private.cache,
+        keep=keep,
+    )
+
+
+def _statuses(url: str, n: int = 100) -> Counter[int]:
+    """``n`` searches and paper reads from 4 concurrent clients; their status codes."""
+    queries = ["transformer attention", "galaxy clusters", "graph neural networks", "reinforcement learning"]
+
+    def one(i: int) -> int:
+        if i % 2:
+            return httpx.get(
+                url + "/arxiv/", params={"type": "head", "arxiv_id": "1502.03167"}, timeout=60
+            ).status_code
+        return httpx.post(url + "/search", json={"query": queries[i % 4], "top_k": 5}, timeout=60).status_code
+
+    with ThreadPoolExecutor(4) as pool:
+        return Counter(pool.map(one, range(n)))
+
+
+def test_builds_never_prune_the_snapshot_a_server_reads(test_index: BuiltIndex, tmp_path: Path) -> None:
+    """Issue 8.2: two builds with --keep beside a server that was not reloaded deleted the snapshot it
+    read; 27 of 100 requests answered 500 while /readyz said 200."""
+    from openxiv.indexer.embed import load_encoder
+    from openxiv.indexer.snapshot import list_snapshots
+
+    private, live = _private_server(test_index, tmp_path / "copy")
+    try:
+        served = _snapshot(live.url)
+        encoder = load_encoder(private.settings)
+        _rebuild(private, encoder, keep=1)
+        second = _rebuild(private, encoder, keep=1)
+        assert _statuses(live.url) == {200: 100}
+        # keep=1 leaves the live snapshot, and the one the server holds a lease on
+        assert [p.name for p in list_snapshots(private.root)] == [served, second.name]
+        assert httpx.get(live.url + "/readyz").json() == {"status": "ready", "snapshot": served}
+
+        # once the server has moved on, its old snapshot is pruned by the next build
+        reload = httpx.post(
+            live.url + "/v1/admin/reload", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120
+        )
+        assert reload.json()["snapshot"] == second.name
+        third = _rebuild(private, encoder, keep=1)
+        assert [p.name for p in list_snapshots(private.root)] == [second.name, third.name]
+        assert _statuses(live.url, 20) == {200: 20}
+
+        # files deleted behind the server's back (rm -rf by hand): not ready any more
+        assert httpx.get(live.url + "/readyz").status_code == 200
+        shutil.rmtree(private.root / "snapshots" / second.name)
+        gone = httpx.get(live.url + "/readyz")
+        assert gone.status_code == 503, gone.text
+        assert second.name in gone.json()["detail"] and "gone" in gone.json()["detail"]
+        assert str(private.root) not in gone.json()["detail"]  # no absolute paths in answers
+    finally:
+        live.stop()
+
+
+def test_watching_current_reloads_by_itself(test_index: BuiltIndex, tmp_path: Path) -> None:
+    private, live = _private_server(test_index, tmp_path / "copy", OPENXIV_WATCH_INTERVAL="0.5")
+    try:
+        first = _snapshot(live.url)
+        new = _rebuild(private, None, keep=2)
+        deadline = time.monotonic() + 60
+        while _snapshot(live.url) == first and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _snapshot(live.url) == new.name
+        assert httpx.get(live.url + "/v1/index").json()["reloads"] == 1
+    finally:
+        live.stop()
+    log = live.log.read_text()
+    assert f"serving snapshot {first}" in log and f"serving snapshot {new.name} (previous: {first})" in log
+    assert "watching" in log and "Traceback" not in log
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess[str]:
