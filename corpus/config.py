@@ -104,6 +104,10 @@ class Settings:
     """When set, every request must carry ``Authorization: Bearer <token>`` or ``?token=``."""
     max_query_chars: int = 2000
     max_body_bytes: int = 1_000_000
+    request_budget_s: float = 20.0
+    """Time one search request may take (all queries of a batch together). Checked between the
+    queries of a batch and the stages of each search; past it the request is answered 503 and the
+    worker is free again. ``0`` disables the budget."""
 
     # --- derived paths ------------------------------------------------------------------------
     @property

@@ -61,9 +61,9 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
 
-`token`, `source=arxiv` and `use_fine_rerank` are accepted; `orgs`, `min_citation`, `venue`,
-`venue_year` are accepted but not applied (the corpus has no such data; the response says so in
-`warnings`).
+`venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
+`authors`. `token`, `source=arxiv` and `use_fine_rerank` are accepted; `orgs` and `min_citation`
+are accepted but not applied (the corpus has no such data; the response says so in `warnings`).
 """
 
 
@@ -201,8 +201,10 @@ def arxiv(
     ] = None,
     orgs: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
     min_citation: Annotated[int | None, Query(description="Accepted, not applied")] = None,
-    venue: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
-    venue_year: Annotated[int | None, Query(description="Accepted, not applied")] = None,
+    venue: Annotated[
+        list[str] | None, Query(description="Venue named in the journal reference (repeat or comma-separate)")
+    ] = None,
+    venue_year: Annotated[int | None, Query(description="Year named in the journal reference")] = None,
 ) -> Response:
     kind = (
         (type or ("retrieve" if query is not None else "head" if arxiv_id is not None else ""))
@@ -234,8 +236,6 @@ def arxiv(
         for name, value, what in (
             ("orgs", orgs, "affiliations"),
             ("min_citation", min_citation, "citation counts"),
-            ("venue", venue, "venues"),
-            ("venue_year", venue_year, "venues"),
         )
         if value
     ]
@@ -246,8 +246,11 @@ def arxiv(
         date_str=date_str,
         date_from=date_from,
         date_to=date_to,
+        venue=venue,
+        venue_year=venue_year,
     )
-    queries = check_queries(query, settings_of(request).max_query_chars)
+    settings = settings_of(request)
+    queries = check_queries(query, settings.max_query_chars)
     return search_deepxiv(
         holder,
         queries,
@@ -257,6 +260,7 @@ def arxiv(
         mode=ranking,
         contents=return_contents,
         batch=False,
+        settings=settings,
         warnings=warnings,
     )
 
