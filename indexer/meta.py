@@ -34,7 +34,7 @@ import numpy as np
 from openxiv.corpus.names import normalize_name
 from openxiv.corpus.records import IndexDoc
 from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
-from openxiv.indexer.postings import AuthorMatcher, TokenIndex, Venues
+from openxiv.indexer.postings import AuthorMatcher, TokenIndex, Venues, gather
 from openxiv.indexer.postings import csr as _postings
 
 __all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta"]
@@ -149,9 +149,9 @@ class PaperMeta:
 
     # --- filtering ----------------------------------------------------------------------------
     def _rows_of(self, keys: Iterable[int], ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Mask of the rows posted under any of ``keys``: one gather, no Python loop per key."""
         mask = np.zeros(self.n, dtype=bool)
-        for k in keys:
-            mask[rows[ptr[k] : ptr[k + 1]]] = True
+        mask[rows[gather(ptr, np.fromiter(keys, dtype=np.int64))]] = True
         return mask
 
     def category_keys(self, wanted: Iterable[str]) -> list[int]:
