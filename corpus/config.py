@@ -119,6 +119,10 @@ class Settings:
     watch_interval: float = 0.0
     """Seconds between a running server's checks of ``INDEX_DIR/CURRENT``: when it names another
     snapshot, the server reloads by itself (logged). 0 = off: reload by SIGHUP or the endpoint."""
+    request_budget_s: float = 20.0
+    """Time one search request may take (all queries of a batch together). Checked between the
+    queries of a batch and the stages of each search; past it the request is answered 503 and the
+    worker is free again. ``0`` disables the budget."""
 
     # --- derived paths ------------------------------------------------------------------------
     @property

@@ -135,3 +135,5 @@ class IndexDoc:
     date: date | None
     content_hash: str
     """Hash of everything indexed for this paper: unchanged hash, nothing to re-index."""
+    journal_ref: str | None = None
+    """Where the paper was published, as arXiv metadata states it (the venue filter reads it)."""

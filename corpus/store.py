@@ -326,6 +326,7 @@ class Store:
             P.c.first_seen,
             P.c.updated,
             P.c.content_hash,
+            P.c.journal_ref,
         ).order_by(P.c.arxiv_id)
         with self.engine.connect() as conn:
             for r in conn.execution_options(yield_per=2000).execute(q):
@@ -337,6 +338,7 @@ class Store:
                     authors=tuple(json.loads(r.authors_json)),
                     date=r.published or r.first_seen or r.updated,
                     content_hash=r.content_hash,
+                    journal_ref=r.journal_ref,
                 )
 
     def iter_passages(self) -> Iterator[PassageView]:

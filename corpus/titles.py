@@ -1,4 +1,4 @@
-"""Title and name normalisation shared by the store (`Store.find_by_title`) and the evaluator.
+"""Title normalisation shared by the store (`Store.find_by_title`) and the evaluator.
 
 `normalize_title`: lowercase, accents folded, every run of punctuation or whitespace turned into
 one space, trimmed. Two titles that differ only in case, punctuation, LaTeX braces or spacing
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["normalize_name", "normalize_title", "normalize_whitespace"]
+__all__ = ["normalize_title", "normalize_whitespace"]
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -30,11 +30,6 @@ def normalize_title(title: str | None) -> str:
     if not title:
         return ""
     return _NON_WORD.sub(" ", _fold(title).lower()).strip()
-
-
-def normalize_name(name: str) -> str:
-    """An author name for filtering: same rules as titles (``"D'Incà, M."`` -> ``"d inca m"``)."""
-    return normalize_title(name)
 
 
 def normalize_whitespace(text: str | None) -> str | None:

@@ -7,11 +7,34 @@ methods. The service never touches BM25 matrices or FAISS objects directly.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["PaperHit", "SearchBackend", "SearchFilters", "SearchResult"]
+__all__ = [
+    "DeadlineExceeded",
+    "PaperHit",
+    "SearchBackend",
+    "SearchFilters",
+    "SearchResult",
+    "UnsupportedFilter",
+    "check_deadline",
+]
+
+
+class UnsupportedFilter(ValueError):
+    """A filter this snapshot cannot answer (e.g. venues on a snapshot built before they were indexed)."""
+
+
+class DeadlineExceeded(TimeoutError):
+    """The request's time budget ran out between two stages of a search."""
+
+
+def check_deadline(deadline: float | None, stage: str) -> None:
+    """Raise `DeadlineExceeded` when ``time.monotonic()`` has passed ``deadline`` (``None``: no budget)."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise DeadlineExceeded(f"time budget exhausted before {stage}")
 
 
 @dataclass(frozen=True)
@@ -21,7 +44,11 @@ class SearchFilters:
     categories: tuple[str, ...] = ()
     """Keep papers with any of these categories (``cs.CL``) or archives (``cs`` matches ``cs.*``)."""
     authors: tuple[str, ...] = ()
-    """Keep papers with an author matching any of these names (case- and accent-insensitive)."""
+    """Keep papers with an author matching any of these names (rule: `openxiv.indexer.postings`)."""
+    venues: tuple[str, ...] = ()
+    """Keep papers whose journal reference names any of these venues (a phrase, case-insensitive)."""
+    venue_year: int | None = None
+    """Keep papers whose journal reference mentions this year."""
     date_from: date | None = None
     """Inclusive lower bound on the paper date."""
     date_to: date | None = None
@@ -29,7 +56,14 @@ class SearchFilters:
 
     @property
     def empty(self) -> bool:
-        return not (self.categories or self.authors or self.date_from or self.date_to)
+        return not (
+            self.categories
+            or self.authors
+            or self.venues
+            or self.venue_year is not None
+            or self.date_from
+            or self.date_to
+        )
 
 
 @dataclass(frozen=True)
@@ -48,7 +82,14 @@ class SearchResult:
     hits: list[PaperHit]
     """The requested page, best first, one hit per paper, deterministic order."""
     total_count: int
-    """How many papers matched (after filters), as far as the engine ranked them."""
+    """How many papers the query matches after filters, the same for every page.
+
+    With a lexical side in the mode (the default hybrid, ``bm25``, ``bm25_*``): the papers holding at
+    least one query term in their title + abstract or in a full-text passage (on the sides the mode
+    uses); hybrid results are drawn from exactly these papers, so paging to the end yields
+    ``total_count`` hits and a query none of whose words occur gives 0. With a dense side alone
+    (``dense``, ``dense_papers``, ``dense_passages``): every paper passing the filters, since each has
+    a similarity (the list itself still ends at the candidate depth)."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     """Time spent in each stage (``encode``, ``dense``, ``bm25``, ``fuse``...)."""
 
@@ -63,8 +104,12 @@ class SearchBackend(Protocol):
         offset: int = 0,
         filters: SearchFilters | None = None,
         mode: str | None = None,
+        deadline: float | None = None,
     ) -> SearchResult:
-        """Rank papers for ``query``. ``mode`` overrides the fusion (``bm25``, ``dense``, ``rrf``...)."""
+        """Rank papers for ``query``. ``mode`` overrides the fusion (``bm25``, ``dense``, ``rrf``...).
+
+        ``deadline`` (a ``time.monotonic()`` value) is checked between stages: past it, the search
+        raises `DeadlineExceeded` instead of going on."""
         ...
 
     def info(self) -> dict[str, Any]:

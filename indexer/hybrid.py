@@ -8,6 +8,13 @@ Up to four sides rank papers for a query, each restricted by the filter mask *be
 - ``dense_passages``: the same over passage vectors (when the snapshot embedded passages),
   collapsed to papers.
 
+Every side that ranks by the query's words (``bm25_*``) also tells which papers match at all (at
+least one query term, after filters): their number is ``total_count``, the same on every page. When
+a mode runs a lexical side, the dense sides rank only among those papers (the filter mask AND the
+lexical matches), so the fused list holds exactly ``total_count`` papers when paged to its end and a
+query none of whose words occur in the corpus has no hits. A dense side alone counts every paper
+passing the filters. ``deadline`` is checked between the stages (filter, BM25, encode, dense, fuse).
+
 Sides of one family share a score scale and merge by max (a paper scores its best unit: its
 title + abstract or its best passage), so a paper with full text is not counted twice. The two
 families (``bm25``, ``dense``) are then fused (`openxiv.indexer.fusion`) by ``mode`` (default
@@ -31,10 +38,10 @@ import numpy as np
 
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
-from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline
 from openxiv.indexer.fusion import FUSION_METHODS, Side, fuse, merge_max
 from openxiv.indexer.meta import PaperMeta
-from openxiv.indexer.sparse import PassageIndex, SparseIndex
+from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
 
@@ -122,6 +129,7 @@ class HybridBackend:
         offset: int = 0,
         filters: SearchFilters | None = None,
         mode: str | None = None,
+        deadline: float | None = None,
     ) -> SearchResult:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
@@ -129,35 +137,51 @@ class HybridBackend:
             raise ValueError(f"top_k must be >= 1 and offset >= 0 (got top_k={top_k}, offset={offset})")
         sides, method = self._plan(mode or self.settings.fusion)
         depth = max(self.settings.candidates, offset + top_k)
+        check_deadline(deadline, "filters")
         t = time.perf_counter()
         allowed = self.meta.mask(filters)
         timings["filter"] = _ms(t)
         results: dict[str, _SideResult] = {}
         passage_scores: np.ndarray | None = None
+        lexical: np.ndarray | None = None
+        """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
 
+        check_deadline(deadline, "bm25")
         t = time.perf_counter()
         if "bm25_papers" in sides:
-            rows, scores = self.bm25_papers.search(query, depth, allowed)
+            paper_s = self.bm25_papers.masked_scores(query, allowed)
+            rows, scores = top_k_rows(paper_s, depth)
             results["bm25_papers"] = _SideResult(rows, scores)
+            lexical = paper_s > 0
         if "bm25_passages" in sides and self.passages is not None:
             ph = self.passages.search(query, depth, allowed)
             passage_scores = ph.passage_scores
             results["bm25_passages"] = _SideResult(
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
+            lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
         timings["bm25"] = _ms(t)
+        if lexical is not None:
+            total = int(lexical.sum())
+            dense_allowed = lexical if total < lexical.size else allowed
+        else:
+            total = self.meta.n if allowed is None else int(allowed.sum())
+            dense_allowed = allowed
 
         dense_sides = [s for s in sides if s in self.dense]
-        if dense_sides:
+        if dense_sides and total > 0:
+            check_deadline(deadline, "encode")
             t = time.perf_counter()
             with self._encode_lock:
                 qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
             timings["encode"] = _ms(t)
+            check_deadline(deadline, "dense")
             t = time.perf_counter()
             for side in dense_sides:
-                results[side] = self._dense_side(side, qvec, depth, allowed)
+                results[side] = self._dense_side(side, qvec, depth, dense_allowed)
             timings["dense"] = _ms(t)
 
+        check_deadline(deadline, "fuse")
         t = time.perf_counter()
         fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
         page_rows = fused_rows[offset : offset + top_k]
@@ -177,7 +201,7 @@ class HybridBackend:
             hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), pid, signals))
         timings["fuse"] = _ms(t)
         timings["total"] = _ms(t0)
-        return SearchResult(hits=hits, total_count=int(fused_rows.size), timings_ms=timings)
+        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
 
     def info(self) -> dict[str, Any]:
         return {

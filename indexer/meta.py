@@ -7,56 +7,46 @@ row numbering as the BM25 paper matrix and the dense paper vectors. Stored as pl
 - ``dates.npy``: int32 days since 1970-01-01 (``NO_DATE`` when unknown);
 - ``categories.json`` + ``cat_ptr.npy`` + ``cat_rows.npy``: category names and, per name, the rows
   that carry it (CSR postings);
-- ``authors.json`` + ``author_ptr.npy`` + ``author_rows.npy``: distinct normalized author names and
-  their postings.
+- ``authors.json`` + ``author_ptr.npy`` + ``author_rows.npy``: distinct folded author names
+  (`openxiv.corpus.names.normalize_name`) and their postings; ``author_tokens_*``: their words
+  (`openxiv.indexer.postings.TokenIndex`);
+- ``venues.json`` + ``venue_ptr.npy`` + ``venue_rows.npy`` (+ ``venue_tokens_*``): distinct folded
+  journal references and their postings; ``venue_years.npy`` + ``venue_year_ptr.npy`` +
+  ``venue_year_rows.npy``: the years written in them.
 
-Author matching is case- and accent-insensitive on normalized names (NFKD, marks dropped, casefolded,
-punctuation to spaces): a query of 4+ characters matches any author name containing it; a shorter
-query (``Li``) must equal a whole word of the name, so it does not match every ``Lin`` and ``Olivia``.
+Author and venue values are looked up in token postings (`openxiv.indexer.postings`, which states
+the matching rules), so a filter costs time proportional to what it matches. The mask of a filter
+set is cached (`MASK_CACHE` entries), so a batch of queries with one filter set builds it once.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 import numpy as np
 
+from openxiv.corpus.names import normalize_name
 from openxiv.corpus.records import IndexDoc
-from openxiv.indexer.backend import SearchFilters
+from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
+from openxiv.indexer.postings import AuthorMatcher, TokenIndex, Venues, gather
+from openxiv.indexer.postings import csr as _postings
 
-__all__ = ["NO_DATE", "PaperMeta", "normalize_name"]
+__all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta"]
 
 NO_DATE = np.iinfo(np.int32).min
 _EPOCH = date(1970, 1, 1).toordinal()
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
-SUBSTRING_MIN = 4
-
-
-def normalize_name(name: str) -> str:
-    """``"José  Núñez-Pérez"`` -> ``"jose nunez perez"``."""
-    decomposed = unicodedata.normalize("NFKD", name)
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-    return _NON_ALNUM.sub(" ", stripped).strip()
+MASK_CACHE = 64
+"""Filter masks kept per snapshot (one bool per paper each: 64 x 101k papers = 6.5 MB)."""
 
 
 def _day(d: date | None) -> int:
     return NO_DATE if d is None else d.toordinal() - _EPOCH
-
-
-def _postings(lists: list[list[int]], n_keys: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of key -> rows from per-row key lists."""
-    keys = np.fromiter((k for ks in lists for k in ks), dtype=np.int64)
-    rows = np.repeat(np.arange(len(lists), dtype=np.int32), [len(ks) for ks in lists])
-    order = np.lexsort((rows, keys))
-    ptr = np.zeros(n_keys + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=n_keys), out=ptr[1:])
-    return ptr, rows[order]
 
 
 @dataclass
@@ -69,14 +59,20 @@ class PaperMeta:
     authors: list[str]
     author_ptr: np.ndarray
     author_rows: np.ndarray
+    venues: Venues | None = None
+    """Journal-reference postings; ``None``: a snapshot built before venues were indexed."""
+    author_tokens: TokenIndex | None = None
+    """Words of the author names (derived from ``authors`` when a snapshot predates them)."""
+    _masks: OrderedDict[SearchFilters, np.ndarray | None] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self._row = {str(a): i for i, a in enumerate(self.arxiv_ids)}
-        starts = np.zeros(len(self.authors), dtype=np.int64)
-        if self.authors:
-            np.cumsum([len(a) + 1 for a in self.authors[:-1]], out=starts[1:])
-        self._author_starts = starts
-        self._author_blob = "\n".join(self.authors)
+        if self.author_tokens is None:
+            self.author_tokens = TokenIndex.build(self.authors)
+        self._author_match = AuthorMatcher(self.author_tokens)
+        self._lock = threading.Lock()
 
     @property
     def n(self) -> int:
@@ -94,12 +90,14 @@ class PaperMeta:
         author_index: dict[str, int] = {}
         cats: list[list[int]] = []
         auths: list[list[int]] = []
+        refs: list[str | None] = []
         for d in docs:
             ids.append(d.arxiv_id)
             days.append(_day(d.date))
             cats.append(sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c}))
             names = {normalize_name(a) for a in d.authors}
             auths.append(sorted({author_index.setdefault(a, len(author_index)) for a in names if a}))
+            refs.append(d.journal_ref)
         cat_ptr, cat_rows = _postings(cats, len(cat_index))
         author_ptr, author_rows = _postings(auths, len(author_index))
         return cls(
@@ -111,6 +109,7 @@ class PaperMeta:
             list(author_index),
             author_ptr,
             author_rows,
+            Venues.build(refs),
         )
 
     def save(self, directory: Path) -> None:
@@ -125,6 +124,10 @@ class PaperMeta:
         (directory / "authors.json").write_text(
             json.dumps(self.authors, ensure_ascii=False), encoding="utf-8"
         )
+        assert self.author_tokens is not None
+        self.author_tokens.save(directory, "author_tokens")
+        if self.venues is not None:
+            self.venues.save(directory)
 
     @classmethod
     def load(cls, directory: Path) -> PaperMeta:
@@ -140,13 +143,15 @@ class PaperMeta:
             json.loads((directory / "authors.json").read_text(encoding="utf-8")),
             arr("author_ptr.npy"),
             arr("author_rows.npy"),
+            Venues.load(directory),
+            TokenIndex.load(directory, "author_tokens"),
         )
 
     # --- filtering ----------------------------------------------------------------------------
     def _rows_of(self, keys: Iterable[int], ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Mask of the rows posted under any of ``keys``: one gather, no Python loop per key."""
         mask = np.zeros(self.n, dtype=bool)
-        for k in keys:
-            mask[rows[ptr[k] : ptr[k + 1]]] = True
+        mask[rows[gather(ptr, np.fromiter(keys, dtype=np.int64))]] = True
         return mask
 
     def category_keys(self, wanted: Iterable[str]) -> list[int]:
@@ -160,30 +165,50 @@ class PaperMeta:
         ]
 
     def author_keys(self, wanted: Iterable[str]) -> list[int]:
-        keys: set[int] = set()
-        for raw in wanted:
-            q = normalize_name(raw)
-            if not q:
-                continue
-            if len(q) >= SUBSTRING_MIN:
-                pattern = re.escape(q)
-            else:
-                pattern = r"(?<![0-9a-z])" + re.escape(q) + r"(?![0-9a-z])"
-            offsets = [m.start() for m in re.finditer(pattern, self._author_blob)]
-            if offsets:
-                found = np.searchsorted(self._author_starts, offsets, side="right") - 1
-                keys.update(int(k) for k in np.unique(found))
-        return sorted(keys)
+        """Author-name keys matching any wanted name (rule: `openxiv.indexer.postings`)."""
+        found = [self._author_match.keys(w) for w in wanted]
+        return np.unique(np.concatenate(found)).tolist() if found else []
+
+    def _venues(self, name: str) -> Venues:
+        if self.venues is None:
+            raise UnsupportedFilter(
+                f"{name}: this index was built before venues were indexed; rebuild it (openxiv index build)"
+            )
+        return self.venues
 
     def mask(self, filters: SearchFilters | None) -> np.ndarray | None:
-        """Boolean mask over paper rows (``None`` when nothing is filtered)."""
+        """Boolean mask over paper rows (``None`` when nothing is filtered), read-only and cached.
+
+        Equal filter sets share one mask, so a batch of queries (or many clients sending the same
+        filters) pays for it once.
+        """
         if filters is None or filters.empty:
             return None
+        with self._lock:
+            if filters in self._masks:
+                self._masks.move_to_end(filters)
+                return self._masks[filters]
+        mask = self._build_mask(filters)
+        if mask is not None:
+            mask.flags.writeable = False
+        with self._lock:
+            self._masks[filters] = mask
+            while len(self._masks) > MASK_CACHE:
+                self._masks.popitem(last=False)
+        return mask
+
+    def _build_mask(self, filters: SearchFilters) -> np.ndarray | None:
         mask = np.ones(self.n, dtype=bool)
         if filters.categories:
             mask &= self._rows_of(self.category_keys(filters.categories), self.cat_ptr, self.cat_rows)
         if filters.authors:
             mask &= self._rows_of(self.author_keys(filters.authors), self.author_ptr, self.author_rows)
+        if filters.venues:
+            v = self._venues("venue")
+            mask &= self._rows_of(v.venue_keys(filters.venues), v.ptr, v.rows)
+        if filters.venue_year is not None:
+            v = self._venues("venue_year")
+            mask &= self._rows_of(v.year_keys(filters.venue_year), v.year_ptr, v.year_rows)
         if filters.date_from is not None or filters.date_to is not None:
             known = self.dates != NO_DATE
             lo = _day(filters.date_from) if filters.date_from else np.iinfo(np.int32).min + 1

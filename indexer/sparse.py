@@ -198,12 +198,16 @@ class SparseIndex:
             _accumulate(self.data, self.indptr, self.indices, token_ids, out)
         return out
 
-    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Top ``k`` rows (and scores) among ``allowed`` rows (boolean mask), best first."""
+    def masked_scores(self, query: str, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Every row's score for ``query``, 0 outside ``allowed``: rows > 0 are the filtered matches."""
         s = self.scores(self.query_tokens(query))
         if allowed is not None:
             s[~allowed] = 0.0
-        return top_k_rows(s, k)
+        return s
+
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` rows (and scores) among ``allowed`` rows (boolean mask), best first."""
+        return top_k_rows(self.masked_scores(query, allowed), k)
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,8 @@ class PassageHits:
     """Corpus passage id of the winning passage per paper."""
     passage_scores: np.ndarray
     """The query's score for every passage row (for evidence of papers found by other sides)."""
+    paper_scores: np.ndarray
+    """Best allowed passage score of every paper row (0: no passage of the paper matches)."""
 
 
 class PassageIndex:
@@ -274,7 +280,9 @@ class PassageIndex:
         nz = np.flatnonzero(s > 0)
         if nz.size == 0:
             empty = np.zeros(0, np.int64)
-            return PassageHits(empty, np.zeros(0, np.float32), empty, full)
+            return PassageHits(
+                empty, np.zeros(0, np.float32), empty, full, np.zeros(self.n_papers, np.float32)
+            )
         owners = self.paper_row[nz]
         vals = s[nz]
         starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
@@ -287,7 +295,7 @@ class PassageIndex:
         rows, scores = top_k_rows(paper_scores, k)
         win_of_paper = np.full(self.n_papers, -1, dtype=np.int64)
         win_of_paper[owners[first]] = self.passage_ids[nz[first]]
-        return PassageHits(rows.astype(np.int64), scores, win_of_paper[rows], full)
+        return PassageHits(rows.astype(np.int64), scores, win_of_paper[rows], full, paper_scores)
 
     def best_passage(self, paper_row: int, passage_scores: np.ndarray) -> int | None:
         """The paper's passage scoring highest for the query (its first passage if none matches)."""

@@ -10,18 +10,22 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import PaperView, PassageView, SectionView
-from openxiv.indexer.backend import PaperHit, SearchFilters
-from openxiv.service.errors import BadRequest, NotFound
+from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnsupportedFilter
+from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.holder import IndexLike
 from openxiv.service.models import Author, Content, Evidence, Hit, QueryResult, V1Hit
 from openxiv.service.text import best_sentences, best_text, match_section, tldr
 
 __all__ = [
     "Outcome",
+    "OverBudget",
     "ResolvedHit",
     "abs_url",
+    "check_deadline",
+    "deadline_for",
     "find_section",
     "load_paper",
     "merge_round_robin",
@@ -58,6 +62,32 @@ class Outcome:
     hits: list[ResolvedHit]
     total_count: int
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class OverBudget(ApiError):
+    """The request ran past ``Settings.request_budget_s``: answered 503 so the worker is free again."""
+
+    status_code = 503
+
+
+def deadline_for(settings: Settings) -> float | None:
+    """The ``time.monotonic()`` by which a request started now must finish (``None``: no budget)."""
+    budget = settings.request_budget_s
+    return time.monotonic() + budget if budget and budget > 0 else None
+
+
+def _over_budget(settings_budget: float | None, where: str) -> OverBudget:
+    budget = f"{settings_budget:g} s " if settings_budget else ""
+    return OverBudget(
+        f"request time budget {budget}(OPENXIV_REQUEST_BUDGET_S) exhausted {where}; "
+        "send fewer queries or filter values per request"
+    )
+
+
+def check_deadline(deadline: float | None, budget: float | None, where: str) -> None:
+    """Raise `OverBudget` when the request's deadline has passed."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise _over_budget(budget, where)
 
 
 # ------------------------------------------------------------------------------- papers
@@ -155,14 +185,26 @@ def run_search(
     filters: SearchFilters | None = None,
     mode: str | None = None,
     contents: bool = True,
+    deadline: float | None = None,
+    budget: float | None = None,
 ) -> Outcome:
-    """One query against one snapshot: backend ranking, then papers and evidence from the store."""
+    """One query against one snapshot: backend ranking, then papers and evidence from the store.
+
+    ``deadline`` (``time.monotonic()``) is passed to the backend, which checks it between its stages,
+    and checked again before the papers are read; ``budget`` only names the limit in the error."""
     try:
-        result = index.backend.search(query, top_k=top_k, offset=offset, filters=filters, mode=mode)
+        result = index.backend.search(
+            query, top_k=top_k, offset=offset, filters=filters, mode=mode, deadline=deadline
+        )
+    except DeadlineExceeded as exc:
+        raise _over_budget(budget, f"while searching {query[:60]!r} ({exc})") from exc
+    except UnsupportedFilter as exc:
+        raise BadRequest(str(exc)) from exc
     except ValueError as exc:
         if mode is None:  # the configured default failed: a server problem, not the client's
             raise
         raise BadRequest(f"mode: {exc}") from exc
+    check_deadline(deadline, budget, f"before reading the papers of {query[:60]!r}")
     t0 = time.perf_counter()
     ids = [h.arxiv_id for h in result.hits]
     papers = index.store.get_papers(ids)

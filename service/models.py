@@ -84,6 +84,10 @@ class SearchRequest(BaseModel):
     date_str: StrOrList = Field(None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between.")
     date_from: str | None = Field(None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
     date_to: str | None = Field(None, description="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).")
+    venue: StrOrList = Field(
+        None, description="Keep papers whose journal reference names any of these venues (phrase)."
+    )
+    venue_year: int | None = Field(None, description="Keep papers whose journal reference names this year.")
     mode: str | None = Field(
         None,
         description="Ranking override: hybrid (the configured default, weighted unless OPENXIV_FUSION says otherwise), weighted, zscore, rrf, bm25, dense.",

@@ -12,6 +12,14 @@ Date semantics (``date_search_type`` with ``date_str`` as ``YYYY``, ``YYYY-MM`` 
 - ``before X``: strictly before the first day of X (``before 2025`` ends on 2024-12-31).
 
 Legacy ``date_from``/``date_to`` are inclusive: first day of ``date_from``, last day of ``date_to``.
+
+Venues: ``venue`` values (lists like ``authors``) keep papers whose ``journal_ref`` holds the venue
+name as a phrase (case, accents and punctuation folded); ``venue_year`` keeps papers whose
+``journal_ref`` names that year. Both are real filters; papers without a journal reference never
+pass them.
+
+Cost: a request may carry at most `MAX_QUERY_FILTER_WORK` queries × filter values (categories,
+authors and venues together); more is a 400 naming the limit.
 """
 
 from __future__ import annotations
@@ -28,11 +36,13 @@ __all__ = [
     "DATE_SEARCH_TYPES",
     "MAX_BATCH",
     "MAX_FILTER_VALUES",
+    "MAX_QUERY_FILTER_WORK",
     "MODES",
     "BadRequest",
     "build_filters",
     "check_mode",
     "check_queries",
+    "check_work",
     "parse_period",
     "split_list",
 ]
@@ -55,6 +65,9 @@ MODES = {
 """Accepted ``mode`` values and what the backend receives (``hybrid`` = the configured default)."""
 MAX_BATCH = 50
 MAX_FILTER_VALUES = 50
+MAX_QUERY_FILTER_WORK = 500
+"""Queries × filter values one request may ask for (10 queries with 50 authors is the most)."""
+_VENUE_YEARS = (1800, 2100)
 _MAX_VALUE_CHARS = 200
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$")
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ][0-9:.+\-Z]*)?$")
@@ -147,6 +160,8 @@ def build_filters(
     date_str: str | Iterable[str] | None = None,
     date_from: str | None = None,
     date_to: str | None = None,
+    venue: str | Iterable[str] | None = None,
+    venue_year: int | None = None,
 ) -> SearchFilters:
     """The backend's `SearchFilters` from DeepXiv-style parameters (see the module docstring)."""
     cats = split_list(categories, "categories")
@@ -162,7 +177,35 @@ def build_filters(
     )
     if lo and hi and hi < lo:
         raise BadRequest(f"date range is empty: {lo.isoformat()} is after {hi.isoformat()}")
-    return SearchFilters(categories=cats, authors=names, date_from=lo, date_to=hi)
+    return SearchFilters(
+        categories=cats,
+        authors=names,
+        venues=split_list(venue, "venue"),
+        venue_year=_venue_year(venue_year),
+        date_from=lo,
+        date_to=hi,
+    )
+
+
+def _venue_year(year: int | None) -> int | None:
+    if year is None:
+        return None
+    if isinstance(year, bool) or not isinstance(year, int) or not _VENUE_YEARS[0] <= year < _VENUE_YEARS[1]:
+        raise BadRequest(
+            f"venue_year: {year!r} is not a year between {_VENUE_YEARS[0]} and {_VENUE_YEARS[1] - 1}"
+        )
+    return year
+
+
+def check_work(queries: list[str], filters: SearchFilters) -> None:
+    """A `BadRequest` when queries × filter values exceeds `MAX_QUERY_FILTER_WORK`."""
+    values = len(filters.categories) + len(filters.authors) + len(filters.venues)
+    if len(queries) * values > MAX_QUERY_FILTER_WORK:
+        raise BadRequest(
+            f"query × filter values: {len(queries)} queries × {values} filter values (categories, authors, "
+            f"venue) = {len(queries) * values}, the limit is {MAX_QUERY_FILTER_WORK} per request; "
+            "split the batch"
+        )
 
 
 def check_mode(mode: str | None) -> str | None:

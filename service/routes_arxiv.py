@@ -69,10 +69,10 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
 
-`token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is 501 (not
-served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation counts
-(`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead). `venue`, `venue_year` are accepted
-but not applied (the response says so in `warnings`).
+`venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
+`authors`. `token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is
+501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
+counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
 
 
@@ -214,8 +214,10 @@ def arxiv(
     min_citation: Annotated[
         int | None, Query(description="400: the corpus has no citation counts (see lenient mode)")
     ] = None,
-    venue: Annotated[list[str] | None, Query(description="Accepted, not applied")] = None,
-    venue_year: Annotated[int | None, Query(description="Accepted, not applied")] = None,
+    venue: Annotated[
+        list[str] | None, Query(description="Venue named in the journal reference (repeat or comma-separate)")
+    ] = None,
+    venue_year: Annotated[int | None, Query(description="Year named in the journal reference")] = None,
 ) -> Response:
     kind = (
         (type or ("retrieve" if query is not None else "head" if arxiv_id is not None else ""))
@@ -245,14 +247,6 @@ def arxiv(
         raise BadRequest(f"search_mode: {search_mode!r} is not one of {', '.join(_LEGACY_MODES)}")
     ranking = check_mode(mode) if mode else _LEGACY_MODES.get((search_mode or "hybrid").strip().lower())
     warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
-    warnings += [
-        f"{name} is not applied: the corpus has no {what}"
-        for name, value, what in (
-            ("venue", venue, "venues"),
-            ("venue_year", venue_year, "venues"),
-        )
-        if value
-    ]
     filters = build_filters(
         categories=categories,
         authors=authors,
@@ -260,8 +254,11 @@ def arxiv(
         date_str=date_str,
         date_from=date_from,
         date_to=date_to,
+        venue=venue,
+        venue_year=venue_year,
     )
-    queries = check_queries(query, settings_of(request).max_query_chars)
+    settings = settings_of(request)
+    queries = check_queries(query, settings.max_query_chars)
     return search_deepxiv(
         holder,
         queries,
@@ -271,6 +268,7 @@ def arxiv(
         mode=ranking,
         contents=return_contents,
         batch=False,
+        settings=settings,
         warnings=warnings,
     )
 

@@ -15,7 +15,14 @@ from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.config import Settings
 from openxiv.indexer.backend import SearchFilters
-from openxiv.service.core import merge_round_robin, run_search, to_deepxiv_hit, to_v1_hit
+from openxiv.service.core import (
+    check_deadline,
+    deadline_for,
+    merge_round_robin,
+    run_search,
+    to_deepxiv_hit,
+    to_v1_hit,
+)
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import (
@@ -26,7 +33,7 @@ from openxiv.service.models import (
     V1SearchRequest,
     V1SearchResponse,
 )
-from openxiv.service.params import build_filters, check_mode, check_queries
+from openxiv.service.params import build_filters, check_mode, check_queries, check_work
 
 __all__ = ["ERRORS", "MAX_TOP_K", "json_response", "router", "search_deepxiv", "unsupported_filters"]
 
@@ -41,7 +48,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorResponse, "description": "A token is configured and was not sent"},
     404: {"model": ErrorResponse, "description": "Unknown paper or section"},
     413: {"model": ErrorResponse, "description": "Request body too large"},
-    503: {"model": ErrorResponse, "description": "Index not loaded"},
+    503: {
+        "model": ErrorResponse,
+        "description": "Index not loaded, or the request ran past its time budget (OPENXIV_REQUEST_BUDGET_S)",
+    },
 }
 
 
@@ -72,15 +82,31 @@ def search_deepxiv(
     mode: str | None,
     contents: bool,
     batch: bool,
+    settings: Settings,
     warnings: list[str] | None = None,
 ) -> Response:
-    """Run one query or a batch and answer in the DeepXiv ``{status, total_count, result}`` shape."""
+    """Run one query or a batch and answer in the DeepXiv ``{status, total_count, result}`` shape.
+
+    The request's time budget covers the whole batch: it is checked before every query (and inside
+    each search), so a batch that runs late stops at once with a 503 instead of holding the worker."""
+    check_work(queries, filters)
+    deadline = deadline_for(settings)
+    budget = settings.request_budget_s
     timings: dict[str, float] = {}
     per_query: list[QueryResult] = []
     with holder.acquire() as index:
-        for q in queries:
+        for i, q in enumerate(queries):
+            check_deadline(deadline, budget, f"after {i} of {len(queries)} queries")
             out = run_search(
-                index, q, top_k=top_k, offset=offset, filters=filters, mode=mode, contents=contents
+                index,
+                q,
+                top_k=top_k,
+                offset=offset,
+                filters=filters,
+                mode=mode,
+                contents=contents,
+                deadline=deadline,
+                budget=budget,
             )
             for k, v in out.timings_ms.items():
                 timings[k] = timings.get(k, 0.0) + v
@@ -100,9 +126,15 @@ def search_deepxiv(
 SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's request shape).
 
 Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
-`categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `mode`.
-`top_k` above 100 is clamped and empty strings in a batch are skipped (both said in `warnings`);
-`orgs` and `min_citation` are a 400 (the corpus has no affiliations or citation counts).
+`categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
+`venue_year`, `mode`. `top_k` above 100 is clamped and empty strings in a batch are skipped (both
+said in `warnings`); `orgs` and `min_citation` are a 400 (the corpus has no affiliations or
+citation counts). At most 500 queries × filter values per request; a request that runs past the
+server's time budget is answered 503.
+
+`total_count` is the number of papers the query matches after filters (at least one query word in
+the title, abstract or a full-text passage; with `mode=dense` alone, every paper passing the
+filters), the same on every page.
 
 Response: `{"status": "success", "total_count": N, "result": [hit, ...]}`; each hit has `arxiv_id`,
 `title`, `score`, `abstract`, `tldr`, `authors: [{name, orgs}]`, `url`, `date`, `citation_count`
@@ -163,6 +195,8 @@ def post_search(body: SearchRequest, request: Request) -> Response:
         date_str=body.date_str,
         date_from=body.date_from,
         date_to=body.date_to,
+        venue=body.venue,
+        venue_year=body.venue_year,
     )
     return search_deepxiv(
         holder_of(request),
@@ -174,6 +208,7 @@ def post_search(body: SearchRequest, request: Request) -> Response:
         contents=body.return_contents,
         batch=isinstance(body.query, list),
         warnings=warnings,
+        settings=settings,
     )
 
 
@@ -200,6 +235,7 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
         categories=body.categories, authors=body.authors, date_from=body.date_from, date_to=body.date_to
     )
     mode = check_mode(body.mode)
+    check_work([query], filters)
     holder = holder_of(request)
     with holder.acquire() as index:
         out = run_search(
@@ -210,6 +246,8 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
             filters=filters,
             mode=mode,
             contents=body.return_contents,
+            deadline=deadline_for(settings),
+            budget=settings.request_budget_s,
         )
         snapshot = Path(index.path).name
     response = V1SearchResponse(

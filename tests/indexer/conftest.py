@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from small_index import make_db, records
 
 from openxiv.corpus.config import Settings, shared_dir
 from openxiv.indexer.embed import Encoder, load_encoder, paper_text
@@ -66,3 +69,26 @@ def minilm_onnx(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
 @pytest.fixture(scope="session")
 def dense_vectors(minilm: Encoder, dense_texts: list[str]) -> np.ndarray:
     return minilm.encode(dense_texts)
+
+
+@pytest.fixture(scope="module")
+def shared() -> Path:
+    root = shared_dir()
+    if not (root / "data").is_dir():
+        pytest.skip(f"shared data not found at {root} (set OPENXIV_SHARED to the folder holding data/)")
+    return root
+
+
+@pytest.fixture(scope="module")
+def sparse_index(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A BM25-only snapshot of 300 cs + 60 astro listing papers and 12 plain-text full texts."""
+    from openxiv.indexer.build import build_index
+    from openxiv.indexer.snapshot import open_index
+
+    tmp = tmp_path_factory.mktemp("sparse")
+    db = make_db(tmp / "corpus.sqlite", records(shared, 300, 60, 12))
+    settings = Settings(data_dir=tmp, embed="none")
+    build_index(db, tmp / "index", settings, progress=False)
+    ix = open_index(tmp / "index", settings)
+    yield ix
+    ix.close()

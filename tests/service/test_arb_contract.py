@@ -125,3 +125,20 @@ def test_top_k_default_and_extra_keys_ignored(client: httpx.Client) -> None:
         "/search", json={"query": "graph neural networks", "use_fine_rerank": True, "source": "arxiv"}
     )
     assert r.status_code == 200 and len(r.json()["result"]) == 10
+
+
+NON_ASCII_PAPER = "2503.12284"  # REdiSplats; authors include "Sławomir Tadeja" and "Weronika Smolak-Dyżewska"
+
+
+@pytest.mark.parametrize("spelling", ["Sławomir Tadeja", "Slawomir Tadeja", "TADEJA", "Smolak-Dyzewska"])
+def test_agent_author_filter_with_non_ascii_names(server: LiveServer, spelling: str) -> None:
+    """The agent's POST with an author filter finds the paper by its native or its ASCII spelling."""
+    body = _post_like_the_agent(
+        server.url + "/search",
+        {"query": "ray tracing editable gaussian splatting", "top_k": 10, "authors": [spelling]},
+    )
+    ids = [h["arxiv_id"] for h in body["result"]]
+    assert ids[0] == NON_ASCII_PAPER
+    assert body["total_count"] == len(ids)
+    names = [a["name"] for a in body["result"][0]["authors"]]
+    assert "Sławomir Tadeja" in names  # served as written, matched folded

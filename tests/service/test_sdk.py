@@ -129,3 +129,17 @@ def test_errors_map_to_sdk_exceptions(reader: Reader) -> None:
         reader.head("2501.99999")
     with pytest.raises(BadRequestError):
         reader.head("not-an-id")
+
+
+@pytest.mark.parametrize("author", ["Sławomir Tadeja", "Slawomir Tadeja"])
+def test_search_with_non_ascii_author(reader: Reader, author: str) -> None:
+    res = reader.search("gaussian splatting", size=5, authors=[author])
+    assert [h["arxiv_id"] for h in res["result"]] == ["2503.12284"]
+    assert "Sławomir Tadeja" in [a["name"] for a in res["result"][0]["authors"]]
+
+
+def test_search_with_venue_filters(reader: Reader) -> None:
+    res = reader.search("meson decays", size=5, venue="Chinese Physics C", venue_year=2022)
+    assert [h["arxiv_id"] for h in res["result"]] == ["2212.11861"]
+    assert "warnings" not in res
+    assert reader.search("meson decays", size=5, venue="NeurIPS")["result"] == []
