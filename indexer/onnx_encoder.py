@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from openxiv.indexer.embed import normalize_rows
+
 __all__ = ["DESCRIPTION", "ONNX_FILE", "SCHEME", "OnnxEncoder", "export_onnx_int8", "onnx_threads"]
 
 ONNX_FILE = "model.int8.onnx"
@@ -130,7 +132,7 @@ def _quantize_static(fp32: Path, target: Path, tokenizer_file: Path) -> None:
 
     feeds = _calibration_feeds(tokenizer_file)
 
-    class Reader(CalibrationDataReader):  # type: ignore[misc]
+    class Reader(CalibrationDataReader):
         def get_next(self) -> dict[str, np.ndarray] | None:
             return next(feeds, None)
 
@@ -250,8 +252,6 @@ class OnnxEncoder:
         else:
             w = mask[:, :, None].astype(np.float32)
             pooled = (out * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-9)
-        from openxiv.indexer.embed import normalize_rows
-
         return normalize_rows(pooled)
 
     def encode(
