@@ -25,12 +25,13 @@ Every encoder returns float32 rows with unit L2 norm, so inner product = cosine 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -185,6 +186,22 @@ def fingerprint_model_dir(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+@contextlib.contextmanager
+def built_dir(out_dir: Path) -> Iterator[Path]:
+    """A temporary sibling of ``out_dir`` to build a model artefact in, renamed to ``out_dir`` when
+    the block succeeds (a concurrent builder that got there first wins) and removed otherwise, so
+    no half-built directory is ever read."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
+    try:
+        yield tmp
+        if not out_dir.exists():
+            tmp.rename(out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _cpu_threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
@@ -254,18 +271,9 @@ def distill_model2vec(model_path: Path, out_dir: Path, pca_dims: int | None = 25
             "OPENXIV_MODEL=model2vec:...: distilling needs `pip install 'model2vec[distill]'` "
             "(or point model2vec:<dir> at an already distilled model)"
         ) from exc
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
-    try:
+    with built_dir(out_dir) as tmp:
         m = distill(model_name=str(model_path), pca_dims=pca_dims, device="cpu")
         m.save_pretrained(str(tmp))
-        if out_dir.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.rename(out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 

@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.embed import normalize_rows
+from openxiv.indexer.embed import built_dir, normalize_rows
 
 __all__ = ["DESCRIPTION", "ONNX_FILE", "SCHEME", "OnnxEncoder", "export_onnx_int8", "onnx_threads"]
 
@@ -160,9 +159,7 @@ def export_onnx_int8(model_path: Path, out_dir: Path, label: str, source_fingerp
     """Export ``model_path`` into the encoder directory ``out_dir`` (once; reused when present)."""
     if (out_dir / DESCRIPTION).exists():
         return out_dir
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
-    try:
+    with built_dir(out_dir) as tmp:
         shutil.copy2(model_path / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
         # the tracer and the quantizer warn about things that do not apply to this fixed graph
         # (constant branches, "pre-process first"); a user building an index should not see them
@@ -187,13 +184,6 @@ def export_onnx_int8(model_path: Path, out_dir: Path, label: str, source_fingerp
             "files": [ONNX_FILE, TOKENIZER_FILE],
         }
         (tmp / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        if out_dir.exists():  # a concurrent export won the race
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.rename(out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 
