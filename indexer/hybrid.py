@@ -89,7 +89,7 @@ class HybridBackend:
                 self.dense[side] = DenseIndex.load(self.path / sub)
         self.encoder = encoder
         if self.dense and self.encoder is None:
-            self.encoder = _encoder_for(manifest, settings)
+            self.encoder = _encoder_for(manifest, settings, self.path)
         self._encode_lock = threading.Lock()
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
@@ -291,16 +291,20 @@ class HybridBackend:
         return _SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
 
 
-def _encoder_for(manifest: dict[str, Any], settings: Settings) -> Any:
-    """The encoder that made the snapshot's vectors (same model, same truncation)."""
-    from openxiv.indexer.embed import load_encoder
+def _encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
+    """The encoder that made the snapshot's vectors: the one stored in ``<snapshot>/encoder/`` (ONNX:
+    onnxruntime + tokenizers, nothing written), else the manifest's model loaded from the settings
+    (torch / model2vec builds, and snapshots made before encoders were stored)."""
+    from openxiv.indexer.embed import load_encoder, load_snapshot_encoder
 
     emb = manifest.get("embedding") or {}
-    encoder = load_encoder(
-        settings,
-        model=emb.get("model") or settings.model,
-        embed_max_tokens=emb.get("max_tokens") or settings.embed_max_tokens,
-    )
+    encoder = load_snapshot_encoder(snapshot / layout.ENCODER, settings.embed_batch_size)
+    if encoder is None:
+        encoder = load_encoder(
+            settings,
+            model=emb.get("model") or settings.model,
+            embed_max_tokens=emb.get("max_tokens") or settings.embed_max_tokens,
+        )
     want = emb.get("fingerprint")
     if want and getattr(encoder, "fingerprint", want) != want:
         raise ValueError(

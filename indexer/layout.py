@@ -12,6 +12,8 @@ INDEX_DIR/
     bm25_passages/             bm25s matrix over full-text passages + passage -> paper rows
     dense_papers/              FAISS index over paper vectors (when embedded)
     dense_passages/            FAISS index over passage vectors (when embedded)
+    encoder/                   the encoder that made the vectors (when embedded): encoder.json, and
+                               for onnx-int8 the ONNX model + tokenizer.json that serving loads
   snapshots/.tmp-*/            a build in progress, or a snapshot being pruned (never read; leftovers
                                of dead builds are removed by the next build, under build.lock)
 """
@@ -32,3 +34,4 @@ BM25_PAPERS = "bm25_papers"
 BM25_PASSAGES = "bm25_passages"
 DENSE_PAPERS = "dense_papers"
 DENSE_PASSAGES = "dense_passages"
+ENCODER = "encoder"
