@@ -20,11 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Select, create_engine, event, func, insert, select, update
+from sqlalchemy import Connection, Engine, Select, create_engine, event, func, insert, select, text, update
 from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
+from openxiv.corpus.merge import PaperState, content_hash
 from openxiv.corpus.records import (
     IndexDoc,
     PaperRecord,
@@ -32,12 +33,13 @@ from openxiv.corpus.records import (
     PassageView,
     ReadError,
     SectionView,
+    best_date,
 )
 from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
 from openxiv.corpus.titles import normalize_title
 from openxiv.corpus.writer import PAS, SEC, P, write_batch
 
-__all__ = ["IngestSummary", "Store"]
+__all__ = ["MIGRATIONS", "AddedColumn", "IngestSummary", "Store", "missing_columns", "migrate"]
 
 S = PaperSource.__table__
 RUNS = IngestRun.__table__
@@ -71,6 +73,74 @@ class IngestSummary:
             "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
         }
+
+
+# ------------------------------------------------------------------ migrations
+@dataclass(frozen=True)
+class AddedColumn:
+    """A column added to a table after databases holding that table were created.
+
+    `migrate` adds it in place (``ALTER TABLE ... ADD COLUMN``) to a database that lacks it and then
+    runs ``backfill``, so an existing corpus keeps working without a re-ingest. Read-only stores
+    leave the column out of their queries instead (`missing_columns`).
+    """
+
+    table: str
+    column: str
+    ddl: str
+    """SQLite column type and constraints, e.g. ``VARCHAR(8)`` or ``INTEGER NOT NULL DEFAULT 0``."""
+    backfill: Callable[[Connection], None] | None = None
+
+
+def _backfill_date_precision(conn: Connection) -> None:
+    """Date precision of every paper, and its content hash (it covers the date and its precision)."""
+    q = select(
+        P.c.id, P.c.arxiv_id, P.c.title, P.c.abstract, P.c.categories_json, P.c.authors_json,
+        P.c.published, P.c.first_seen, P.c.passages_hash,
+    )  # fmt: skip
+    rows = []
+    for r in conn.execute(q).all():
+        state = PaperState(
+            arxiv_id=r.arxiv_id,
+            title=r.title,
+            abstract=r.abstract,
+            categories=tuple(json.loads(r.categories_json)),
+            authors=tuple(json.loads(r.authors_json)),
+            published=r.published,
+            first_seen=r.first_seen,
+        )
+        rows.append((state.date_precision, content_hash(state, r.passages_hash or ""), r.id))
+    if rows:
+        conn.exec_driver_sql("UPDATE papers SET date_precision = ?, content_hash = ? WHERE id = ?", rows)
+
+
+MIGRATIONS: tuple[AddedColumn, ...] = (
+    AddedColumn("papers", "date_precision", "VARCHAR(8)", _backfill_date_precision),
+)
+"""Every column added since schema 1, in the order they were added (append new ones at the end)."""
+
+
+def missing_columns(conn: Connection) -> list[AddedColumn]:
+    """The `MIGRATIONS` this database has not had (empty for a database made by this version)."""
+    have: dict[str, set[str]] = {}
+    out = []
+    for m in MIGRATIONS:
+        if m.table not in have:
+            have[m.table] = {r[1] for r in conn.exec_driver_sql(f"PRAGMA table_info({m.table})")}
+        if m.column not in have[m.table]:
+            out.append(m)
+    return out
+
+
+def migrate(engine: Engine) -> list[str]:
+    """Add the missing columns in place, each with its backfill, in one transaction; their names."""
+    with engine.begin() as conn:
+        todo = missing_columns(conn)
+        for m in todo:
+            conn.execute(text(f"ALTER TABLE {m.table} ADD COLUMN {m.column} {m.ddl}"))
+            if m.backfill is not None:
+                m.backfill(conn)
+    return [f"{m.table}.{m.column}" for m in todo]
 
 
 def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]:
@@ -111,6 +181,14 @@ class Store:
         event.listen(self.engine, "connect", _set_pragmas(_readonly))
         if not _readonly:
             Base.metadata.create_all(self.engine)
+            self.migrated = migrate(self.engine)
+            missing: set[str] = set()
+        else:
+            self.migrated = []
+            with self.engine.connect() as conn:
+                missing = {m.column for m in missing_columns(conn) if m.table == "papers"}
+        # an older database opened read-only: leave the columns it lacks out of paper queries
+        self._paper_columns = [c for c in P.c if c.name not in missing]
 
     @classmethod
     def open_readonly(cls, db_path: str | Path) -> Store:
@@ -258,7 +336,8 @@ class Store:
         out: dict[str, PaperView] = {}
         with self.engine.connect() as conn:
             for i in range(0, len(canonical), _IN_CHUNK):
-                rows = conn.execute(select(P).where(P.c.arxiv_id.in_(canonical[i : i + _IN_CHUNK]))).all()
+                part = canonical[i : i + _IN_CHUNK]
+                rows = conn.execute(select(*self._paper_columns).where(P.c.arxiv_id.in_(part))).all()
                 srcs: dict[int, list[str]] = {}
                 if rows:
                     q = select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_([r.id for r in rows]))
@@ -352,14 +431,16 @@ class Store:
         ).order_by(P.c.arxiv_id)
         with self.engine.connect() as conn:
             for r in conn.execution_options(yield_per=2000).execute(q):
+                when, precision = best_date(r.arxiv_id, r.published, r.first_seen)
                 yield IndexDoc(
                     arxiv_id=r.arxiv_id,
                     title=r.title or "",
                     abstract=r.abstract or "",
                     categories=tuple(json.loads(r.categories_json)),
                     authors=tuple(json.loads(r.authors_json)),
-                    date=r.published or r.first_seen or r.updated,
+                    date=when,
                     content_hash=r.content_hash,
+                    date_precision=precision,
                 )
 
     def iter_passages(self) -> Iterator[PassageView]:

@@ -4,13 +4,22 @@ The text is the paper with blocks separated by blank lines: the title first, the
 paragraphs. The structure is recovered from the blocks:
 
 - leading junk is skipped: LaTeX layout residue (``=``, ``1.25in .125in .25in``, ``.5pt``,
-  ``hyperref``), lone punctuation, theorem-environment names (``Lemma Corollary``);
-- the title is the first remaining block, unless it is itself a heading (``Introduction``) or a
-  paragraph, in which case the title is unknown (``None``);
+  ``hyperref``, ``at 11pt``), lone punctuation, theorem-environment names (``Lemma Corollary``),
+  and a preprint's page header: report numbers, arXiv ids and dates (``LBNL-46839``,
+  ``hep-th/0009104``, ``January 3, 2001``);
+- the title is the first remaining block, with a trailing full stop removed, unless it is a
+  heading (``Introduction``), a paragraph (longer than 300 characters or 30 words, two sentences,
+  a citation, a lower-case start), a list of names followed by an affiliation, or a figure
+  caption: then the title is unknown (``None``). A block that runs title, initialled author names
+  and affiliation together (``Algebraic Entropy ... M.P. Bellon Laboratoire de Physique ...``) is
+  cut before the names;
+- the *authors* are the names (`names.split_names`, all or nothing) of the blocks right after the
+  title, before any other block; no names there, no authors;
 - a *heading* is a short one-line block (at most 12 words and 120 characters) that does not end
   with a period, starts with a capital letter or a digit, is mostly letters, and is followed by
   another block; everything else is paragraph text of the current section;
-- an ``Abstract`` heading's text becomes the abstract (otherwise the abstract stays ``None``);
+- an ``Abstract`` heading's text becomes the abstract, and so does a paragraph that opens with
+  ``Abstract:`` or ``Abstract.`` (otherwise the abstract stays ``None``);
 - a References / Bibliography section is dropped, so reference lists stay out of the passages.
 """
 
@@ -22,11 +31,21 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.readers._jsonl import iter_json_lines, parse_id
+from openxiv.corpus.readers.names import is_affiliation, is_affiliation_word, split_names
 from openxiv.corpus.readers.unarxive import UNTITLED
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
 from openxiv.corpus.titles import normalize_whitespace
 
-__all__ = ["FORMAT", "is_heading", "is_junk", "parse_plaintext", "read_plaintext", "split_text"]
+__all__ = [
+    "FORMAT",
+    "is_heading",
+    "is_junk",
+    "is_page_header",
+    "parse_plaintext",
+    "read_plaintext",
+    "split_paper",
+    "split_text",
+]
 
 FORMAT = "plaintext"
 
@@ -38,9 +57,14 @@ _THEOREM_WORDS = {
     "lemma", "corollary", "proposition", "theorem", "definition", "remark", "example", "conjecture",
     "claim", "notation", "assumption", "problem", "question", "fact", "exercise", "note",
     "observation", "hypothesis", "proof", "algorithm", "condition", "property", "case", "step",
-    "construction", "result", "criterion", "axiom", "principle", "summary", "conclusion",
+    "construction", "result", "criterion", "axiom", "principle", "summary", "conclusion", "convention",
 }  # fmt: skip
-_TEX_WORDS = {"hyperref", "amsmath", "amssymb", "graphicx", "epsfig", "psfig", "revtex", "aastex"}
+_UNIT_WORDS = {"at", "plus", "minus", "to", "scaled", "by"}
+"""Words of TeX dimension residue (``at 11pt``, ``2.3ex plus .2ex``)."""
+_TEX_WORDS = {
+    "hyperref", "amsmath", "amssymb", "graphicx", "epsfig", "psfig", "revtex", "aastex", "aipproc",
+    "article", "cm", "pt",
+}  # fmt: skip
 _REFERENCES = re.compile(
     r"^(?:\d+\.?\s*)?(?:references?(?: and notes)?|bibliography|literature cited)\.?$", re.I
 )
@@ -51,7 +75,28 @@ _TRAILING_FUNCTION_WORDS = {
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "of", "on", "or",
     "that", "the", "to", "where", "which", "with", "we", "get", "obtain", "find", "have", "has",
 }  # fmt: skip
+_INSTITUTION_HEADS = {
+    "department", "dept.", "dipartimento", "departament", "departamento", "institute", "institut",
+    "instituto", "istituto", "university", "universität", "université", "universidad", "università",
+    "laboratory", "laboratoire", "faculty", "school", "college",
+}  # fmt: skip
+_PARTICLES = {"de", "van", "von", "del", "della", "di", "du", "le", "la", "t"}
+"""Lower-case words a title may start with: a name (``de Broglie oscillation ...``)."""
 _NON_TITLES = {"introduction", "abstract", "contents", "preface", "summary", "overview"}
+_ABSTRACT_RUN_IN = re.compile(r"^abstract\s*[.:]\s+(?=\S)", re.I)
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_HEADER_TOKEN = re.compile(
+    r"^(?:[~(),.;:]+|[a-z\-]+(?:\.[A-Z]{2})?/(?:\d{7}|x{7})|(?:arxiv:)?\d{4}\.\d{4,5}(?:v\d+)?"
+    r"|\(?\d{1,4}\)?,?|[A-Z][A-Z0-9]*(?:[-/.]+[A-Z0-9]+)*[.,]?"
+    r"|[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)*[-/.]\d[A-Za-z0-9/.-]*[.,]?|\(P\))$"
+)
+_HEADER_ANCHOR = re.compile(r"\d[-/.]|[-/]\d|/\d{7}|\d{4}\.\d{4}|^\d{4}$")
+_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|tab)\.?\s*\d", re.I)
+_LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
+_TWO_SENTENCES = re.compile(r"[a-z]{2}\.\s+[A-Z][a-z]")
 
 
 def is_junk(block: str) -> bool:
@@ -61,9 +106,45 @@ def is_junk(block: str) -> bool:
         return True
     if all(
         _UNIT.match(w) or w.endswith(".sty") or w.lower() in _TEX_WORDS or w.startswith("\\") for w in words
-    ):
+    ) or (len(words) <= 8 and all(_tex_residue(w) for w in words)):
         return True
-    return all(w.lower().strip(".,;:") in _THEOREM_WORDS for w in words)
+    if len(words) == 1:  # "Observations" is a heading; "Remarks Example" a list of environments
+        return words[0].lower().strip(".,;:") in _THEOREM_WORDS
+    return all(_theorem_word(w.lower().strip(".,;:")) for w in words)
+
+
+def _tex_residue(word: str) -> bool:
+    """A word of TeX residue: a dimension, ``at``/``plus``/``scaled``, a macro or package name."""
+    return bool(
+        _UNIT.match(word)
+        or word in _UNIT_WORDS
+        or word.lower() in _TEX_WORDS
+        or any(ch in word for ch in "@><*_\\")
+    )
+
+
+def _theorem_word(word: str) -> bool:
+    return word in _THEOREM_WORDS or word.removesuffix("s") in _THEOREM_WORDS
+
+
+def is_page_header(block: str) -> bool:
+    """A preprint's header: report numbers, arXiv ids and dates only (``CERN-TH/2000-035 January
+    2000``); it needs one token with a digit next to a dash or slash, an id, or a year."""
+    words = block.split()
+    if not words or len(words) > 16:
+        return False
+    anchored = False
+    plain_caps = sum(w.isalpha() and w.isupper() for w in words)
+    if plain_caps > 3 or plain_caps * 2 > len(words):
+        return False  # an all-capitals title with a number in it (``... FROM SGR1806-20 ...``)
+    for w in words:
+        low = w.lower().strip(".,")
+        if low in _MONTHS or low in {"preprint", "draft", "revised", "version", "hep", "(p)"}:
+            continue
+        if not _HEADER_TOKEN.match(w):
+            return False
+        anchored = anchored or bool(_HEADER_ANCHOR.search(w))
+    return anchored
 
 
 def is_heading(block: str) -> bool:
@@ -81,24 +162,116 @@ def is_heading(block: str) -> bool:
     return letters >= 0.6 * len(block.replace(" ", ""))
 
 
+def split_opening(text: str) -> tuple[str | None, list[str], list[str]]:
+    """``(title, authors, remaining blocks)`` of the blank-line-separated blocks of ``text``."""
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
+    while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0])):
+        blocks.pop(0)
+    vocab = set(_LOWER_WORD.findall(text))
+    title, blocks = _take_title(blocks, vocab)
+    authors, blocks = _take_authors(blocks, vocab)
+    return title, authors, blocks
+
+
+def _title_shaped(block: str) -> bool:
+    first = normalize_whitespace(block) or ""
+    stripped = _SECTION_NUMBER.sub("", first).lower().strip(".: ")
+    if not first or stripped in _NON_TITLES or _REPORT_NUMBER.match(first) or _CAPTION.match(first):
+        return False
+    if first.split()[0].lower().strip(",") in _INSTITUTION_HEADS or "@" in first:
+        return False
+    if len(first) > 300 or len(first.split()) > 30 or "[\\cite" in first or "[\\ref" in first:
+        return False
+    if not (
+        first[0].isupper()
+        or first[0].isdigit()
+        or first[0] in "\"'“‘[(|"
+        or not first[0].isascii()
+        or first.split()[0] in _PARTICLES
+    ):
+        return False
+    if first.endswith(".") and _TWO_SENTENCES.search(first[:-1]) and len(first.split()) > 20:
+        return False
+    return True
+
+
+def _cut_names(block: str, vocab: set[str], next_block: str) -> tuple[str, list[str]] | None:
+    """``(title, [names, affiliation])`` when ``block`` runs a title into author names, followed by
+    an affiliation in the same block or the next one. The cut is the earliest word from which the
+    rest up to the affiliation reads as names and which is an initial or a capitalised word the
+    body never writes in lower case (so ``Lagrangian`` stays in the title)."""
+    words = block.split()
+    end = next((j for j, w in enumerate(words) if j >= 3 and is_affiliation_word(w)), len(words))
+    if end == len(words) and not is_affiliation(next_block):
+        return None
+    cut = next((i for i in range(2, end) if _names_from(words, i, end, vocab)), None)
+    if cut is None:
+        return None
+    head = " ".join(words[:cut])
+    names = split_names(" ".join(words[cut:end]), vocab) or []
+    if head.endswith((".", ",", ":")) or words[cut - 1].lower() in _TRAILING_FUNCTION_WORDS:
+        return None
+    if end == len(words) and not _strong_names(" ".join(words[cut:end]), names):
+        return None
+    rest = [" ".join(words[cut:end]), " ".join(words[end:])]
+    return head, [r for r in rest if r]
+
+
+def _names_from(words: list[str], i: int, end: int, vocab: set[str]) -> bool:
+    """``words[i:end]`` are names, starting with an initial or a word the body never writes in lower case."""
+    first = words[i]
+    starts = bool(re.match(r"^[A-Z]\.", first)) or (first[:1].isupper() and first.lower() not in vocab)
+    return starts and split_names(" ".join(words[i:end]), vocab) is not None
+
+
+def _has_initial(text: str) -> bool:
+    return bool(re.search(r"(?:^|\s)[A-Z]\.", text))
+
+
+def _strong_names(text: str, names: list[str]) -> bool:
+    """Names that cannot be a title's words: two or more of them, or one with an initial."""
+    return len(names) >= 2 or _has_initial(text)
+
+
+def _take_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[str]]:
+    if not blocks:
+        return None, blocks
+    first = normalize_whitespace(blocks[0]) or ""
+    following = blocks[1] if len(blocks) > 1 else ""
+    opening = split_names(first, vocab)
+    if opening is not None and (_has_initial(first) or (len(opening) > 1 and is_affiliation(following))):
+        return None, blocks  # the opening is the author list: the title was not kept
+    cut = _cut_names(first, vocab, following) if len(first.split()) > 4 else None
+    if cut is not None and _title_shaped(cut[0]):
+        return cut[0], [*cut[1], *blocks[1:]]
+    if not _title_shaped(first):
+        return None, blocks
+    if first.endswith(".") and not first.endswith(("et al.", " al.")):
+        first = first[:-1].rstrip()
+    return first, blocks[1:]
+
+
+def _take_authors(blocks: list[str], vocab: set[str]) -> tuple[list[str], list[str]]:
+    """Names of the consecutive name-list blocks at the start (``", Patrik L. Ferrari"`` included)."""
+    authors: list[str] = []
+    while blocks and len(authors) < 60:
+        names = split_names(normalize_whitespace(blocks[0]) or "", vocab)
+        if names is None:
+            break
+        authors.extend(n for n in names if n not in authors)
+        blocks = blocks[1:]
+    return authors, blocks
+
+
 def split_text(text: str) -> tuple[str | None, str | None, list[SectionRecord]]:
     """``(title, abstract, sections)`` recovered from the blank-line-separated blocks of ``text``."""
-    blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
-    while blocks and is_junk(blocks[0]):
-        blocks.pop(0)
-    title: str | None = None
-    if blocks:
-        first = normalize_whitespace(blocks[0]) or ""
-        stripped = _SECTION_NUMBER.sub("", first).lower().strip(".: ")
-        if (
-            len(first) <= 300
-            and not first.endswith(".")
-            and stripped not in _NON_TITLES
-            and not _REPORT_NUMBER.match(first)
-        ):
-            title = first
-            blocks.pop(0)
+    title, abstract, _authors, sections = split_paper(text)
+    return title, abstract, sections
 
+
+def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[SectionRecord]]:
+    """``(title, abstract, authors, sections)`` recovered from the blocks of ``text``."""
+    title, authors, blocks = split_opening(text)
     sections: list[SectionRecord] = []
     name: str = UNTITLED
     number: str | None = None
@@ -128,7 +301,20 @@ def split_text(text: str) -> tuple[str | None, str | None, list[SectionRecord]]:
             abstract = " ".join(sec.text.split())
         elif not _REFERENCES.match(sec.name):
             kept.append(sec)
-    return title, abstract, kept
+    if abstract is None and kept:
+        abstract, kept[0] = _run_in_abstract(kept[0])
+    return title, abstract, authors, [s for s in kept if s.text.strip()]
+
+
+def _run_in_abstract(sec: SectionRecord) -> tuple[str | None, SectionRecord]:
+    """An ``Abstract: ...`` paragraph of the first section becomes the abstract."""
+    paras = sec.text.split("\n\n")
+    for i, para in enumerate(paras[:6]):
+        m = _ABSTRACT_RUN_IN.match(para)
+        if m:
+            rest = paras[:i] + paras[i + 1 :]
+            return para[m.end() :].strip(), SectionRecord(sec.name, "\n\n".join(rest), sec.number)
+    return None, sec
 
 
 def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
@@ -136,11 +322,17 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValueError("missing text")
-    title, abstract, sections = split_text(text)
+    title, abstract, authors, sections = split_paper(text)
     if not title and not any(s.text for s in sections):
         raise ValueError("missing title and text")
     return PaperRecord(
-        arxiv_id=arxiv_id, source=source, version=version, title=title, abstract=abstract, sections=sections
+        arxiv_id=arxiv_id,
+        source=source,
+        version=version,
+        title=title,
+        abstract=abstract,
+        authors=authors,
+        sections=sections,
     )
 
 
