@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_affiliation", "is_affiliation_word", "split_names"]
+__all__ = ["is_affiliation", "is_affiliation_word", "lowercase_words", "split_names"]
 
 MAX_NAMES = 60
 
@@ -114,3 +114,15 @@ def is_affiliation(text: str) -> bool:
 
 def is_affiliation_word(word: str) -> bool:
     return word.lower().strip(".,;:()") in _AFFILIATION_WORDS
+
+
+_LOWER_WORD = re.compile(r"\b[a-z][a-z'’-]+\b")
+
+
+_ADDRESSES = re.compile(r"\{[^}]*\}\S*|\S*@\S*|\S*://\S*|\b[a-z]+\.[a-z]+(?:\.[a-z]+)*\b")
+
+
+def lowercase_words(text: str) -> set[str]:
+    """The words ``text`` writes in lower case: the ``vocab`` of `split_names`. E-mail addresses
+    and URLs are left out: ``{huiyi.wang, ...}@unsw.edu.au`` does not make ``wang`` a word."""
+    return set(_LOWER_WORD.findall(_ADDRESSES.sub(" ", text)))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.readers._jsonl import iter_json_lines, parse_id
-from openxiv.corpus.readers.names import is_affiliation, is_affiliation_word, split_names
+from openxiv.corpus.readers.names import is_affiliation, is_affiliation_word, lowercase_words, split_names
 from openxiv.corpus.readers.unarxive import UNTITLED
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
 from openxiv.corpus.titles import normalize_whitespace
@@ -95,7 +95,6 @@ _HEADER_TOKEN = re.compile(
 )
 _HEADER_ANCHOR = re.compile(r"\d[-/.]|[-/]\d|/\d{7}|\d{4}\.\d{4}|^\d{4}$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?|table|tab)\.?\s*\d", re.I)
-_LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _TWO_SENTENCES = re.compile(r"[a-z]{2}\.\s+[A-Z][a-z]")
 
 
@@ -167,7 +166,7 @@ def split_opening(text: str) -> tuple[str | None, list[str], list[str]]:
     blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
     while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0])):
         blocks.pop(0)
-    vocab = set(_LOWER_WORD.findall(text))
+    vocab = lowercase_words(text)
     title, blocks = _take_title(blocks, vocab)
     authors, blocks = _take_authors(blocks, vocab)
     return title, authors, blocks

@@ -123,3 +123,13 @@ def test_month_precision_dates_answer_range_filters() -> None:
     assert rows(date(2017, 6, 20), date(2017, 6, 30)) == [True, False]  # overlaps the month
     assert rows(date(2017, 7, 1), None) == [False, False]
     assert rows(None, date(2017, 5, 31)) == [False, False]
+
+
+def test_pdf_authors_for_every_title_block_and_never_an_address(pdf_valid: Path) -> None:
+    recs = [read_pdf(p) for p in sorted(pdf_valid.glob("*.pdf"))]
+    papers = [r for r in recs if isinstance(r, PaperRecord) and r.title]
+    with_authors = [r for r in papers if r.authors]
+    assert len(with_authors) >= 0.95 * len(papers)
+    for r in papers:
+        for name in r.authors:
+            assert "@" not in name and not any(w in name for w in ("University", "Google", "Research", "AI"))
