@@ -58,6 +58,7 @@ _THEOREM_WORDS = {
     "claim", "notation", "assumption", "problem", "question", "fact", "exercise", "note",
     "observation", "hypothesis", "proof", "algorithm", "condition", "property", "case", "step",
     "construction", "result", "criterion", "axiom", "principle", "summary", "conclusion", "convention",
+    "solution", "qed",
 }  # fmt: skip
 _UNIT_WORDS = {"at", "plus", "minus", "to", "scaled", "by"}
 """Words of TeX dimension residue (``at 11pt``, ``2.3ex plus .2ex``)."""
@@ -102,6 +103,8 @@ def is_junk(block: str) -> bool:
     """LaTeX residue or punctuation that cannot be a title or a heading."""
     words = block.split()
     if not words or not any(ch.isalpha() for ch in block) or block[0] in "=,.;:{}\\":
+        return True
+    if all(w == "[formula]" for w in words):
         return True
     if all(
         _UNIT.match(w) or w.endswith(".sty") or w.lower() in _TEX_WORDS or w.startswith("\\") for w in words
@@ -181,12 +184,15 @@ def _title_shaped(block: str) -> bool:
         return False
     if len(first) > 300 or len(first.split()) > 30 or "[\\cite" in first or "[\\ref" in first:
         return False
+    if first.endswith(":") or sum(ch.isalpha() for ch in first.replace("[formula]", "")) < 6:
+        return False
     if not (
         first[0].isupper()
         or first[0].isdigit()
         or first[0] in "\"'“‘[(|"
         or not first[0].isascii()
         or first.split()[0] in _PARTICLES
+        or re.match(r"^[a-z]{1,2}-[A-Za-z]", first)  # q-Bernoulli, p-adic
     ):
         return False
     if first.endswith(".") and _TWO_SENTENCES.search(first[:-1]) and len(first.split()) > 20:
@@ -289,7 +295,7 @@ def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[Sect
             number = m.group(1).rstrip(".") if m and len(heading) > m.end() else None
             name = heading[m.end() :] if number and m else heading
             paras = []
-        else:
+        elif not (name == UNTITLED and is_junk(block)):  # TeX residue before the first heading
             paras.append(" ".join(block.split()))
     close()
 

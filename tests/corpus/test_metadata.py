@@ -133,3 +133,19 @@ def test_pdf_authors_for_every_title_block_and_never_an_address(pdf_valid: Path)
     for r in papers:
         for name in r.authors:
             assert "@" not in name and not any(w in name for w in ("University", "Google", "Research", "AI"))
+
+
+@pytest.mark.parametrize("arxiv_id", ["astro-ph/0007028", "1111.6270", "chao-dyn/9912012"])
+def test_tldr_of_a_plain_text_is_a_real_sentence(plaintexts: dict[str, dict[str, str]], arxiv_id: str) -> None:
+    from openxiv.corpus.records import PaperView, SectionView
+    from openxiv.service.core import paper_tldr
+
+    rec = parse_plaintext(plaintexts[arxiv_id], "plaintext:x:1")
+    view = PaperView(
+        rec.arxiv_id, None, rec.title, rec.abstract, (), (), None, None, None, None, None, None, None, (), True
+    )
+    sections = [SectionView(i, s.name, s.text, s.number) for i, s in enumerate(rec.sections)]
+    text = paper_tldr(view, sections[:1])
+    assert text is not None and len(text.split()) >= 6
+    assert "11pt" not in text and "PAR-LPTHE" not in text and "Laboratoire" not in text
+    assert text.rstrip(" …")[-1] in ".!?)" or text.endswith("…")
