@@ -217,6 +217,7 @@ def to_v1_hit(r: ResolvedHit, rank: int) -> V1Hit:
         authors=list(p.authors),
         categories=list(p.categories),
         date=p.date,
+        date_precision=p.date_precision,
         tldr=r.tldr,
         url=abs_url(p.arxiv_id),
         evidence=r.evidence,

@@ -44,6 +44,7 @@ _PARTICLES = {
 _MARKS = re.compile(r"\[formula\]|[*†‡§¶‖⋆∗♦♣♠♥□⋄◦•∙#]|\(\s*\d+\s*\)")
 _TRAILING_DIGITS = re.compile(r"(?<=[^\W\d_])\d+(?:,\d+)*(?=\s|,|$)")
 _LONE_NUMBERS = re.compile(r"(?:(?<=\s)|^)\d+(?:\s*,\s*\d+)*(?=\s|$|,)")
+_AFFILIATION_LETTERS = re.compile(r"(?<=[^\W\d_]),[a-c](?:,[a-c])*(?=[,\s]|$)|(?:^|\s)[a-c]\)")
 _SEPARATORS = re.compile(r"\s*(?:,|;|\band\b|&|\bund\b|\bet\b)\s*")
 _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.(?:\s?-?[A-Z][a-z]?\.)*|[A-Z])$")
 _WORD = re.compile(r"^[^\W\d_][^\W\d_'’.\-]*(?:[-'’][^\W\d_]+)*\.?$")
@@ -51,6 +52,7 @@ _WORD = re.compile(r"^[^\W\d_][^\W\d_'’.\-]*(?:[-'’][^\W\d_]+)*\.?$")
 
 def _clean(text: str) -> str:
     text = _MARKS.sub(" ", text)
+    text = _AFFILIATION_LETTERS.sub("", text)
     text = _TRAILING_DIGITS.sub("", text)
     text = _LONE_NUMBERS.sub(" ", text)
     text = re.sub(r"^\s*by\s+", "", text, flags=re.I)

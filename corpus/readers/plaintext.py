@@ -18,7 +18,8 @@ paragraphs. The structure is recovered from the blocks:
 - a *heading* is a short one-line block (at most 12 words and 120 characters) that does not end
   with a period, starts with a capital letter or a digit, is mostly letters, and is followed by
   another block; everything else is paragraph text of the current section;
-- an ``Abstract`` heading's text becomes the abstract, and so does a paragraph that opens with
+- an ``Abstract`` heading's first paragraph becomes the abstract (the paragraphs after it, up to the
+  next heading, stay full text), and so does a paragraph that opens with
   ``Abstract:`` or ``Abstract.`` (otherwise the abstract stays ``None``);
 - a References / Bibliography section is dropped, so reference lists stay out of the passages.
 """
@@ -60,6 +61,7 @@ _THEOREM_WORDS = {
     "construction", "result", "criterion", "axiom", "principle", "summary", "conclusion", "convention",
     "solution", "qed",
 }  # fmt: skip
+_GLUED_UNIT = re.compile(r"^(?:plus|minus|at|to|height|width|depth|by)[-+=.\d]*(?:pt|cm|mm|in|ex|em)?$")
 _UNIT_WORDS = {"at", "plus", "minus", "to", "scaled", "by"}
 """Words of TeX dimension residue (``at 11pt``, ``2.3ex plus .2ex``)."""
 _TEX_WORDS = {
@@ -108,7 +110,7 @@ def is_junk(block: str) -> bool:
         return True
     if all(
         _UNIT.match(w) or w.endswith(".sty") or w.lower() in _TEX_WORDS or w.startswith("\\") for w in words
-    ) or (len(words) <= 8 and all(_tex_residue(w) for w in words)):
+    ) or all(_tex_residue(w) for w in words):
         return True
     if len(words) == 1:  # "Observations" is a heading; "Remarks Example" a list of environments
         return words[0].lower().strip(".,;:") in _THEOREM_WORDS
@@ -119,6 +121,7 @@ def _tex_residue(word: str) -> bool:
     """A word of TeX residue: a dimension, ``at``/``plus``/``scaled``, a macro or package name."""
     return bool(
         _UNIT.match(word)
+        or _GLUED_UNIT.match(word)
         or word in _UNIT_WORDS
         or word.lower() in _TEX_WORDS
         or any(ch in word for ch in "@><*_\\")
@@ -135,18 +138,19 @@ def is_page_header(block: str) -> bool:
     words = block.split()
     if not words or len(words) > 16:
         return False
-    anchored = False
     plain_caps = sum(w.isalpha() and w.isupper() for w in words)
     if plain_caps > 3 or plain_caps * 2 > len(words):
         return False  # an all-capitals title with a number in it (``... FROM SGR1806-20 ...``)
-    for w in words:
-        low = w.lower().strip(".,")
-        if low in _MONTHS or low in {"preprint", "draft", "revised", "version", "hep", "(p)"}:
-            continue
-        if not _HEADER_TOKEN.match(w):
-            return False
-        anchored = anchored or bool(_HEADER_ANCHOR.search(w))
-    return anchored
+    return all(_header_word(w) for w in words) and any(_HEADER_ANCHOR.search(w) for w in words)
+
+
+def _header_word(word: str) -> bool:
+    low = word.lower().strip(".,")
+    if len(low) < 2 and not low.isdigit():
+        return False  # "A" of "A Note on ..."
+    return low in _MONTHS or low in {"preprint", "draft", "revised", "version", "hep", "(p)"} or bool(
+        _HEADER_TOKEN.match(word)
+    )
 
 
 def is_heading(block: str) -> bool:
@@ -167,7 +171,7 @@ def is_heading(block: str) -> bool:
 def split_opening(text: str) -> tuple[str | None, list[str], list[str]]:
     """``(title, authors, remaining blocks)`` of the blank-line-separated blocks of ``text``."""
     blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
-    while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0])):
+    while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0]) or is_junk(_strip_residue(blocks[0]))):
         blocks.pop(0)
     vocab = lowercase_words(text)
     title, blocks = _take_title(blocks, vocab)
@@ -238,10 +242,28 @@ def _strong_names(text: str, names: list[str]) -> bool:
     return len(names) >= 2 or _has_initial(text)
 
 
+def _strip_residue(block: str) -> str:
+    """A title block without the TeX dimensions and the page header around it (``0.5cm Affine Lie
+    Algebras ...``, ``ITEP-15/99 April 1999 A remark on ...``, ``... height2pt``)."""
+    words = block.split()
+    start = 0
+    while start < len(words) - 1 and _tex_residue(words[start]):
+        start += 1
+    header = start
+    while header < len(words) - 1 and _header_word(words[header]):
+        header += 1
+    if header > start and is_page_header(" ".join(words[start:header])):
+        start = header
+    end = len(words)
+    while end > start + 1 and _tex_residue(words[end - 1]):
+        end -= 1
+    return " ".join(words[start:end])
+
+
 def _take_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[str]]:
     if not blocks:
         return None, blocks
-    first = normalize_whitespace(blocks[0]) or ""
+    first = _strip_residue(normalize_whitespace(blocks[0]) or "")
     following = blocks[1] if len(blocks) > 1 else ""
     opening = split_names(first, vocab)
     if opening is not None and (_has_initial(first) or (len(opening) > 1 and is_affiliation(following))):
@@ -303,7 +325,11 @@ def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[Sect
     kept: list[SectionRecord] = []
     for sec in sections:
         if abstract is None and _ABSTRACT.match(sec.name):
-            abstract = " ".join(sec.text.split())
+            # no heading after the abstract: its first paragraph is the abstract, the rest is text
+            first, _, rest = sec.text.partition("\n\n")
+            abstract = " ".join(first.split())
+            if rest.strip():
+                kept.append(SectionRecord(name=UNTITLED, text=rest))
         elif not _REFERENCES.match(sec.name):
             kept.append(sec)
     if abstract is None and kept:

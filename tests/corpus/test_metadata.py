@@ -149,3 +149,36 @@ def test_tldr_of_a_plain_text_is_a_real_sentence(plaintexts: dict[str, dict[str,
     assert text is not None and len(text.split()) >= 6
     assert "11pt" not in text and "PAR-LPTHE" not in text and "Laboratoire" not in text
     assert text.rstrip(" …")[-1] in ".!?)" or text.endswith("…")
+
+
+def test_store_serves_v1_month_and_migrates_an_older_database_in_place(
+    plaintexts: dict[str, dict[str, str]], pdf_valid: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from openxiv.corpus.completeness import completeness
+    from openxiv.corpus.store import Store
+
+    db = tmp_path / "corpus.sqlite"
+    items = [parse_plaintext(plaintexts["chao-dyn/9912012"], "plaintext:p.jsonl:1"), read_pdf(pdf_valid / "1706.03762.pdf")]
+    with Store(db) as store:
+        store.ingest(items)
+        fresh = store.fingerprint()
+    con = sqlite3.connect(db)  # what a database made before the column existed looks like
+    con.execute("ALTER TABLE papers DROP COLUMN date_precision")
+    con.commit()
+    con.close()
+    with Store.open_readonly(db) as ro:
+        paper = ro.get_paper("1706.03762")
+        assert paper is not None and paper.date == date(2017, 6, 1) and paper.date_precision == "month"
+        assert "Ashish Vaswani" in paper.authors and paper.updated == date(2023, 8, 2)
+        with ro.engine.connect() as conn:
+            assert completeness(conn)["date_month"]["papers"] == 0  # the old schema knew no months
+    with Store(db) as store:
+        assert store.migrated == ["papers.date_precision"]
+        assert store.fingerprint() == fresh
+        with store.engine.connect() as conn:
+            shares = completeness(conn)
+        assert shares["date_month"]["papers"] == 2 and shares["categories"]["share"] == 1.0
+    with Store(db) as store:
+        assert store.migrated == []
