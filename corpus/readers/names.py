@@ -70,7 +70,7 @@ def _is_name(part: str, vocab: set[str] | frozenset[str]) -> bool:
     if not 2 <= len(tokens) <= 5:
         return False
     long_words = 0
-    unknown = False
+    unknown = 0
     for tok in tokens:
         if _INITIALS.match(tok):
             continue
@@ -83,15 +83,16 @@ def _is_name(part: str, vocab: set[str] | frozenset[str]) -> bool:
             return False
         if len(tok) >= 2:
             long_words += 1
-            unknown = unknown or low not in vocab
-    return long_words >= 1 and unknown and not _INITIALS.match(tokens[-1])
+            unknown += low not in vocab
+    return long_words >= 1 and 2 * unknown >= long_words and not _INITIALS.match(tokens[-1])
 
 
 def split_names(text: str, vocab: set[str] | frozenset[str] = frozenset()) -> list[str] | None:
     """The person names ``text`` lists, or ``None`` unless every part of it is a name.
 
-    ``vocab``: lower-case words of the paper's body. A name needs one word that is not among them:
-    ``Lattice Field Theory`` is a title, since its words occur in lower case in the text.
+    ``vocab``: lower-case words of the paper's body. At least half the words of a name (initials
+    aside) must not be among them: ``Lattice Field Theory`` is a title, since its words occur in
+    lower case in the text.
     """
     if "@" in text or "http" in text or len(text) > 1000:
         return None

@@ -114,7 +114,12 @@ def is_junk(block: str) -> bool:
         return True
     if len(words) == 1:  # "Observations" is a heading; "Remarks Example" a list of environments
         return words[0].lower().strip(".,;:") in _THEOREM_WORDS
-    return all(_theorem_word(w.lower().strip(".,;:")) for w in words)
+    if all(_theorem_word(w.lower().strip(".,;:")) for w in words):
+        return True
+    # "-0.5 truecm Lemma Corollary", "*mainthm*Main Theorem": environments among TeX residue
+    return any(_dimension(w) or any(ch in w for ch in "@><*_\\") for w in words) and all(
+        _theorem_word(w.lower().strip(".,;:")) or _tex_residue(w) for w in words
+    )
 
 
 def _tex_residue(word: str) -> bool:
@@ -126,6 +131,11 @@ def _tex_residue(word: str) -> bool:
         or word.lower() in _TEX_WORDS
         or any(ch in word for ch in "@><*_\\")
     )
+
+
+def _dimension(word: str) -> bool:
+    """A TeX length (``0.5cm``, ``height2pt``, ``plus``), not a year range or a footnote mark."""
+    return bool(_GLUED_UNIT.match(word) or (_UNIT.match(word) and re.search(r"[a-z]", word, re.I)))
 
 
 def _theorem_word(word: str) -> bool:
@@ -184,8 +194,8 @@ def _title_shaped(block: str) -> bool:
     stripped = _SECTION_NUMBER.sub("", first).lower().strip(".: ")
     if not first or stripped in _NON_TITLES or _REPORT_NUMBER.match(first) or _CAPTION.match(first):
         return False
-    if first.split()[0].lower().strip(",") in _INSTITUTION_HEADS or "@" in first:
-        return False
+    if "@" in first or any(w.lower().strip(",.;") in _INSTITUTION_HEADS for w in first.split()):
+        return False  # an affiliation, or names run into one
     if len(first) > 300 or len(first.split()) > 30 or "[\\cite" in first or "[\\ref" in first:
         return False
     if first.endswith(":") or sum(ch.isalpha() for ch in first.replace("[formula]", "")) < 6:
@@ -211,7 +221,7 @@ def _cut_names(block: str, vocab: set[str], next_block: str) -> tuple[str, list[
     body never writes in lower case (so ``Lagrangian`` stays in the title)."""
     words = block.split()
     end = next((j for j, w in enumerate(words) if j >= 3 and is_affiliation_word(w)), len(words))
-    if end == len(words) and not is_affiliation(next_block):
+    if end == len(words) and not _affiliation_block(next_block):
         return None
     cut = next((i for i in range(2, end) if _names_from(words, i, end, vocab)), None)
     if cut is None:
@@ -233,6 +243,11 @@ def _names_from(words: list[str], i: int, end: int, vocab: set[str]) -> bool:
     return starts and split_names(" ".join(words[i:end]), vocab) is not None
 
 
+def _affiliation_block(block: str) -> bool:
+    """A short block naming an institution (a long one is a paragraph that mentions physics)."""
+    return len(block) <= 400 and is_affiliation(block)
+
+
 def _has_initial(text: str) -> bool:
     return bool(re.search(r"(?:^|\s)[A-Z]\.", text))
 
@@ -247,7 +262,7 @@ def _strip_residue(block: str) -> str:
     Algebras ...``, ``ITEP-15/99 April 1999 A remark on ...``, ``... height2pt``)."""
     words = block.split()
     start = 0
-    while start < len(words) - 1 and _tex_residue(words[start]):
+    while start < len(words) - 1 and _dimension(words[start]):
         start += 1
     header = start
     while header < len(words) - 1 and _header_word(words[header]):
@@ -255,7 +270,7 @@ def _strip_residue(block: str) -> str:
     if header > start and is_page_header(" ".join(words[start:header])):
         start = header
     end = len(words)
-    while end > start + 1 and _tex_residue(words[end - 1]):
+    while end > start + 1 and _dimension(words[end - 1]):
         end -= 1
     return " ".join(words[start:end])
 
@@ -266,7 +281,9 @@ def _take_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[st
     first = _strip_residue(normalize_whitespace(blocks[0]) or "")
     following = blocks[1] if len(blocks) > 1 else ""
     opening = split_names(first, vocab)
-    if opening is not None and (_has_initial(first) or (len(opening) > 1 and is_affiliation(following))):
+    if opening is not None and (
+        _has_initial(first) or (_affiliation_block(following) and (len(opening) > 1 or not first.isupper()))
+    ):
         return None, blocks  # the opening is the author list: the title was not kept
     cut = _cut_names(first, vocab, following) if len(first.split()) > 4 else None
     if cut is not None and _title_shaped(cut[0]):
