@@ -59,7 +59,8 @@ _THEOREM_WORDS = {
     "claim", "notation", "assumption", "problem", "question", "fact", "exercise", "note",
     "observation", "hypothesis", "proof", "algorithm", "condition", "property", "case", "step",
     "construction", "result", "criterion", "axiom", "principle", "summary", "conclusion", "convention",
-    "solution", "qed",
+    "solution", "qed", "corolary", "corollaire", "théorème", "theoreme", "lemme", "rappel", "remarque",
+    "exemple", "définition", "statement", "main", "reminder",
 }  # fmt: skip
 _GLUED_UNIT = re.compile(r"^(?:plus|minus|at|to|height|width|depth|by)[-+=.\d]*(?:pt|cm|mm|in|ex|em)?$")
 _UNIT_WORDS = {"at", "plus", "minus", "to", "scaled", "by"}
@@ -78,6 +79,7 @@ _TRAILING_FUNCTION_WORDS = {
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "of", "on", "or",
     "that", "the", "to", "where", "which", "with", "we", "get", "obtain", "find", "have", "has",
 }  # fmt: skip
+_NOT_A_TITLE = re.compile(r"^(?:keywords?|pacs|this (?:paper|article|work|note)|©|copyright)\b", re.I)
 _INSTITUTION_HEADS = {
     "department", "dept.", "dipartimento", "departament", "departamento", "institute", "institut",
     "instituto", "istituto", "university", "universität", "université", "universidad", "università",
@@ -194,6 +196,8 @@ def _title_shaped(block: str) -> bool:
     stripped = _SECTION_NUMBER.sub("", first).lower().strip(".: ")
     if not first or stripped in _NON_TITLES or _REPORT_NUMBER.match(first) or _CAPTION.match(first):
         return False
+    if _NOT_A_TITLE.match(first):
+        return False
     if "@" in first or any(w.lower().strip(",.;") in _INSTITUTION_HEADS for w in first.split()):
         return False  # an affiliation, or names run into one
     if len(first) > 300 or len(first.split()) > 30 or "[\\cite" in first or "[\\ref" in first:
@@ -282,7 +286,9 @@ def _take_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[st
     following = blocks[1] if len(blocks) > 1 else ""
     opening = split_names(first, vocab)
     if opening is not None and (
-        _has_initial(first) or (_affiliation_block(following) and (len(opening) > 1 or not first.isupper()))
+        _has_initial(first)
+        or (_affiliation_block(following) and (len(opening) > 1 or not first.isupper()))
+        or following.strip().lower() in {"and", "&"}
     ):
         return None, blocks  # the opening is the author list: the title was not kept
     cut = _cut_names(first, vocab, following) if len(first.split()) > 4 else None
