@@ -39,7 +39,7 @@ from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
 from openxiv.corpus.titles import normalize_title
 from openxiv.corpus.writer import PAS, SEC, P, write_batch
 
-__all__ = ["MIGRATIONS", "AddedColumn", "IngestSummary", "Store", "missing_columns", "migrate"]
+__all__ = ["MIGRATIONS", "AddedColumn", "IngestSummary", "Store", "migrate", "missing_columns"]
 
 S = PaperSource.__table__
 RUNS = IngestRun.__table__

@@ -19,7 +19,7 @@ __all__ = ["is_affiliation", "is_affiliation_word", "lowercase_words", "split_na
 MAX_NAMES = 60
 
 _AFFILIATION_WORDS = {
-    "university", "universit", "universiteit", "universität", "universität", "université", "universidad",
+    "university", "universit", "universiteit", "universität", "université", "universidad",
     "università", "department", "dept", "departament", "departamento", "dipartimento", "institute",
     "institut", "instituto", "istituto", "laboratory", "laboratoire", "laboratorio", "lab", "labs",
     "physics", "physique", "fisica", "school", "college", "center", "centre", "centro", "faculty",

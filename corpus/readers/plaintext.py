@@ -89,10 +89,32 @@ _PARTICLES = {"de", "van", "von", "del", "della", "di", "du", "le", "la", "t"}
 """Lower-case words a title may start with: a name (``de Broglie oscillation ...``)."""
 _NON_TITLES = {"introduction", "abstract", "contents", "preface", "summary", "overview"}
 _ABSTRACT_RUN_IN = re.compile(r"^abstract\s*[.:]\s+(?=\S)", re.I)
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+]
 _HEADER_TOKEN = re.compile(
     r"^(?:[~(),.;:]+|[a-z\-]+(?:\.[A-Z]{2})?/(?:\d{7}|x{7})|(?:arxiv:)?\d{4}\.\d{4,5}(?:v\d+)?"
     r"|\(?\d{1,4}\)?,?|[A-Z][A-Z0-9]*(?:[-/.]+[A-Z0-9]+)*[.,]?"
@@ -160,8 +182,10 @@ def _header_word(word: str) -> bool:
     low = word.lower().strip(".,")
     if len(low) < 2 and not low.isdigit():
         return False  # "A" of "A Note on ..."
-    return low in _MONTHS or low in {"preprint", "draft", "revised", "version", "hep", "(p)"} or bool(
-        _HEADER_TOKEN.match(word)
+    return (
+        low in _MONTHS
+        or low in {"preprint", "draft", "revised", "version", "hep", "(p)"}
+        or bool(_HEADER_TOKEN.match(word))
     )
 
 
@@ -213,9 +237,8 @@ def _title_shaped(block: str) -> bool:
         or re.match(r"^[a-z]{1,2}-[A-Za-z]", first)  # q-Bernoulli, p-adic
     ):
         return False
-    if first.endswith(".") and _TWO_SENTENCES.search(first[:-1]) and len(first.split()) > 20:
-        return False
-    return True
+    two_sentences = first.endswith(".") and _TWO_SENTENCES.search(first[:-1])
+    return not (two_sentences and len(first.split()) > 20)
 
 
 def _cut_names(block: str, vocab: set[str], next_block: str) -> tuple[str, list[str]] | None:

@@ -136,13 +136,29 @@ def test_pdf_authors_for_every_title_block_and_never_an_address(pdf_valid: Path)
 
 
 @pytest.mark.parametrize("arxiv_id", ["astro-ph/0007028", "1111.6270", "chao-dyn/9912012"])
-def test_tldr_of_a_plain_text_is_a_real_sentence(plaintexts: dict[str, dict[str, str]], arxiv_id: str) -> None:
+def test_tldr_of_a_plain_text_is_a_real_sentence(
+    plaintexts: dict[str, dict[str, str]], arxiv_id: str
+) -> None:
     from openxiv.corpus.records import PaperView, SectionView
     from openxiv.service.core import paper_tldr
 
     rec = parse_plaintext(plaintexts[arxiv_id], "plaintext:x:1")
     view = PaperView(
-        rec.arxiv_id, None, rec.title, rec.abstract, (), (), None, None, None, None, None, None, None, (), True
+        rec.arxiv_id,
+        None,
+        rec.title,
+        rec.abstract,
+        (),
+        (),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+        True,
     )
     sections = [SectionView(i, s.name, s.text, s.number) for i, s in enumerate(rec.sections)]
     text = paper_tldr(view, sections[:1])
@@ -160,7 +176,10 @@ def test_store_serves_v1_month_and_migrates_an_older_database_in_place(
     from openxiv.corpus.store import Store
 
     db = tmp_path / "corpus.sqlite"
-    items = [parse_plaintext(plaintexts["chao-dyn/9912012"], "plaintext:p.jsonl:1"), read_pdf(pdf_valid / "1706.03762.pdf")]
+    items = [
+        parse_plaintext(plaintexts["chao-dyn/9912012"], "plaintext:p.jsonl:1"),
+        read_pdf(pdf_valid / "1706.03762.pdf"),
+    ]
     with Store(db) as store:
         store.ingest(items)
         fresh = store.fingerprint()

@@ -155,7 +155,9 @@ def test_plaintext_reader_on_real_lines(fulltext_dir: Path) -> None:
     for r in recs:
         assert not any(s.name.lower() in {"references", "bibliography"} for s in r.sections)
         assert r.title is None or not is_junk(r.title)
-        assert r.title is None or not any(w in r.title for w in ("@", "Department", "University", "Institute"))
+        assert r.title is None or not any(
+            w in r.title for w in ("@", "Department", "University", "Institute")
+        )
 
 
 def test_plaintext_structure_rules() -> None:
