@@ -12,6 +12,7 @@ from typing import Any
 import click
 from sqlalchemy.exc import DatabaseError
 
+from openxiv.corpus.completeness import completeness
 from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import FORMATS, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
@@ -180,7 +181,9 @@ def _table(data: dict[str, Any]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
 def stats(db: Path | None, as_json: bool) -> None:
-    """Counts of papers, full texts, sections, passages and skipped inputs (all runs)."""
+    """Counts of papers, full texts, sections, passages and skipped inputs (all runs), and per
+    field (title, abstract, authors, date and its precision, categories, full text) the share of
+    papers that have it."""
     db_path = db if db is not None else _default_db()
     if not db_path.is_file():
         raise click.ClickException(
@@ -189,9 +192,23 @@ def stats(db: Path | None, as_json: bool) -> None:
     try:
         with Store.open_readonly(db_path) as store:
             data = store.stats()
+            with store.engine.connect() as conn:
+                data["completeness"] = completeness(conn)
     except DatabaseError as exc:
         raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(f"{db_path}\n{_table(data)}")
+        shares = data.pop("completeness")
+        click.echo(f"{db_path}\n{_table(data)}\n\n{_completeness_table(shares)}")
+
+
+def _completeness_table(shares: dict[str, Any]) -> str:
+    """``field  papers  share`` rows, shares in percent."""
+    lines = [f"{'field (of ' + format(shares['papers'], ',') + ' papers)':<28} {'papers':>9} {'share':>8}"]
+    for name, value in shares.items():
+        if not isinstance(value, dict):
+            continue
+        label = f"{name} (of {value['of']:,})" if "of" in value else name
+        lines.append(f"{label:<28} {value['papers']:>9,} {100 * value['share']:>7.2f}%")
+    return "\n".join(lines)

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
 __all__ = [
     "ArxivId",
     "InvalidArxivId",
     "canonical_id",
+    "id_archive",
+    "id_month",
     "is_arxiv_id",
     "parse_arxiv_id",
     "try_canonical_id",
@@ -161,3 +164,29 @@ def try_canonical_id(text: object) -> str | None:
 
 def is_arxiv_id(text: object) -> bool:
     return try_canonical_id(text) is not None
+
+
+def id_month(arxiv_id: str) -> date | None:
+    """The first day of the month an id was assigned in (``YYMM`` of the id), ``None`` for a non-id.
+
+    arXiv numbers papers by the month of their first version, so this is v1's month:
+
+    >>> id_month("chao-dyn/9912012"), id_month("1706.03762v7")
+    (datetime.date(1999, 12, 1), datetime.date(2017, 6, 1))
+    """
+    try:
+        yymm = parse_arxiv_id(arxiv_id).yymm
+    except InvalidArxivId:
+        return None
+    yy, mm = int(yymm[:2]), int(yymm[2:])
+    return date(1900 + yy if yy >= 91 else 2000 + yy, mm, 1)
+
+
+def id_archive(arxiv_id: str) -> str | None:
+    """The archive of an old-style id (``chao-dyn/9912012`` -> ``chao-dyn``): its subject area, which
+    arXiv chose when the paper was submitted. ``None`` for new-style ids, which carry none."""
+    try:
+        parsed = parse_arxiv_id(arxiv_id)
+    except InvalidArxivId:
+        return None
+    return parsed.canonical.split("/", 1)[0] if parsed.is_old_style else None

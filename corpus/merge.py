@@ -7,6 +7,13 @@ Rules, applied field by field when a record meets the paper already stored:
 - a newer record's non-empty values replace the stored ones; a tie or an older record only fills
   what is still empty (so the first source wins ties and re-ingesting changes nothing);
 - ``version`` and ``updated`` keep the maximum, ``published`` and ``first_seen`` the minimum;
+- the paper's date is `best_date`: v1 date, else first listing day, else the id's month; so any
+  source with a real date wins over the month the id encodes, and a later version's date never
+  dates the paper;
+- categories a record gives replace the stored ones by the rules above, except that a record whose
+  categories are a subset of the stored list (a PDF stamp's ``[cs.CL]``) does not shorten it;
+  with no categories from any source, an old-style id's archive (``chao-dyn``) is used, and it
+  yields to the first real list that arrives;
 - full text (sections) from a newer record replaces the stored one; otherwise it is only used when
   the paper has none. A metadata-only record never erases full text, and vice versa;
 - sources accumulate.
@@ -19,7 +26,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
-from openxiv.corpus.records import PaperRecord, SectionRecord
+from openxiv.corpus.ids import id_archive
+from openxiv.corpus.records import DatePrecision, PaperRecord, SectionRecord, best_date
 
 __all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
 
@@ -51,7 +59,11 @@ class PaperState:
 
     @property
     def date(self) -> date | None:
-        return self.published or self.first_seen or self.updated
+        return best_date(self.arxiv_id, self.published, self.first_seen)[0]
+
+    @property
+    def date_precision(self) -> DatePrecision | None:
+        return best_date(self.arxiv_id, self.published, self.first_seen)[1]
 
     def same_stored(self, other: PaperState) -> bool:
         """True when writing ``self`` over ``other`` would change nothing."""
@@ -85,6 +97,7 @@ def content_hash(state: PaperState, passages_hash: str) -> str:
         "\x1d".join(state.categories),
         "\x1d".join(state.authors),
         state.date.isoformat() if state.date else "",
+        state.date_precision or "",
         passages_hash,
     ]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
@@ -119,6 +132,25 @@ def _max_int(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
 
 
+def id_categories(arxiv_id: str) -> tuple[str, ...]:
+    """What the id says of the subject: an old-style id's archive, else nothing."""
+    archive = id_archive(arxiv_id)
+    return (archive,) if archive else ()
+
+
+def _categories(cur: PaperState, rec: PaperRecord, newer: bool) -> tuple[str, ...]:
+    derived = id_categories(cur.arxiv_id)
+    stored = () if cur.categories == derived else cur.categories
+    incoming = tuple(dict.fromkeys(rec.categories))
+    if incoming and stored and set(incoming) <= set(stored):
+        chosen = stored
+    elif newer:
+        chosen = incoming or stored
+    else:
+        chosen = stored or incoming
+    return chosen or derived
+
+
 def state_from_record(rec: PaperRecord) -> PaperState:
     sections = tuple(s for s in rec.sections if s.text.strip())
     return PaperState(
@@ -127,7 +159,7 @@ def state_from_record(rec: PaperRecord) -> PaperState:
         title=rec.title or None,
         abstract=rec.abstract or None,
         authors=tuple(rec.authors),
-        categories=tuple(dict.fromkeys(rec.categories)),
+        categories=tuple(dict.fromkeys(rec.categories)) or id_categories(rec.arxiv_id),
         published=rec.published,
         updated=rec.updated,
         first_seen=rec.first_seen,
@@ -166,7 +198,7 @@ def merge_record(cur: PaperState | None, rec: PaperRecord) -> PaperState:
         arxiv_id=cur.arxiv_id,
         version=_max_int(cur.version, new.version),
         authors=pick(cur.authors, new.authors),
-        categories=pick(cur.categories, new.categories),
+        categories=_categories(cur, rec, newer),
         published=_min(cur.published, new.published),
         updated=_max(cur.updated, new.updated),
         first_seen=_min(cur.first_seen, new.first_seen),

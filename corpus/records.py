@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Literal
+
+from openxiv.corpus.ids import id_month
 
 __all__ = [
+    "DatePrecision",
     "IndexDoc",
     "PaperRecord",
     "PaperView",
@@ -18,7 +22,29 @@ __all__ = [
     "ReadError",
     "SectionRecord",
     "SectionView",
+    "best_date",
 ]
+
+DatePrecision = Literal["day", "month"]
+"""How much of a paper's date is known: the day (a v1 date or a listing day) or only the month
+(from the arXiv id, whose ``YYMM`` is the month of v1)."""
+
+
+def best_date(
+    arxiv_id: str, published: date | None, first_seen: date | None
+) -> tuple[date | None, DatePrecision | None]:
+    """The date a paper is served and filtered by, with its precision.
+
+    The v1 date, else the first listing day (both to the day), else the first day of the month the
+    id encodes (to the month). The date of a later version (``updated``) is never used: a PDF of v7
+    would date a 2017 paper to 2023.
+    """
+    if published is not None:
+        return published, "day"
+    if first_seen is not None:
+        return first_seen, "day"
+    month = id_month(arxiv_id)
+    return (month, "month") if month is not None else (None, None)
 
 
 @dataclass
@@ -119,8 +145,12 @@ class PaperView:
 
     @property
     def date(self) -> date | None:
-        """The best date known: v1 date, else first listing day, else last update."""
-        return self.published or self.first_seen or self.updated
+        """The date served and filtered by (see `best_date`)."""
+        return best_date(self.arxiv_id, self.published, self.first_seen)[0]
+
+    @property
+    def date_precision(self) -> DatePrecision | None:
+        return best_date(self.arxiv_id, self.published, self.first_seen)[1]
 
 
 @dataclass(frozen=True)
@@ -137,3 +167,5 @@ class IndexDoc:
     """Hash of everything indexed for this paper: unchanged hash, nothing to re-index."""
     journal_ref: str | None = None
     """Where the paper was published, as arXiv metadata states it (the venue filter reads it)."""
+    date_precision: DatePrecision | None = "day"
+    """``month``: only the month of ``date`` is known (``date`` is its first day)."""

@@ -62,6 +62,9 @@ class Paper(Base):
     published: Mapped[date | None] = mapped_column(Date, index=True)
     updated: Mapped[date | None] = mapped_column(Date)
     first_seen: Mapped[date | None] = mapped_column(Date)
+    date_precision: Mapped[str | None] = mapped_column(String(8))
+    """``day`` or ``month``: how much of the served date is known (`openxiv.corpus.records.best_date`:
+    v1 date or listing day, else the month of the id). Added by a migration to older databases."""
     comment: Mapped[str | None] = mapped_column(Text)
     license: Mapped[str | None] = mapped_column(Text)
     journal_ref: Mapped[str | None] = mapped_column(Text)

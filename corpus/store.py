@@ -24,7 +24,7 @@ from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
-from openxiv.corpus.migrations import add_missing_columns
+from openxiv.corpus.migrations import add_missing_columns, missing_columns
 from openxiv.corpus.records import (
     IndexDoc,
     PaperRecord,
@@ -32,6 +32,7 @@ from openxiv.corpus.records import (
     PassageView,
     ReadError,
     SectionView,
+    best_date,
 )
 from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
 from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
@@ -87,7 +88,16 @@ class Store:
         event.listen(self.engine, "connect", _set_pragmas(_readonly))
         if not _readonly:
             Base.metadata.create_all(self.engine)
-            add_missing_columns(self.engine, Base.metadata)
+            self.migrated = add_missing_columns(self.engine, Base.metadata)
+            """``table.column`` of each column this open added to an older database."""
+            missing: set[str] = set()
+        else:
+            self.migrated = []
+            missing = {
+                c.name for c in missing_columns(self.engine, Base.metadata) if c.table.name == "papers"
+            }
+        # an older database opened read-only: leave the columns it lacks out of paper queries
+        self._paper_columns = [c for c in P.c if c.name not in missing]
 
     @classmethod
     def open_readonly(cls, db_path: str | Path) -> Store:
@@ -235,7 +245,8 @@ class Store:
         out: dict[str, PaperView] = {}
         with self.engine.connect() as conn:
             for i in range(0, len(canonical), _IN_CHUNK):
-                rows = conn.execute(select(P).where(P.c.arxiv_id.in_(canonical[i : i + _IN_CHUNK]))).all()
+                part = canonical[i : i + _IN_CHUNK]
+                rows = conn.execute(select(*self._paper_columns).where(P.c.arxiv_id.in_(part))).all()
                 srcs: dict[int, list[str]] = {}
                 if rows:
                     q = select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_([r.id for r in rows]))
@@ -330,15 +341,17 @@ class Store:
         ).order_by(P.c.arxiv_id)
         with self.engine.connect() as conn:
             for r in conn.execution_options(yield_per=2000).execute(q):
+                when, precision = best_date(r.arxiv_id, r.published, r.first_seen)
                 yield IndexDoc(
                     arxiv_id=r.arxiv_id,
                     title=r.title or "",
                     abstract=r.abstract or "",
                     categories=tuple(json.loads(r.categories_json)),
                     authors=tuple(json.loads(r.authors_json)),
-                    date=r.published or r.first_seen or r.updated,
+                    date=when,
                     content_hash=r.content_hash,
                     journal_ref=r.journal_ref,
+                    date_precision=precision,
                 )
 
     def iter_passages(self) -> Iterator[PassageView]:

@@ -90,7 +90,7 @@ def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
 
 PAPER_COLUMNS = (
     "id", "arxiv_id", "version", "title", "title_norm", "abstract", "primary_category", "authors_json",
-    "categories_json", "published", "updated", "first_seen", "comment", "license", "journal_ref", "doi",
+    "categories_json", "published", "updated", "first_seen", "date_precision", "comment", "license", "journal_ref", "doi",
     "has_fulltext", "sections_hash", "passages_hash", "content_hash",
 )  # fmt: skip
 AUTHOR_COLUMNS = ("paper_id", "position", "name", "name_norm")
@@ -119,6 +119,7 @@ def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[obj
         _iso(st.published),
         _iso(st.updated),
         _iso(st.first_seen),
+        st.date_precision,
         st.comment,
         st.license,
         st.journal_ref,

@@ -4,7 +4,13 @@ Row ``i`` is the ``i``-th paper in arxiv_id order (the order of `Store.iter_inde
 row numbering as the BM25 paper matrix and the dense paper vectors. Stored as plain ``.npy`` files:
 
 - ``arxiv_ids.npy``: unicode array of canonical ids;
-- ``dates.npy``: int32 days since 1970-01-01 (``NO_DATE`` when unknown);
+- ``dates.npy``: int32 days since 1970-01-01 (``NO_DATE`` when unknown): the first day of the
+  paper's date;
+- ``date_ends.npy``: the last day it may be: the same day for a date known to the day, the last day
+  of the month for a date known only to the month (from the arXiv id). A date filter keeps a paper
+  whose period *overlaps* the filter's range, so ``before 2018`` keeps a paper of 2017-06 and
+  ``after 2017-06-15`` keeps it too (it may be from the second half of June). Snapshots written
+  before this file existed read their dates as exact days;
 - ``categories.json`` + ``cat_ptr.npy`` + ``cat_rows.npy``: category names and, per name, the rows
   that carry it (CSR postings);
 - ``authors.json`` + ``author_ptr.npy`` + ``author_rows.npy``: distinct folded author names
@@ -21,6 +27,7 @@ set is cached (`MASK_CACHE` entries), so a batch of queries with one filter set 
 
 from __future__ import annotations
 
+import calendar
 import json
 import threading
 from collections import OrderedDict
@@ -49,10 +56,18 @@ def _day(d: date | None) -> int:
     return NO_DATE if d is None else d.toordinal() - _EPOCH
 
 
+def _last_day(d: date | None, precision: str | None) -> int:
+    """The last day a date of this precision may stand for (the month's last day for ``month``)."""
+    if d is None or precision != "month":
+        return _day(d)
+    return _day(d.replace(day=calendar.monthrange(d.year, d.month)[1]))
+
+
 @dataclass
 class PaperMeta:
     arxiv_ids: np.ndarray
     dates: np.ndarray
+    date_ends: np.ndarray
     categories: list[str]
     cat_ptr: np.ndarray
     cat_rows: np.ndarray
@@ -86,6 +101,7 @@ class PaperMeta:
     def from_docs(cls, docs: Iterable[IndexDoc]) -> PaperMeta:
         ids: list[str] = []
         days: list[int] = []
+        ends: list[int] = []
         cat_index: dict[str, int] = {}
         author_index: dict[str, int] = {}
         cats: list[list[int]] = []
@@ -94,6 +110,7 @@ class PaperMeta:
         for d in docs:
             ids.append(d.arxiv_id)
             days.append(_day(d.date))
+            ends.append(_last_day(d.date, d.date_precision))
             cats.append(sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c}))
             names = {normalize_name(a) for a in d.authors}
             auths.append(sorted({author_index.setdefault(a, len(author_index)) for a in names if a}))
@@ -103,6 +120,7 @@ class PaperMeta:
         return cls(
             np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1"),
             np.asarray(days, dtype=np.int32),
+            np.asarray(ends, dtype=np.int32),
             list(cat_index),
             cat_ptr,
             cat_rows,
@@ -116,6 +134,7 @@ class PaperMeta:
         directory.mkdir(parents=True, exist_ok=True)
         np.save(directory / "arxiv_ids.npy", self.arxiv_ids)
         np.save(directory / "dates.npy", self.dates)
+        np.save(directory / "date_ends.npy", self.date_ends)
         np.save(directory / "cat_ptr.npy", self.cat_ptr)
         np.save(directory / "cat_rows.npy", self.cat_rows)
         np.save(directory / "author_ptr.npy", self.author_ptr)
@@ -134,9 +153,11 @@ class PaperMeta:
         def arr(name: str) -> np.ndarray:
             return np.load(directory / name, mmap_mode="r")
 
+        dates = arr("dates.npy")
         return cls(
             np.load(directory / "arxiv_ids.npy"),
-            arr("dates.npy"),
+            dates,
+            arr("date_ends.npy") if (directory / "date_ends.npy").is_file() else dates,
             json.loads((directory / "categories.json").read_text(encoding="utf-8")),
             arr("cat_ptr.npy"),
             arr("cat_rows.npy"),
@@ -213,5 +234,5 @@ class PaperMeta:
             known = self.dates != NO_DATE
             lo = _day(filters.date_from) if filters.date_from else np.iinfo(np.int32).min + 1
             hi = _day(filters.date_to) if filters.date_to else np.iinfo(np.int32).max
-            mask &= known & (self.dates >= lo) & (self.dates <= hi)
+            mask &= known & (self.date_ends >= lo) & (self.dates <= hi)
         return mask

@@ -108,12 +108,13 @@ def load_paper(index: IndexLike, arxiv_id: str) -> PaperView:
 
 
 def paper_tldr(paper: PaperView, sections: list[SectionView] | None = None) -> str | None:
-    """Extractive tldr of the abstract, else of the first non-empty section (see `text.tldr`)."""
-    if paper.abstract and paper.abstract.strip():
-        return tldr(paper.abstract)
-    for s in sections or ():
-        if s.text.strip():
-            return tldr(s.text)
+    """Extractive tldr: the abstract's first real sentence, else that of the first section that
+    has one (`text.tldr` skips page headers, affiliations and TeX residue); ``None`` without one."""
+    for text in (paper.abstract, *(s.text for s in sections or ())):
+        if text and text.strip():
+            found = tldr(text)
+            if found:
+                return found
     return None
 
 
@@ -258,6 +259,7 @@ def to_v1_hit(r: ResolvedHit, rank: int) -> V1Hit:
         authors=list(p.authors),
         categories=list(p.categories),
         date=p.date,
+        date_precision=p.date_precision,
         tldr=r.tldr,
         url=abs_url(p.arxiv_id),
         evidence=r.evidence,

@@ -117,7 +117,10 @@ class Hit(BaseModel):
     tldr: str | None = Field(description="Extractive: first sentence(s) of the abstract.")
     authors: list[Author]
     url: str
-    date: str | None = Field(description="ISO 8601 date (v1 date, else first listing day).")
+    date: str | None = Field(
+        description="ISO 8601 date: v1 date, else first listing day, else the first day of the month "
+        "the arXiv id encodes (then only the month is known; the v1 API says so in date_precision)."
+    )
     citation_count: int | None = Field(None, description="Always null: citation counts are unknown.")
     categories: list[str]
     contents: list[Content] | None = Field(
@@ -254,6 +257,13 @@ class Evidence(BaseModel):
     )
 
 
+DatePrecision = Literal["day", "month"]
+DATE_PRECISION_DOC = (
+    "day: the date is v1's or the first listing day; month: only the month is known (from the arXiv "
+    "id), and date is its first day. Date filters keep a paper whose day or month overlaps the range."
+)
+
+
 class V1Hit(BaseModel):
     rank: int
     arxiv_id: str
@@ -262,6 +272,7 @@ class V1Hit(BaseModel):
     authors: list[str]
     categories: list[str]
     date: dt.date | None
+    date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
     tldr: str | None
     url: str
     evidence: Evidence | None
@@ -295,6 +306,7 @@ class V1Paper(BaseModel):
     authors: list[str]
     categories: list[str]
     date: dt.date | None
+    date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
     published: dt.date | None
     updated: dt.date | None
     first_seen: dt.date | None

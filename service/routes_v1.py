@@ -105,6 +105,7 @@ def v1_paper(arxiv_id: str, request: Request) -> Response:
         authors=list(paper.authors),
         categories=list(paper.categories),
         date=paper.date,
+        date_precision=paper.date_precision,
         published=paper.published,
         updated=paper.updated,
         first_seen=paper.first_seen,

@@ -7,8 +7,14 @@ invented. Definitions (also in ``docs/service.md``):
   space and a capital letter, digit, quote or bracket; never after a known abbreviation (``e.g.``,
   ``i.e.``, ``et al.``, ``Fig.``, ``Eq.``, ``vs.``...) or a single-letter initial (``J. Smith``).
   Decimals (``3.5``) never split because no space follows the dot.
-- **tldr**: the first sentence of the abstract, plus the second when the first is shorter than
-  `TLDR_MIN_CHARS`; for a paper without abstract, the same over its first non-empty section.
+- **tldr**: the first *real sentence* of the abstract (a leading ``Abstract``/``Introduction``
+  label removed), plus the next one when the first is
+  shorter than `TLDR_MIN_CHARS`; for a paper without abstract, the same over its first non-empty
+  section. A real sentence (`is_boilerplate` is false) has at least 3 words, ends with ``.``,
+  ``!`` or ``?``, is mostly letters, has lower-case words, and is no page furniture: no e-mail
+  address or URL, no report number or arXiv id, no TeX residue (``at 11pt``), no affiliation
+  (``Department of ...``), no "preprint"/"submitted to"/"typeset"/"Keywords:" line, no note about
+  the paper (``Contributed paper to ...``, ``To appear in ...``, ``Supported by ...``). No real sentence: no tldr.
 - **token_count**: words × 1.3 (rounded), an estimate of subword tokens; no tokenizer is run.
 - **query terms**: lower-cased alphanumeric words of the query minus English stop words.
 """
@@ -23,6 +29,7 @@ __all__ = [
     "TLDR_MIN_CHARS",
     "best_sentences",
     "clean_section_name",
+    "is_boilerplate",
     "match_section",
     "query_terms",
     "split_sentences",
@@ -98,10 +105,51 @@ def _cut(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + " …"
 
 
+_FURNITURE = re.compile(
+    r"@|https?://|www\.|\b\d+(?:\.\d+)?(?:pt|in|cm|mm|ex|em)\b|\b[a-z\-]+/\d{7}\b|\barxiv:\s?\d"
+    r"|(?-i:\b[A-Z]{2,}(?:-[A-Z]+)*[-/ ]\d{2,}[-/]\d)|\bpreprint\b|\bsubmitted to\b|\btypeset\b"
+    r"|\be-?mail\b|\bpacs\b|\bpublishing\b|\bkeywords?\s*:|\[formula\]\s*\[formula\]",
+    re.I,
+)
+_INSTITUTION = re.compile(
+    r"(?:department|dipartimento|institut[eo]?|universit[yéàä]\w*|laborato\w+|faculty|school of"
+    r"|college|observatory|centre|academy)\b",
+    re.I,
+)
+_NOTE = re.compile(
+    r"^(?:contributed|invited|talk (?:given|presented)|presented at|to appear|to be published|published in"
+    r"|proceedings|based on (?:a|an|the) (?:talk|lecture)|this paper was submitted|dedicated to|supported by"
+    r"|work supported|this work (?:was|is) supported)\b",
+    re.I,
+)
+_INITIALLED = re.compile(r"\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][a-z]+")
+_LABEL = re.compile(r"^(?:abstract|introduction|summary)\s*[.:—-]?\s+(?=\S)", re.I)
+_MIN_WORDS = 3
+
+
+def is_boilerplate(sentence: str) -> bool:
+    """Not a real sentence of the paper (see the module docstring)."""
+    words = sentence.split()
+    if len(words) < _MIN_WORDS or sentence.rstrip("\"'”’)]")[-1:] not in (".", "!", "?"):
+        return True
+    letters = sum(ch.isalpha() for ch in sentence)
+    if letters < 0.6 * len(sentence.replace(" ", "")):
+        return True
+    lower = sum(w[:1].islower() for w in words)
+    if lower < 0.3 * len(words):
+        return True  # a header, a list of names or an address, not prose
+    if _FURNITURE.search(sentence) or _NOTE.match(sentence) or sentence[0].islower():
+        return True  # a lower-case start is a fragment (``and and estimator of ...``)
+    if _INSTITUTION.search(sentence):  # an affiliation, or authors and affiliation run into prose
+        return lower < 0.6 * len(words) or bool(_INITIALLED.search(sentence))
+    return False
+
+
 @lru_cache(maxsize=8192)
 def tldr(text: str | None) -> str | None:
-    """First sentence (plus the second when the first is short); ``None`` for empty text."""
-    sentences = split_sentences(text or "")
+    """First real sentence (plus the next when it is short); ``None`` when there is none."""
+    sentences = [_LABEL.sub("", s) for s in split_sentences(text or "")]
+    sentences = [s for s in sentences if not is_boilerplate(s)]
     if not sentences:
         return None
     out = sentences[0]

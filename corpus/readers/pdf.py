@@ -14,8 +14,15 @@ truncated, encrypted, no pages, no text, no arXiv id); it never raises for bad i
 - **sections**: one `SectionRecord` per heading (see `pdf_layout.match_heading`), text joined into
   paragraphs with page furniture removed. *References*/*Bibliography* and the reference list are
   kept out; headed appendices after the reference list are kept as sections.
-- **authors** are left empty: names, affiliations and e-mail addresses share one style on most
-  title pages, and an unknown value stays empty rather than guessed.
+- **authors**: the person names of page 1 between the title and the abstract (its heading, or the
+  first line that is neither names nor an affiliation and runs longer than a name line). A line
+  counts only when all of it reads as names (`names.split_names`: no institution word, e-mail,
+  function word or date; each name has a word the paper never writes in lower case); names set
+  apart by affiliation superscripts (``Kelvin Guu *1 Kenton Lee *1``) are split there. A line that
+  is partly names (``Joseph (Yossi) Gil``) is left out: precision over recall.
+- **categories**: the primary category of the margin stamp (``[cs.CL]``); **dates**: the stamp's
+  date is the date of the version the PDF shows (``updated``), and v1's date (``published``) only
+  when that version is v1.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
+from openxiv.corpus.readers.names import is_affiliation, lowercase_words, split_names
 from openxiv.corpus.readers.pdf_layout import (
     END_NAMES,
     FRONT_MATTER,
@@ -170,11 +178,70 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
         version=version,
         title=title,
         abstract=abstract,
+        authors=_authors(raw_lines, title_end, _written_lowercase(lines)) if title_lines else [],
         categories=[category] if category else [],
         published=when if version == 1 else None,
         updated=when,
         sections=sections,
     )
+
+
+MAX_AUTHOR_LINES = 40
+"""Lines of page 1 after the title searched for author names at most."""
+
+
+def _authors(lines: list[Line], title_end: tuple[int, float], vocab: set[str]) -> list[str]:
+    """Author names of the title block (see the module docstring)."""
+    authors: list[str] = []
+    style: tuple[float, bool] | None = None  # (size, bold) of the first name line
+    block = [ln for ln in lines if ln.page == 0 and ln.y0 >= title_end[1] - 1][:MAX_AUTHOR_LINES]
+    for ln in _rows(block):
+        text = ln.text.strip()
+        if normalize_name(ln.lead_bold or text).startswith("abstract") or match_heading(
+            ln, 10.0, set(), appendix=False
+        ):
+            break
+        names = _line_names(ln, vocab)
+        if names is None:
+            if not is_affiliation(text) and len(text) > 60:
+                break  # the abstract without its heading, or body text
+            continue
+        if style is None:
+            style = (ln.size, ln.bold)
+        elif abs(ln.size - style[0]) > 0.6 or ln.bold != style[1]:
+            continue  # names are set in one style; "IIIT Hyderabad" under them is an affiliation
+        authors.extend(n for n in names if n not in authors)
+    return authors
+
+
+def _rows(lines: list[Line]) -> list[Line]:
+    """Lines top to bottom, a row (tops within a third of the text size) left to right."""
+    out: list[Line] = []
+    row: list[Line] = []
+    for ln in sorted(lines, key=lambda ln: ln.y0):
+        if row and ln.y0 - row[0].y0 > ln.size / 3:
+            out.extend(sorted(row, key=lambda r: r.x0))
+            row = []
+        row.append(ln)
+    out.extend(sorted(row, key=lambda r: r.x0))
+    return out
+
+
+def _written_lowercase(lines: list[Line]) -> set[str]:
+    return lowercase_words("\n".join(ln.text for ln in lines))
+
+
+def _line_names(ln: Line, vocab: set[str]) -> list[str] | None:
+    """The names of a line, from its superscript-separated pieces when it has them."""
+    if len(ln.pieces) > 1:
+        out: list[str] = []
+        for piece in ln.pieces:
+            names = split_names(piece, vocab)
+            if names is None:
+                return None
+            out.extend(names)
+        return out
+    return split_names(ln.text, vocab)
 
 
 def _version_from_name(name: str, arxiv_id: str) -> int | None:

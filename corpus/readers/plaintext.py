@@ -3,14 +3,14 @@
 The text is the paper with blocks separated by blank lines: the title first, then headings and
 paragraphs. The structure is recovered from the blocks:
 
-- leading junk is skipped: LaTeX layout residue (``=``, ``1.25in .125in .25in``, ``.5pt``,
-  ``hyperref``), lone punctuation, theorem-environment names (``Lemma Corollary``);
-- the title is the first remaining block, unless it is itself a heading (``Introduction``) or a
-  paragraph, in which case the title is unknown (``None``);
+- the title and the authors come from the opening blocks (`plaintext_opening`: TeX residue and
+  page headers skipped; no title rather than a heading, paragraph, name list or affiliation);
 - a *heading* is a short one-line block (at most 12 words and 120 characters) that does not end
   with a period, starts with a capital letter or a digit, is mostly letters, and is followed by
   another block; everything else is paragraph text of the current section;
-- an ``Abstract`` heading's text becomes the abstract (otherwise the abstract stays ``None``);
+- an ``Abstract`` heading's first paragraph becomes the abstract (the paragraphs after it, up to the
+  next heading, stay full text), and so does a paragraph that opens with
+  ``Abstract:`` or ``Abstract.`` (otherwise the abstract stays ``None``);
 - a References / Bibliography section is dropped, so reference lists stay out of the passages.
 """
 
@@ -22,48 +22,35 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.readers._jsonl import iter_json_lines, parse_id
+from openxiv.corpus.readers.plaintext_opening import (
+    SECTION_NUMBER,
+    TRAILING_FUNCTION_WORDS,
+    is_junk,
+    is_page_header,
+    split_opening,
+)
 from openxiv.corpus.readers.unarxive import UNTITLED
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
 from openxiv.corpus.titles import normalize_whitespace
 
-__all__ = ["FORMAT", "is_heading", "is_junk", "parse_plaintext", "read_plaintext", "split_text"]
+__all__ = [
+    "FORMAT",
+    "is_heading",
+    "is_junk",
+    "is_page_header",
+    "parse_plaintext",
+    "read_plaintext",
+    "split_paper",
+    "split_text",
+]
 
 FORMAT = "plaintext"
 
-_UNIT = re.compile(
-    r"^[-+=.,;:{}()\[\]\\0-9]*(?:in|cm|mm|pt|em|ex|truecm|truein|truept|sp|bp|pc|true)?[-+=.,;:{}()\[\]0-9]*$",
-    re.IGNORECASE,
-)
-_THEOREM_WORDS = {
-    "lemma", "corollary", "proposition", "theorem", "definition", "remark", "example", "conjecture",
-    "claim", "notation", "assumption", "problem", "question", "fact", "exercise", "note",
-    "observation", "hypothesis", "proof", "algorithm", "condition", "property", "case", "step",
-    "construction", "result", "criterion", "axiom", "principle", "summary", "conclusion",
-}  # fmt: skip
-_TEX_WORDS = {"hyperref", "amsmath", "amssymb", "graphicx", "epsfig", "psfig", "revtex", "aastex"}
 _REFERENCES = re.compile(
     r"^(?:\d+\.?\s*)?(?:references?(?: and notes)?|bibliography|literature cited)\.?$", re.I
 )
 _ABSTRACT = re.compile(r"^abstract[.:]?$", re.I)
-_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*\.?|[IVX]+\.?|[A-Z]\.)\s+(?=[A-Z])")
-_REPORT_NUMBER = re.compile(r"^[A-Z]{2,}(?:-[A-Z]+)*(?:/\d|-\d| \d{2,4}[-/]\d)")
-_TRAILING_FUNCTION_WORDS = {
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "of", "on", "or",
-    "that", "the", "to", "where", "which", "with", "we", "get", "obtain", "find", "have", "has",
-}  # fmt: skip
-_NON_TITLES = {"introduction", "abstract", "contents", "preface", "summary", "overview"}
-
-
-def is_junk(block: str) -> bool:
-    """LaTeX residue or punctuation that cannot be a title or a heading."""
-    words = block.split()
-    if not words or not any(ch.isalpha() for ch in block) or block[0] in "=,.;:{}\\":
-        return True
-    if all(
-        _UNIT.match(w) or w.endswith(".sty") or w.lower() in _TEX_WORDS or w.startswith("\\") for w in words
-    ):
-        return True
-    return all(w.lower().strip(".,;:") in _THEOREM_WORDS for w in words)
+_ABSTRACT_RUN_IN = re.compile(r"^abstract\s*[.:]\s+(?=\S)", re.I)
 
 
 def is_heading(block: str) -> bool:
@@ -75,7 +62,7 @@ def is_heading(block: str) -> bool:
         return False
     if any(("/" in w or "@" in w or "=" in w) for w in words):
         return False
-    if words[-1].lower() in _TRAILING_FUNCTION_WORDS:
+    if words[-1].lower() in TRAILING_FUNCTION_WORDS:
         return False
     letters = sum(ch.isalpha() for ch in block)
     return letters >= 0.6 * len(block.replace(" ", ""))
@@ -83,22 +70,13 @@ def is_heading(block: str) -> bool:
 
 def split_text(text: str) -> tuple[str | None, str | None, list[SectionRecord]]:
     """``(title, abstract, sections)`` recovered from the blank-line-separated blocks of ``text``."""
-    blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
-    while blocks and is_junk(blocks[0]):
-        blocks.pop(0)
-    title: str | None = None
-    if blocks:
-        first = normalize_whitespace(blocks[0]) or ""
-        stripped = _SECTION_NUMBER.sub("", first).lower().strip(".: ")
-        if (
-            len(first) <= 300
-            and not first.endswith(".")
-            and stripped not in _NON_TITLES
-            and not _REPORT_NUMBER.match(first)
-        ):
-            title = first
-            blocks.pop(0)
+    title, abstract, _authors, sections = split_paper(text)
+    return title, abstract, sections
 
+
+def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[SectionRecord]]:
+    """``(title, abstract, authors, sections)`` recovered from the blocks of ``text``."""
+    title, authors, blocks = split_opening(text)
     sections: list[SectionRecord] = []
     name: str = UNTITLED
     number: str | None = None
@@ -113,11 +91,11 @@ def split_text(text: str) -> tuple[str | None, str | None, list[SectionRecord]]:
         if followed and is_heading(block) and not is_junk(block):
             close()
             heading = normalize_whitespace(block) or block
-            m = _SECTION_NUMBER.match(heading)
+            m = SECTION_NUMBER.match(heading)
             number = m.group(1).rstrip(".") if m and len(heading) > m.end() else None
             name = heading[m.end() :] if number and m else heading
             paras = []
-        else:
+        elif not (name == UNTITLED and is_junk(block)):  # TeX residue before the first heading
             paras.append(" ".join(block.split()))
     close()
 
@@ -125,10 +103,27 @@ def split_text(text: str) -> tuple[str | None, str | None, list[SectionRecord]]:
     kept: list[SectionRecord] = []
     for sec in sections:
         if abstract is None and _ABSTRACT.match(sec.name):
-            abstract = " ".join(sec.text.split())
+            # no heading after the abstract: its first paragraph is the abstract, the rest is text
+            first, _, rest = sec.text.partition("\n\n")
+            abstract = " ".join(first.split())
+            if rest.strip():
+                kept.append(SectionRecord(name=UNTITLED, text=rest))
         elif not _REFERENCES.match(sec.name):
             kept.append(sec)
-    return title, abstract, kept
+    if abstract is None and kept:
+        abstract, kept[0] = _run_in_abstract(kept[0])
+    return title, abstract, authors, [s for s in kept if s.text.strip()]
+
+
+def _run_in_abstract(sec: SectionRecord) -> tuple[str | None, SectionRecord]:
+    """An ``Abstract: ...`` paragraph of the first section becomes the abstract."""
+    paras = sec.text.split("\n\n")
+    for i, para in enumerate(paras[:6]):
+        m = _ABSTRACT_RUN_IN.match(para)
+        if m:
+            rest = paras[:i] + paras[i + 1 :]
+            return para[m.end() :].strip(), SectionRecord(sec.name, "\n\n".join(rest), sec.number)
+    return None, sec
 
 
 def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
@@ -136,11 +131,17 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValueError("missing text")
-    title, abstract, sections = split_text(text)
+    title, abstract, authors, sections = split_paper(text)
     if not title and not any(s.text for s in sections):
         raise ValueError("missing title and text")
     return PaperRecord(
-        arxiv_id=arxiv_id, source=source, version=version, title=title, abstract=abstract, sections=sections
+        arxiv_id=arxiv_id,
+        source=source,
+        version=version,
+        title=title,
+        abstract=abstract,
+        authors=authors,
+        sections=sections,
     )
 
 

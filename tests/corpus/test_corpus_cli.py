@@ -51,10 +51,16 @@ def test_ingest_then_stats(
         "skipped": 0,
     }
     assert all(isinstance(data[k], int) for k in ("sections", "passages")) and data["passages"] > 0
+    shares = data["completeness"]  # issue 9: per field, the papers that have it
+    assert shares["papers"] == 349 and shares["fulltext"]["papers"] == 49
+    assert shares["date"]["share"] == 1.0 and shares["title"]["share"] == 1.0
+    assert shares["date_day"]["papers"] + shares["date_month"]["papers"] == 349
+    assert shares["authors_title_block"]["of"] == 349
 
     table = runner.invoke(stats, ["--db", str(db)])
     assert table.exit_code == 0
     assert "papers_with_fulltext" in table.output and "349" in table.output
+    assert "date_month" in table.output and "100.00%" in table.output
 
 
 def test_skipped_inputs_are_listed_and_reported(

@@ -149,11 +149,15 @@ def test_plaintext_reader_on_real_lines(fulltext_dir: Path) -> None:
     binary = by_id["astro-ph/0001486"]
     assert binary.title == "Search for Binary Protostars"
     assert [s.name for s in binary.sections] == ["Introduction", "Observations"]
-    assert sum(r.title is not None for r in recs) > 0.85 * len(recs)
+    # 15% open with a heading, names or an affiliation: no title rather than a wrong one (issue 9)
+    assert sum(r.title is not None for r in recs) >= 0.84 * len(recs)
     assert sum(r.has_fulltext for r in recs) > 0.98 * len(recs)
     for r in recs:
         assert not any(s.name.lower() in {"references", "bibliography"} for s in r.sections)
         assert r.title is None or not is_junk(r.title)
+        assert r.title is None or not any(
+            w in r.title for w in ("@", "Department", "University", "Institute")
+        )
 
 
 def test_plaintext_structure_rules() -> None:

@@ -2,7 +2,7 @@
 
 The session builds one small corpus from ``../shared`` with the corpus readers (the first 2,000
 papers of the cs listing, 400 of the astro listing, 160 plain-text full texts, the unarXive sample and
-three real PDFs), indexes it with the real embedding model (papers embedded, 64 tokens, to keep the
+four real PDFs, among them 1706.03762 read from its v7), indexes it with the real embedding model (papers embedded, 64 tokens, to keep the
 suite fast) and starts ``openxiv serve`` on a free loopback port. Nothing is mocked.
 
 ``OPENXIV_TEST_EMBCACHE=/some/file.sqlite`` keeps the embedding cache between runs (vectors are
@@ -34,7 +34,10 @@ LISTING_CS = SHARED / "data/corpus/listing-cs-2503-2606.jsonl.gz"
 LISTING_ASTRO = SHARED / "data/corpus/listing-astro-2504-2606.jsonl.gz"
 PLAINTEXT = SHARED / "data/fulltext/plaintext-9108-1612.jsonl.gz"
 UNARXIVE = SHARED / "data/fulltext/unarxive-2212-sample.jsonl.gz"
-PDFS = [SHARED / "data/pdfs/valid" / n for n in ("1502.03167.pdf", "1201.3077v1.pdf", "2007.01282.pdf")]
+PDFS = [
+    SHARED / "data/pdfs/valid" / n
+    for n in ("1502.03167.pdf", "1201.3077v1.pdf", "2007.01282.pdf", "1706.03762.pdf")
+]
 KNOWN_ITEM = SHARED / "gold/fulltext_known_item_dev.jsonl"
 N_CS, N_ASTRO, N_PLAIN = 2000, 400, 160
 

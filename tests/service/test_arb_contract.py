@@ -65,8 +65,8 @@ def test_every_field_the_agent_reads(client: httpx.Client) -> None:
         for a in hit["authors"]:
             assert set(a) == {"name", "orgs"} and isinstance(a["name"], str) and a["orgs"] == []
         assert isinstance(hit["tldr"], str) and hit["tldr"]
-        if hit["abstract"]:  # extractive: the abstract's first sentence(s)
-            assert " ".join(hit["abstract"].split()).startswith(hit["tldr"].removesuffix(" …"))
+        if hit["abstract"]:  # extractive: the abstract's first real sentence(s)
+            assert hit["tldr"].removesuffix(" …") in " ".join(hit["abstract"].split())
         date.fromisoformat(hit["date"])
         evidence = hit["contents"][0]["section_contents"][0]
         assert isinstance(evidence, str) and len(evidence) > 20
@@ -142,3 +142,47 @@ def test_agent_author_filter_with_non_ascii_names(server: LiveServer, spelling: 
     assert body["total_count"] == len(ids)
     names = [a["name"] for a in body["result"][0]["authors"]]
     assert "Sławomir Tadeja" in names  # served as written, matched folded
+
+
+# ------------------------------------------------------------------ issue 9: complete and true papers
+UNTITLED_TEXT = "hep-lat/0004002"  # plain text without metadata; its title follows a page header
+
+
+def test_title_less_full_text_has_its_recovered_title_date_and_category(client: httpx.Client) -> None:
+    r = client.post("/search", json={"query": "vortex configurations in the large N limit", "top_k": 10})
+    hit = next(h for h in r.json()["result"] if h["arxiv_id"] == UNTITLED_TEXT)
+    assert hit["title"] == "Vortex configurations in the large N limit"
+    assert hit["date"] == "2000-04-01"  # old-style id: only the month is known
+    assert hit["categories"] == ["hep-lat"]  # the archive of the old-style id
+    assert [a["name"] for a in hit["authors"]] == ["Álvaro Montero"]
+    tldr = hit["tldr"]
+    assert isinstance(tldr, str) and len(tldr.split()) >= 6 and "@" not in tldr
+
+
+def test_old_style_ids_answer_category_and_date_filters(client: httpx.Client) -> None:
+    body = {
+        "query": "lattice gauge theory",
+        "top_k": 5,
+        "categories": ["hep-lat"],
+        "date_search_type": "between",
+        "date_str": ["2000-04-15", "2000-04-20"],  # inside the month: a month-precision paper matches
+    }
+    hits = client.post("/search", json=body).json()["result"]
+    assert UNTITLED_TEXT in [h["arxiv_id"] for h in hits]
+    assert all(h["categories"] == ["hep-lat"] and h["date"].startswith("2000-04") for h in hits)
+
+
+def test_pdf_of_a_later_version_is_found_before_2018(client: httpx.Client) -> None:
+    body = {
+        "query": "Attention Is All You Need transformer",
+        "top_k": 10,
+        "date_search_type": "before",
+        "date_str": "2018",
+    }
+    hits = {h["arxiv_id"]: h for h in client.post("/search", json=body).json()["result"]}
+    assert "1706.03762" in hits  # read from its v7 PDF (2023-08-02); v1 is of June 2017
+    hit = hits["1706.03762"]
+    assert hit["date"] == "2017-06-01" and hit["categories"] == ["cs.CL"]
+    assert "Ashish Vaswani" in [a["name"] for a in hit["authors"]]
+    v1 = client.get("/v1/papers/1706.03762").json()
+    assert v1["date_precision"] == "month" and v1["updated"] == "2023-08-02" and v1["published"] is None

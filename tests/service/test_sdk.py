@@ -143,3 +143,31 @@ def test_search_with_venue_filters(reader: Reader) -> None:
     assert [h["arxiv_id"] for h in res["result"]] == ["2212.11861"]
     assert "warnings" not in res
     assert reader.search("meson decays", size=5, venue="NeurIPS")["result"] == []
+
+
+# ------------------------------------------------------------------ issue 9: complete and true papers
+def test_sdk_finds_a_title_less_full_text_by_its_recovered_title(reader: Reader) -> None:
+    res = reader.search("Vortex configurations in the large N limit", size=5)
+    hit = next(h for h in res["result"] if h["arxiv_id"] == "hep-lat/0004002")
+    assert hit["title"] == "Vortex configurations in the large N limit"
+    head = reader.head("hep-lat/0004002")
+    assert head["title"] == hit["title"] and head["categories"] == ["hep-lat"]
+
+
+def test_sdk_old_style_id_date_and_category_from_the_id(reader: Reader) -> None:
+    brief = reader.brief("astro-ph/0001004")
+    assert brief["title"] == "Theory of the Interaction of Planetary Nebulae with the Interstellar Medium"
+    assert str(brief["publish_at"]).startswith("2000-01")
+    res = reader.search("planetary nebulae interstellar medium", size=10, categories=["astro-ph"],
+                        date_search_type="before", date_str="2001")  # fmt: skip
+    assert "astro-ph/0001004" in [h["arxiv_id"] for h in res["result"]]
+
+
+def test_sdk_date_filter_keeps_a_2017_pdf_paper(reader: Reader) -> None:
+    res = reader.search("attention is all you need", size=10, date_search_type="before", date_str="2018")
+    ids = [h["arxiv_id"] for h in res["result"]]
+    assert "1706.03762" in ids
+    res = reader.search("attention is all you need", size=10, date_search_type="after", date_str="2018")
+    assert "1706.03762" not in [h["arxiv_id"] for h in res["result"]]
+    by_author = reader.search("attention", size=5, authors=["Ashish Vaswani"])
+    assert [h["arxiv_id"] for h in by_author["result"]] == ["1706.03762"]
