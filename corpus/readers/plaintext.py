@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.readers._jsonl import iter_json_lines, parse_id
+from openxiv.corpus.readers._jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.plaintext_opening import (
     SECTION_NUMBER,
     TRAILING_FUNCTION_WORDS,
@@ -146,13 +146,5 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
 
 
 def read_plaintext(path: str | Path) -> Iterator[PaperRecord | ReadError]:
-    path = Path(path)
-    for item in iter_json_lines(path):
-        if isinstance(item, ReadError):
-            yield item
-            continue
-        lineno, obj = item
-        try:
-            yield parse_plaintext(obj, f"{FORMAT}:{path.name}:{lineno}")
-        except ValueError as exc:
-            yield ReadError(path.name, f"line {lineno}", str(exc))
+    """Every line of a plain-text JSONL file, through the shared line loop (per-line errors, limits)."""
+    return read_json_records(path, FORMAT, parse_plaintext)

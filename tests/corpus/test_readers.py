@@ -15,7 +15,7 @@ import pytest
 from openxiv.corpus.config import shared_dir
 from openxiv.corpus.readers import FormatError, detect_format, read_path
 from openxiv.corpus.readers.oai import parse_authors, parse_versions
-from openxiv.corpus.readers.plaintext import is_heading, is_junk, split_text
+from openxiv.corpus.readers.plaintext import is_heading, is_junk, read_plaintext, split_text
 from openxiv.corpus.readers.unarxive import clean_markers
 from openxiv.corpus.records import PaperRecord, ReadError
 
@@ -219,6 +219,7 @@ def test_plaintext_without_title_or_text_is_an_error(tmp_path: Path) -> None:
         ("line 1", "missing title and text"),
         ("line 2", "missing text"),
     ]
+    assert list(read_plaintext(path)) == items  # the reader function is the same line loop
 
 
 # ---------------------------------------------------------------- bad input, folders, formats
