@@ -30,13 +30,17 @@ def env() -> dict[str, str]:
 class Server:
     """``openxiv serve`` on a free loopback port, its log in a file; ``url`` once ``/readyz`` is 200."""
 
-    def __init__(self, root: Path, log: Path, timeout: float = 300) -> None:
+    def __init__(self, root: Path, log: Path, timeout: float = 300, admin_token: str | None = None) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
         self.root, self.url, self.log = root, f"http://127.0.0.1:{self.port}", log
+        self.admin_token = admin_token
+        """Enables ``POST /v1/admin/reload`` (admin routes are off without one)."""
         self._fh = log.open("w")
         cmd = [OPENXIV, "serve", "--index", str(root), "--port", str(self.port), "--no-access-log"]
+        if admin_token:
+            cmd += ["--admin-token", admin_token]
         self.proc = subprocess.Popen(cmd, env=env(), stdout=self._fh, stderr=subprocess.STDOUT)
         started = time.monotonic()
         while True:

@@ -118,7 +118,8 @@ def load_during_rebuilds(
                 )
             time.sleep(min(period, max(0.0, deadline - time.monotonic())))
             try:
-                r = httpx.post(server.url + "/v1/admin/reload", timeout=120)
+                auth = {"Authorization": f"Bearer {server.admin_token}"} if server.admin_token else {}
+                r = httpx.post(server.url + "/v1/admin/reload", headers=auth, timeout=120)
                 reloads[f"{r.status_code} {r.json().get('status', '')}".strip()] += 1
             except (httpx.HTTPError, ValueError) as exc:
                 reloads[type(exc).__name__] += 1

@@ -33,6 +33,7 @@ import gzip
 import itertools
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -128,7 +129,7 @@ def run_probes(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         load_root = work / "load" / "index"
         shutil.rmtree(load_root.parent, ignore_errors=True)
         shutil.copytree(root, load_root)
-        server = Server(load_root, work / "load" / "serve.log")
+        server = Server(load_root, work / "load" / "serve.log", admin_token=secrets.token_urlsafe(16))
         try:
             out["load"] = load_during_rebuilds(server, db, cache, args.load_seconds)
         finally:
