@@ -363,9 +363,11 @@ def _embed(
     p_texts: list[str],
     counts: dict[str, int],
 ) -> dict[str, Any]:
-    from openxiv.indexer.dense import DenseIndex
+    from openxiv.indexer.dense import DenseIndex, use_all_cores
     from openxiv.indexer.embcache import EmbeddingCache, encode_cached
     from openxiv.indexer.embed import load_encoder, paper_text, save_snapshot_encoder
+
+    use_all_cores()  # explicit: importing dense no longer sizes FAISS's thread pool
 
     with stages("load_model"):
         enc = encoder if encoder is not None else load_encoder(settings)
