@@ -34,6 +34,8 @@ import numpy as np
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.locks import BuildLock, BuildLocked
+from openxiv.indexer.manifest import Manifest
+from openxiv.indexer.manifest import write as write_manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.snapshot import (
     BadIndexError,
@@ -221,7 +223,7 @@ def _build_locked(
         if not force and live is not None and live.is_dir():
             with contextlib.suppress(Exception):
                 m = read_manifest(live)
-                if m["corpus"]["fingerprint"] == fingerprint and m.get("build_config") == config:
+                if Manifest.of(m).corpus.fingerprint == fingerprint and m.get("build_config") == config:
                     return BuildReport(live, {}, m, reused=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         name = f"{stamp}-{fingerprint[:10]}"
@@ -363,9 +365,11 @@ def _embed(
     p_texts: list[str],
     counts: dict[str, int],
 ) -> dict[str, Any]:
-    from openxiv.indexer.dense import DenseIndex
+    from openxiv.indexer.dense import DenseIndex, use_all_cores
     from openxiv.indexer.embcache import EmbeddingCache, encode_cached
     from openxiv.indexer.embed import load_encoder, paper_text, save_snapshot_encoder
+
+    use_all_cores()  # explicit: importing dense no longer sizes FAISS's thread pool
 
     with stages("load_model"):
         enc = encoder if encoder is not None else load_encoder(settings)
@@ -422,15 +426,7 @@ def _write_manifest(tmp: Path, manifest: dict[str, Any], stages: _Stages, t_star
         p.name: (_dir_bytes(p) if p.is_dir() else p.stat().st_size) for p in sorted(tmp.iterdir())
     }
     manifest["sizes_bytes"]["total"] = _dir_bytes(tmp)
-    _json_dump(tmp / layout.MANIFEST, manifest)
-
-
-def _json_dump(path: Path, obj: dict[str, Any]) -> None:
-    import json
-
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_manifest(tmp, manifest)
 
 
 def snapshots(index_root: str | Path) -> list[Path]:

@@ -159,7 +159,8 @@ def build(
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 def info(index_dir: Path, as_json: bool) -> None:
     """Show the manifest of INDEX_DIR's live snapshot (or of a snapshot directory)."""
-    from openxiv.indexer.snapshot import BadIndexError, list_snapshots, read_manifest, resolve_snapshot
+    from openxiv.indexer.manifest import read as read_manifest
+    from openxiv.indexer.snapshot import BadIndexError, list_snapshots, resolve_snapshot
 
     try:
         snap = resolve_snapshot(index_dir)

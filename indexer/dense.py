@@ -22,7 +22,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-__all__ = ["STORAGES", "DenseIndex", "DenseIndexError"]
+__all__ = ["STORAGES", "DenseIndex", "DenseIndexError", "use_all_cores"]
 
 STORAGES = ("fp16", "fp32")
 
@@ -35,11 +35,18 @@ META_FILE = "dense.json"
 EXACT_SUBSET_MAX = 20_000
 
 CORES = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-faiss.omp_set_num_threads(CORES)
+"""FAISS threads for building (`use_all_cores`); importing this module leaves FAISS's setting alone,
+so ``openxiv serve``'s one thread (``OMP_NUM_THREADS``) holds."""
 # Up to this many queries per call run on one OpenMP thread: a single query split over threads
 # spends most of its CPU time in barriers (measured 52 ms CPU per 74k x 384 query on 2 threads
 # against 14 ms on one), and a service answers concurrent requests on separate threads anyway.
 SINGLE_THREAD_MAX_QUERIES = 4
+
+
+def use_all_cores() -> None:
+    """Let FAISS use every core this process may run on (`CORES`): what an index build wants. An
+    explicit call of the build, never done on import, so a server keeps the threads it chose."""
+    faiss.omp_set_num_threads(CORES)
 
 
 _faiss: Any = faiss  # the SWIG module's stubs lack the search-parameter classes
@@ -201,6 +208,7 @@ class DenseIndex:
                 params = _faiss.SearchParameters(sel=sel)
         fetch = min(limit, want + 8)
         single = len(q) <= SINGLE_THREAD_MAX_QUERIES
+        threads = faiss.omp_get_max_threads()
         while True:
             if single:
                 faiss.omp_set_num_threads(1)
@@ -211,7 +219,7 @@ class DenseIndex:
                     s, i = self.index.search(q, fetch)
             finally:
                 if single:
-                    faiss.omp_set_num_threads(CORES)
+                    faiss.omp_set_num_threads(threads)  # the caller's setting, not ours
             if fetch >= limit or self.kind == "hnsw":
                 break
             last_kept = np.sort(s, axis=1)[:, ::-1][:, want - 1]

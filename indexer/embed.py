@@ -18,8 +18,8 @@ onnxruntime + tokenizers only (`load_snapshot_encoder`), and for torch / model2v
   with model2vec; cached under ``<data_dir>/models/``. ``model2vec:<dir>`` also accepts a directory
   holding an already distilled model.
 
-Downloads are never attempted: ``HF_HUB_OFFLINE=1`` is set before any Hugging Face library loads,
-and a model that is not on disk is a `ModelNotFoundError` naming the setting.
+Downloads are never attempted: `load_encoder` calls `hub_offline` (``HF_HUB_OFFLINE=1``) before any
+Hugging Face library loads, and models are read from local paths only; a model that is not on disk is a `ModelNotFoundError` naming the setting.
 Every encoder returns float32 rows with unit L2 norm, so inner product = cosine similarity.
 """
 
@@ -39,16 +39,12 @@ import numpy as np
 
 from openxiv.corpus.config import ConfigError, Settings
 
-# Never reach the network from the product: must happen before transformers/huggingface_hub import.
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-
 __all__ = [
     "DEFAULT_MODEL",
     "Encoder",
     "ModelNotFoundError",
     "ModelSpec",
+    "hub_offline",
     "load_encoder",
     "load_snapshot_encoder",
     "normalize_rows",
@@ -224,7 +220,7 @@ class SentenceTransformerEncoder:
         from sentence_transformers import SentenceTransformer
 
         try:
-            self.model = SentenceTransformer(str(model_path), device=device)
+            self.model = SentenceTransformer(str(model_path), device=device, local_files_only=True)
         except Exception as exc:
             raise ModelNotFoundError(f"OPENXIV_MODEL={label!r}: cannot load {model_path}: {exc}") from exc
         self.model.max_seq_length = max_tokens
@@ -311,10 +307,21 @@ class Model2VecEncoder:
 # --------------------------------------------------------------------------------------------
 
 
+def hub_offline() -> None:
+    """Never reach the network from the product: tell huggingface_hub and transformers (for this
+    process and its children) to stay offline. An explicit call of the code that loads a model
+    (`load_encoder`), not an import-time side effect, so importing this module changes nothing."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
 def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
     """The encoder ``settings`` ask for (``Settings.model``, ``embed_max_tokens``, ``embed_batch_size``,
     ``embed_device``); built artefacts (ONNX export, distilled model) are cached in
-    ``<data_dir>/models``. Raises `ModelNotFoundError` / `ConfigError` with the setting named."""
+    ``<data_dir>/models``. Raises `ModelNotFoundError` / `ConfigError` with the setting named.
+    Puts the process offline first (`hub_offline`)."""
+    hub_offline()
     s = (settings or Settings.from_env()).replace(**overrides)
     spec = parse_model_setting(s.model)
     if s.embed_max_tokens < 1:

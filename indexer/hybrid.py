@@ -40,6 +40,7 @@ from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline
 from openxiv.indexer.fusion import FUSION_METHODS, Side, fuse, merge_max
+from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
@@ -297,18 +298,18 @@ def _encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -
     (torch / model2vec builds, and snapshots made before encoders were stored)."""
     from openxiv.indexer.embed import load_encoder, load_snapshot_encoder
 
-    emb = manifest.get("embedding") or {}
+    emb = Manifest.of(manifest, snapshot).embedding
     encoder = load_snapshot_encoder(snapshot / layout.ENCODER, settings.embed_batch_size)
     if encoder is None:
         encoder = load_encoder(
             settings,
-            model=emb.get("model") or settings.model,
-            embed_max_tokens=emb.get("max_tokens") or settings.embed_max_tokens,
+            model=emb.model or settings.model,
+            embed_max_tokens=emb.max_tokens or settings.embed_max_tokens,
         )
-    want = emb.get("fingerprint")
+    want = emb.fingerprint
     if want and getattr(encoder, "fingerprint", want) != want:
         raise ValueError(
-            f"the index was embedded with {emb.get('model')!r} (fingerprint {want}) but the model found "
+            f"the index was embedded with {emb.model!r} (fingerprint {want}) but the model found "
             f"here has fingerprint {encoder.fingerprint}: rebuild the index or install the same model"
         )
     return encoder

@@ -13,7 +13,6 @@ and pruning skips every leased snapshot.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -22,7 +21,9 @@ from typing import Any
 
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
+from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
+from openxiv.indexer.manifest import BadIndexError
 
 __all__ = [
     "BadIndexError",
@@ -44,26 +45,10 @@ OPEN_RETRIES = 3
 """Times `open_index` re-reads ``CURRENT`` when the snapshot it named was pruned under it."""
 
 
-class BadIndexError(RuntimeError):
-    """An index directory that cannot be used; the message says what is wrong and what to do."""
-
-
 def read_manifest(snapshot: Path) -> dict[str, Any]:
-    """The snapshot's manifest, checked for the format this code reads."""
-    path = snapshot / layout.MANIFEST
-    if not path.is_file():
-        raise BadIndexError(f"{snapshot} is not an index snapshot: {layout.MANIFEST} is missing")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BadIndexError(f"{path} is unreadable ({exc}); rebuild with `openxiv index build`") from exc
-    version = manifest.get("format_version") if isinstance(manifest, dict) else None
-    if version != layout.FORMAT_VERSION:
-        raise BadIndexError(
-            f"{path} has format version {version!r}, this openxiv reads version {layout.FORMAT_VERSION}: "
-            "rebuild the index with `openxiv index build`"
-        )
-    return manifest
+    """The snapshot's manifest, checked for the format this code reads (`openxiv.indexer.manifest.read`,
+    the one reader; this name is kept for existing callers)."""
+    return manifest_file.read(snapshot)
 
 
 def current_snapshot(index_root: Path) -> Path | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.config import Settings
-from openxiv.service.demo import CALIBRATION_QUERIES, DEMO_QUERIES
+from openxiv.evaluator.demo import CALIBRATION_QUERIES, DEMO_QUERIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section

@@ -21,8 +21,8 @@ COMMANDS: dict[str, str] = {
     "index": "openxiv.indexer.cli:index",
     "serve": "openxiv.service.serve:serve",
     "eval": "openxiv.evaluator.cli:eval_group",
-    "agent": "openxiv.service.agent:agent",
-    "demo": "openxiv.service.demo:demo",
+    "agent": "openxiv.evaluator.agent:agent",
+    "demo": "openxiv.evaluator.demo:demo",
 }
 
 HELP: dict[str, str] = {

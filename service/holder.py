@@ -23,12 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from openxiv.corpus.config import ConfigError, Settings
-from openxiv.corpus.store import Store
-from openxiv.indexer.backend import SearchBackend
-from openxiv.indexer.snapshot import BadIndexError, current_snapshot, missing_parts, read_manifest
+from openxiv.indexer.manifest import Manifest
+from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts, read_manifest
 from openxiv.service.errors import NotReady
 
 __all__ = ["IndexHolder", "IndexLike", "default_opener"]
@@ -36,18 +35,10 @@ __all__ = ["IndexHolder", "IndexLike", "default_opener"]
 log = logging.getLogger("openxiv.service")
 
 
-class IndexLike(Protocol):
-    """What the service uses of `openxiv.indexer.snapshot.OpenIndex`."""
+IndexLike = OpenIndex
+"""Kept for old imports: the holder serves `openxiv.indexer.snapshot.OpenIndex` itself."""
 
-    backend: SearchBackend
-    store: Store
-    manifest: dict[str, Any]
-    path: Path
-
-    def close(self) -> None: ...
-
-
-Opener = Callable[[Path, Settings, "IndexLike | None"], IndexLike]
+Opener = Callable[[Path, Settings, OpenIndex | None], OpenIndex]
 
 SERVE_THREADS_ENV = "OPENXIV_SERVE_THREADS"
 """Intra-op threads for query encoding while serving (default 1; see docs/service.md)."""
@@ -61,7 +52,7 @@ def serve_threads() -> int:
         raise ConfigError(f"{SERVE_THREADS_ENV}={raw!r}: expected a positive integer") from exc
 
 
-def default_opener(index_root: Path, settings: Settings, previous: IndexLike | None = None) -> IndexLike:
+def default_opener(index_root: Path, settings: Settings, previous: OpenIndex | None = None) -> OpenIndex:
     """`open_index`, reusing the previous snapshot's query encoder when it was built the same way.
 
     Query encoding and dense search run with `serve_threads` torch/OpenMP threads (``openxiv serve``
@@ -77,7 +68,7 @@ def default_opener(index_root: Path, settings: Settings, previous: IndexLike | N
         encoder = (
             getattr(previous.backend, "encoder", None) if same and _encoder_key(previous.manifest) else None
         )
-    index: IndexLike = open_index(index_root, settings, encoder=encoder)
+    index = open_index(index_root, settings, encoder=encoder)
     threads = serve_threads()
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
@@ -87,10 +78,11 @@ def default_opener(index_root: Path, settings: Settings, previous: IndexLike | N
 
 
 def _encoder_key(manifest: dict[str, Any] | None) -> tuple[Any, ...] | None:
-    emb = (manifest or {}).get("embedding")
-    if not isinstance(emb, dict) or not emb.get("fingerprint"):
+    if manifest is None:
         return None
-    return tuple(emb.get(k) for k in ("encoder", "fingerprint", "dim", "max_tokens"))
+    with contextlib.suppress(BadIndexError):
+        return Manifest.of(manifest).embedding.encoder_key
+    return None
 
 
 def _manifest_of(index_root: Path) -> dict[str, Any] | None:
@@ -104,7 +96,7 @@ def _manifest_of(index_root: Path) -> dict[str, Any] | None:
 
 @dataclass
 class _Entry:
-    index: IndexLike
+    index: OpenIndex
     loaded_at: datetime
     active: int = 0
     retired: bool = False
@@ -160,7 +152,7 @@ class IndexHolder:
 
     # ------------------------------------------------------------------ borrowing
     @contextmanager
-    def acquire(self) -> Iterator[IndexLike]:
+    def acquire(self) -> Iterator[OpenIndex]:
         with self._lock:
             entry = self._entry
             if entry is None:
