@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "eval": "openxiv.evaluator.cli:eval_group",
     "agent": "openxiv.service.agent:agent",
     "demo": "openxiv.service.demo:demo",
+    "config": "openxiv.corpus.config_cli:config",
 }
 
 HELP: dict[str, str] = {
@@ -33,6 +34,7 @@ HELP: dict[str, str] = {
     "eval": "Score agent answers against gold sets.",
     "agent": "Retrieval-only baseline agent for AutoResearchBench-format questions.",
     "demo": "Whole loop on ../shared: ingest, index, serve, baseline agent, evaluation report.",
+    "config": "Print the effective settings and where each value came from.",
 }
 
 
