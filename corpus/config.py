@@ -56,11 +56,11 @@ class Settings(BaseSettings):
     # --- where things live -------------------------------------------------------------
     data_dir: Path = Path("data")
     """Working directory for the corpus database, index, embedding cache and model exports."""
-    db: Path | None = Field(default=None, json_schema_extra=_default("<data_dir>/corpus.sqlite"))
+    db: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/corpus.sqlite`"))
     """SQLite corpus database."""
-    index_dir: Path | None = Field(default=None, json_schema_extra=_default("<data_dir>/index"))
+    index_dir: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/index`"))
     """Index root holding `CURRENT` and the snapshots."""
-    shared: Path | None = Field(default=None, json_schema_extra=_default("../shared beside the checkout"))
+    shared: Path | None = Field(default=None, json_schema_extra=_default("`../shared` beside the checkout"))
     """Where the real data lives (used by `openxiv demo`, tests and `scripts/`); the Makefile sets it
     from `SHARED`."""
     secrets_dir: Path | None = None

@@ -63,5 +63,5 @@ def _shown(name: str, value: Any) -> str:
     if value is None:
         extra = Settings.model_fields[name].json_schema_extra
         default = extra.get("default_text") if isinstance(extra, dict) else None
-        return f"unset ({default})" if default else "unset"
+        return f"unset ({str(default).replace('`', '')})" if default else "unset"
     return str(value)
