@@ -63,7 +63,11 @@ def load(
     if env_file is not None and Path(env_file).is_file():
         layers.append((".env", _known(cls, DotEnvSettingsSource(cls, env_file=env_file)())))
     layers.append(("env", _known(cls, _MappingEnvSource(cls, environ)())))
-    secrets_dir = next((v for _, values in reversed(layers) if (v := values.get("secrets_dir"))), None)
+    found_dirs = [
+        (flags or {}).get("secrets_dir"),
+        *(values.get("secrets_dir") for _, values in reversed(layers)),
+    ]
+    secrets_dir = next((d for d in found_dirs if d), None)
     if secrets_dir:
         layers.insert(0, ("secrets", _secrets(cls, Path(str(secrets_dir)).expanduser())))
     values: dict[str, Any] = {}

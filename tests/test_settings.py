@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,7 @@ def test_frozen_hashable_and_tokens_masked() -> None:
     d = s.as_dict()
     assert d["api_token"] == "***" and d["admin_token"] is None and d["data_dir"] == "data"
     assert list(d) == list(Settings.model_fields)
+    assert pickle.loads(pickle.dumps(s)) == s  # settings cross process boundaries (workers, builds)
 
 
 def test_every_setting_has_help() -> None:
@@ -206,3 +208,15 @@ def test_openxiv_config_table_and_bad_value(monkeypatch: pytest.MonkeyPatch, tmp
     assert code == 2 and "OPENXIV_SERVE_CONCURRENCY='0'" in out
     code, out = _config(["--port", "http"], {})
     assert code == 2 and "--port" in out
+
+
+def test_openxiv_config_secrets_dir_flag_reads_the_secrets(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "openxiv_admin_token").write_text("adm")
+    code, out = _config(["--json", "--secrets-dir", str(tmp_path)], {})
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["admin_token"] == {"value": "***", "source": "secrets", "env": "OPENXIV_ADMIN_TOKEN"}
+    assert doc["secrets_dir"]["source"] == "flag"
