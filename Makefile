@@ -13,7 +13,7 @@ TORCH_INDEX_URL ?=
 export OPENXIV_SHARED := $(SHARED)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy bench demo clean
+.PHONY: help install serve corpus index test lint test-heavy bench demo clean docs
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -59,3 +59,6 @@ demo: install  ## the whole loop: ingest, index, serve, baseline agent, evaluati
 
 clean:  ## remove the data directory (corpus and index), keep the venv
 	rm -rf $(DATA)
+
+docs: install  ## regenerate README's configuration table and docs/cli.md (checked by tests/test_docs.py)
+	$(BIN)/cog -r README.md docs/cli.md

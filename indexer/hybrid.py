@@ -229,7 +229,11 @@ class HybridBackend:
     def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode``."""
         # a family or side as the configured default still fuses within it by the built-in method
-        default = self.settings.fusion if self.settings.fusion in FUSION_METHODS else Settings.fusion
+        default = (
+            self.settings.fusion
+            if self.settings.fusion in FUSION_METHODS
+            else Settings.model_fields["fusion"].default
+        )
         if mode in FUSION_METHODS:
             return self.sides, mode
         if mode in FAMILIES:

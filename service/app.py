@@ -20,7 +20,7 @@ import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.config import Settings, get_settings
 from openxiv.indexer import layout
 from openxiv.service import routes_arxiv, routes_search, routes_unserved, routes_v1
 from openxiv.service.errors import CatchAllMiddleware, install_handlers
@@ -43,15 +43,11 @@ Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names t
 """
 
 
-CONCURRENCY_ENV = "OPENXIV_SERVE_CONCURRENCY"
-"""Requests computed at once per process (threadpool size); more wait in the event loop."""
-
-
 def serve_concurrency() -> int:
-    raw = os.environ.get(CONCURRENCY_ENV, "").strip()
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    return max(2, os.cpu_count() or 2)
+    """Requests computed at once per process (``OPENXIV_SERVE_CONCURRENCY``, default the CPU count, at
+    least 2); more wait in the event loop. A value that is not a positive integer is a `ConfigError`."""
+    configured = get_settings().serve_concurrency
+    return configured if configured is not None else max(2, os.cpu_count() or 2)
 
 
 _background: set[asyncio.Future[None]] = set()

@@ -12,8 +12,6 @@ from typing import Any
 
 import click
 
-from openxiv.corpus.config import ConfigError
-
 # command name -> "module:attribute" of a click command or group
 COMMANDS: dict[str, str] = {
     "ingest": "openxiv.corpus.cli:ingest",
@@ -23,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "eval": "openxiv.evaluator.cli:eval_group",
     "agent": "openxiv.evaluator.agent:agent",
     "demo": "openxiv.evaluator.demo:demo",
+    "config": "openxiv.corpus.config_cli:config",
 }
 
 HELP: dict[str, str] = {
@@ -33,6 +32,7 @@ HELP: dict[str, str] = {
     "eval": "Score agent answers against gold sets.",
     "agent": "Retrieval-only baseline agent for AutoResearchBench-format questions.",
     "demo": "Whole loop on ../shared: ingest, index, serve, baseline agent, evaluation report.",
+    "config": "Print the effective settings and where each value came from.",
 }
 
 
@@ -60,14 +60,20 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """openxiv: self-hosted literature search over a local arXiv corpus.
 
-    Settings come from OPENXIV_* environment variables (see README, "Configuration") and flags.
+    Settings come from OPENXIV_* environment variables (see README, "Configuration") and flags;
+    `openxiv config` prints them and where each value came from.
     """
 
 
 def main(argv: list[str] | None = None) -> Any:
     try:
         return cli.main(args=argv, prog_name="openxiv", standalone_mode=True)
-    except ConfigError as exc:
+    except Exception as exc:
+        # imported here: the settings model loads pydantic, which `openxiv --help` does not need
+        from openxiv.corpus.config import ConfigError
+
+        if not isinstance(exc, ConfigError):
+            raise
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)
 

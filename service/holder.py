@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.config import Settings, get_settings
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts, read_manifest
 from openxiv.service.errors import NotReady
@@ -40,16 +39,10 @@ IndexLike = OpenIndex
 
 Opener = Callable[[Path, Settings, OpenIndex | None], OpenIndex]
 
-SERVE_THREADS_ENV = "OPENXIV_SERVE_THREADS"
-"""Intra-op threads for query encoding while serving (default 1; see docs/service.md)."""
-
 
 def serve_threads() -> int:
-    raw = os.environ.get(SERVE_THREADS_ENV, "").strip()
-    try:
-        return max(1, int(raw)) if raw else 1
-    except ValueError as exc:
-        raise ConfigError(f"{SERVE_THREADS_ENV}={raw!r}: expected a positive integer") from exc
+    """Intra-op threads for query encoding while serving (``OPENXIV_SERVE_THREADS``, at least 1)."""
+    return max(1, get_settings().serve_threads)
 
 
 def default_opener(index_root: Path, settings: Settings, previous: OpenIndex | None = None) -> OpenIndex:

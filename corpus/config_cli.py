@@ -1,0 +1,67 @@
+"""``openxiv config``: the effective settings and where each value came from.
+
+Every setting is also a flag of this command (``--port 9000``), so an operator can check what a
+command line would do before running it; the flags of the other commands are named the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from openxiv.corpus.config import ConfigError, Settings, env_name
+from openxiv.corpus.config_sources import load
+
+__all__ = ["config"]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _setting_options(command: Any) -> Any:
+    """One text option per setting; its value is validated like the environment's."""
+    for name in reversed(list(Settings.model_fields)):
+        command = click.option(
+            _flag(name), name, metavar="VALUE", default=None, help=f"Override {env_name(name)}."
+        )(command)
+    return command
+
+
+@click.command("config")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object: setting -> value, source, variable."
+)
+@_setting_options
+def config(as_json: bool, **flags: str | None) -> None:
+    """Print the effective settings and where each value came from.
+
+    Sources, lowest priority first: default, secrets (files in OPENXIV_SECRETS_DIR), .env (in the
+    working directory), env (OPENXIV_* variables), flag. Tokens are shown as ***.
+    """
+    try:
+        loaded = load(flags=flags)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    values = loaded.settings.as_dict()
+    if as_json:
+        doc = {
+            name: {"value": values[name], "source": loaded.origin[name], "env": env_name(name)}
+            for name in Settings.model_fields
+        }
+        click.echo(json.dumps(doc, indent=2))
+        return
+    rows = [(env_name(n), _shown(n, values[n]), loaded.origin[n]) for n in Settings.model_fields]
+    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    for var, value, source in rows:
+        click.echo(f"{var:<{widths[0]}}  {value:<{widths[1]}}  {source}")
+
+
+def _shown(name: str, value: Any) -> str:
+    if value is None:
+        extra = Settings.model_fields[name].json_schema_extra
+        default = extra.get("default_text") if isinstance(extra, dict) else None
+        return f"unset ({str(default).replace('`', '')})" if default else "unset"
+    return str(value)

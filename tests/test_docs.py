@@ -1,0 +1,72 @@
+"""The docs cannot drift: README's configuration table and docs/cli.md are generated and checked.
+
+Like sqlite-utils' test_docs.py: the Markdown files carry cog markers, ``make docs`` regenerates
+them, and these tests fail when a setting, a command or an option is undocumented or the committed
+text is stale.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+from cogapp import Cog
+
+from openxiv.corpus.config import Settings, env_name
+from openxiv.service.docgen import command_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+CLI_MD = ROOT / "docs" / "cli.md"
+GENERATED = (README, CLI_MD)
+NOT_SETTINGS = {"OPENXIV_SHARED_DIR"}
+"""docker-compose's host folder mounted at /shared: read by compose, never by openxiv."""
+
+
+def test_generated_docs_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
+    status = Cog().main(["cog", "--check", *map(str, GENERATED)])
+    out = capsys.readouterr()
+    assert status == 0, f"stale generated docs: run `make docs`\n{out.out}{out.err}"
+
+
+@pytest.fixture(scope="module")
+def readme() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def cli_md() -> str:
+    return CLI_MD.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", list(Settings.model_fields))
+def test_every_setting_is_in_the_readme_table(name: str, readme: str) -> None:
+    assert f"| `{env_name(name)}` |" in readme
+
+
+def test_docs_name_no_variable_that_is_not_a_setting() -> None:
+    """A renamed or removed setting must not survive in the docs (test-only names excepted)."""
+    known = {env_name(n) for n in Settings.model_fields}
+    for path in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        named = set(re.findall(r"OPENXIV_[A-Z0-9_]*[A-Z0-9]", path.read_text(encoding="utf-8")))
+        stray = {v for v in named - known - NOT_SETTINGS if not v.startswith("OPENXIV_TEST_")}
+        assert not stray, f"{path.name} names {sorted(stray)}, which are not settings"
+
+
+def _commands() -> list[tuple[str, list[str]]]:
+    out = []
+    for ctx, command in command_paths():
+        flags = [opt for p in command.params if isinstance(p, click.Option) for opt in p.opts]
+        out.append((ctx.command_path, flags))
+    return out
+
+
+@pytest.mark.parametrize(("path", "flags"), _commands(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_command_and_option_is_in_the_cli_reference(path: str, flags: list[str], cli_md: str) -> None:
+    heading = f"\n## {path}\n"
+    assert heading in cli_md, f"{path} is not in docs/cli.md: run `make docs`"
+    section = cli_md.split(heading, 1)[1].split("\n## ", 1)[0]
+    missing = [f for f in flags if not re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", section)]
+    assert not missing, f"{path}: {missing} not in docs/cli.md"
