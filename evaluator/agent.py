@@ -137,17 +137,14 @@ def candidate_record(index: int, hit: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise click.ClickException(f"{path} line {number}: not JSON ({exc.msg})") from exc
-            if not isinstance(value, dict):
-                raise click.ClickException(f"{path} line {number}: expected a JSON object")
+    """The objects of a JSONL input, read by the evaluator's own reader; a bad line is a CLI error."""
+    from openxiv.evaluator.io import EvalInputError, iter_jsonl
+
+    try:
+        for _, value in iter_jsonl(path):
             yield value
+    except EvalInputError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def make_wide_items(queries: Iterable[dict[str, Any]], titles: dict[str, str]) -> Iterator[dict[str, Any]]:
