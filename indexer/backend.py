@@ -13,6 +13,9 @@ from datetime import date
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
+    "FAMILIES",
+    "FUSION_METHODS",
+    "SIDES",
     "DeadlineExceeded",
     "PaperHit",
     "SearchBackend",
@@ -21,6 +24,14 @@ __all__ = [
     "UnsupportedFilter",
     "check_deadline",
 ]
+
+
+FUSION_METHODS = ("rrf", "weighted", "zscore")
+"""Ways to fuse the two families into one list (`openxiv.indexer.fusion`)."""
+SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
+"""Candidate lists one snapshot can hold; a mode naming one side runs it alone (diagnostics)."""
+FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
+"""Sides sharing a score scale (merged by max); a mode naming a family runs that family alone."""
 
 
 class UnsupportedFilter(ValueError):

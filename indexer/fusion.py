@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openxiv.indexer.backend import FUSION_METHODS
+
 __all__ = [
     "FUSION_METHODS",
     "Side",
@@ -31,8 +33,6 @@ __all__ = [
     "weighted_minmax",
     "weighted_zscore",
 ]
-
-FUSION_METHODS = ("rrf", "weighted", "zscore")
 
 
 @dataclass(frozen=True)

@@ -38,16 +38,22 @@ import numpy as np
 
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
-from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline
-from openxiv.indexer.fusion import FUSION_METHODS, Side, fuse, merge_max
+from openxiv.indexer.backend import (
+    FAMILIES,
+    FUSION_METHODS,
+    SIDES,
+    PaperHit,
+    SearchFilters,
+    SearchResult,
+    check_deadline,
+)
+from openxiv.indexer.fusion import Side, fuse, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
 
-SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
-FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
 separate full-text collection have their own IDFs and can outscore abstracts on topic queries.
