@@ -211,8 +211,10 @@ class HybridBackend:
         return SearchResult(hits=hits, total_count=total, timings_ms=timings)
 
     def info(self) -> dict[str, Any]:
+        """Live facts only: the manifest is the snapshot's record and is shown once, by whoever holds it
+        (``/v1/index`` under ``manifest``); ``ranking`` is the settings this process ranks with, which
+        the environment can change after the build recorded its own."""
         return {
-            **self.manifest,
             "path": str(self.path),
             "sides": list(self.sides),
             "papers": self.meta.n,

@@ -144,3 +144,20 @@ def test_openapi_docs(client: httpx.Client) -> None:
     for path in ("/search", "/arxiv/", "/v1/search", "/v1/papers/{arxiv_id}", "/v1/index", "/healthz"):
         assert path in spec["paths"]
     assert client.get("/docs").status_code == 200
+
+
+V1_INDEX_KEYS = {"snapshot", "path", "loaded_at", "reloads", "manifest", "stats", "backend"}
+BACKEND_KEYS = {"path", "sides", "papers", "passages", "ranking"}
+RANKING_KEYS = {"fusion", "rrf_k", "weight_bm25", "weight_dense", "candidates", "bm25_passage_scale"}
+
+
+def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Client) -> None:
+    """`/v1/index` shape: the manifest under ``manifest`` only; ``backend`` holds live facts alone."""
+    info = client.get("/v1/index").json()
+    assert set(info) == V1_INDEX_KEYS
+    assert {"format_version", "corpus", "counts", "bm25", "embedding", "fusion", "build"} <= set(
+        info["manifest"]
+    )
+    assert set(info["backend"]) == BACKEND_KEYS, sorted(set(info["backend"]) - BACKEND_KEYS)
+    assert set(info["backend"]["ranking"]) == RANKING_KEYS
+    assert info["backend"]["papers"] == info["manifest"]["counts"]["papers"]
