@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 __all__ = ["ENV_PREFIX", "ConfigError", "Settings", "get_settings", "repo_root", "shared_dir"]
@@ -116,6 +116,19 @@ class Settings(BaseSettings):
 
     RRF with equal weights lets a weak dense side bury exact full-text hits (BENCHMARKS.md,
     "Retrieval quality")."""
+
+    @field_validator("fusion")
+    @classmethod
+    def _known_mode(cls, value: str) -> str:
+        """A mode the engine knows (`openxiv.indexer.backend.parse_mode`), in its canonical spelling,
+        so a typo fails when the settings are read, not at the first search."""
+        from openxiv.indexer.backend import parse_mode  # the engine owns the vocabulary
+
+        mode = parse_mode(value)
+        if mode is None:
+            raise ValueError("the default ranking must be named (hybrid means this setting itself)")
+        return mode
+
     rrf_k: int = 60
     """RRF constant k."""
     weight_bm25: float = 1.0
@@ -237,6 +250,8 @@ def validated(cls: type[Settings], values: dict[str, Any], origin: dict[str, str
         field = cls.model_fields.get(name)
         label = env_name(name) if origin.get(name, "env") != "flag" else f"--{name.replace('_', '-')}"
         expected = _type_label(field.annotation if field else None)
+        if err["type"] == "value_error":
+            raise ConfigError(f"{label}={values.get(name)!r}: {exc.errors()[0]['ctx']['error']}") from exc
         if err["type"] in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
             expected += " " + err["msg"].removeprefix("Input should be ")
         raise ConfigError(f"{label}={values.get(name)!r}: expected {expected}") from exc

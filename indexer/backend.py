@@ -15,14 +15,21 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = [
     "FAMILIES",
     "FUSION_METHODS",
+    "MODES",
+    "MODE_ALIASES",
     "SIDES",
     "DeadlineExceeded",
+    "ModeUnavailable",
     "PaperHit",
     "SearchBackend",
     "SearchFilters",
     "SearchResult",
+    "UnknownMode",
     "UnsupportedFilter",
     "check_deadline",
+    "check_page",
+    "mode_help",
+    "parse_mode",
 ]
 
 
@@ -32,6 +39,39 @@ SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
 """Candidate lists one snapshot can hold; a mode naming one side runs it alone (diagnostics)."""
 FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
 """Sides sharing a score scale (merged by max); a mode naming a family runs that family alone."""
+MODES = (*FUSION_METHODS, *FAMILIES, *SIDES)
+"""Every canonical ranking mode the engine runs."""
+MODE_ALIASES: dict[str, str | None] = {"hybrid": None, "vector": "dense"}
+"""Other accepted spellings: ``hybrid`` is the configured default (``None``), ``vector`` is ``dense``."""
+
+
+class UnknownMode(ValueError):
+    """A ranking mode outside the vocabulary (`MODES` and `MODE_ALIASES`)."""
+
+
+class ModeUnavailable(UnknownMode):
+    """A known mode that needs a side this snapshot lacks (``dense`` on an ``--embed none`` build)."""
+
+
+def parse_mode(text: str | None) -> str | None:
+    """The canonical mode for ``text`` (case and surrounding space ignored); ``None`` (blank or
+    ``hybrid``) means the configured default. Anything else raises `UnknownMode`."""
+    if text is None or not text.strip():
+        return None
+    key = text.strip().lower()
+    if key in MODE_ALIASES:
+        return MODE_ALIASES[key]
+    if key in MODES:
+        return key
+    raise UnknownMode(f"unknown mode {text!r}: expected one of {', '.join(sorted((*MODES, *MODE_ALIASES)))}")
+
+
+def mode_help(default: str = "the configured default, OPENXIV_FUSION") -> str:
+    """One line naming every mode, for API and CLI descriptions (generated, so it cannot drift)."""
+    return (
+        f"Ranking: hybrid ({default}); fusion {', '.join(FUSION_METHODS)}; one family "
+        f"{', '.join(FAMILIES)} (vector = dense); one side {', '.join(SIDES)}."
+    )
 
 
 class UnsupportedFilter(ValueError):
@@ -46,6 +86,14 @@ def check_deadline(deadline: float | None, stage: str) -> None:
     """Raise `DeadlineExceeded` when ``time.monotonic()`` has passed ``deadline`` (``None``: no budget)."""
     if deadline is not None and time.monotonic() > deadline:
         raise DeadlineExceeded(f"time budget exhausted before {stage}")
+
+
+def check_page(top_k: int, offset: int) -> None:
+    """The engine's own invariant on a page: ``top_k >= 1`` and ``offset >= 0``. The service's
+    limits (`openxiv.service.params.TOP_K_MAX`, ``OFFSET_MAX``) are stricter and checked at the HTTP
+    edge, so a violation here is a caller's bug (a 500 through the API), not a bad request."""
+    if top_k < 1 or offset < 0:
+        raise ValueError(f"top_k must be >= 1 and offset >= 0 (got top_k={top_k}, offset={offset})")
 
 
 @dataclass(frozen=True)
@@ -124,7 +172,8 @@ class SearchBackend(Protocol):
         ...
 
     def info(self) -> dict[str, Any]:
-        """The snapshot manifest plus live facts (for ``/v1/index`` and ``/readyz``)."""
+        """Live facts of the loaded engine (sides, counts, ranking settings) for ``/v1/index``; not the
+        manifest, which ``/v1/index`` shows once on its own."""
         ...
 
     def close(self) -> None: ...

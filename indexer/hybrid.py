@@ -42,17 +42,20 @@ from openxiv.indexer.backend import (
     FAMILIES,
     FUSION_METHODS,
     SIDES,
+    ModeUnavailable,
     PaperHit,
     SearchFilters,
     SearchResult,
     check_deadline,
+    check_page,
+    parse_mode,
 )
 from openxiv.indexer.fusion import Side, fuse, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
-__all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
+__all__ = ["FAMILIES", "SIDES", "HybridBackend"]
 
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
@@ -63,10 +66,6 @@ keywords S@10): 1.0 -> 0.230/1.000/0.993, 0.9 -> 0.247/0.997/0.987, 0.8 -> 0.265
 known-item targets (>= 0.98 / >= 0.95)."""
 PASSAGE_OVERFETCH = 4
 """Dense passage hits fetched per wanted paper (several passages of one paper collapse to one)."""
-
-
-class UnsupportedMode(ValueError):
-    """The requested mode names no side this snapshot has (e.g. ``dense`` on an ``--embed none`` build)."""
 
 
 @dataclass
@@ -109,7 +108,7 @@ class HybridBackend:
         )
         try:
             self._plan(settings.fusion)
-        except UnsupportedMode as exc:
+        except ModeUnavailable as exc:
             raise ConfigError(f"OPENXIV_FUSION={settings.fusion!r}: {exc}") from exc
         self.bm25_papers.search("warm up", 1)  # compile the numba kernel now, not on the first request
 
@@ -140,9 +139,8 @@ class HybridBackend:
     ) -> SearchResult:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        if top_k < 1 or offset < 0:
-            raise ValueError(f"top_k must be >= 1 and offset >= 0 (got top_k={top_k}, offset={offset})")
-        sides, method = self._plan(mode or self.settings.fusion)
+        check_page(top_k, offset)
+        sides, method = self._plan(mode)
         depth = max(self.settings.candidates, offset + top_k)
         check_deadline(deadline, "filters")
         t = time.perf_counter()
@@ -234,8 +232,11 @@ class HybridBackend:
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
-    def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
-        """Sides to run and the fusion method for ``mode``."""
+    def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
+        """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
+        is the configured default). The vocabulary is the engine's (`openxiv.indexer.backend`); the
+        one check left here is the snapshot's: a mode needing a side this index lacks."""
+        mode = parse_mode(mode) or self.settings.fusion  # Settings.fusion is validated by parse_mode
         # a family or side as the configured default still fuses within it by the built-in method
         default = (
             self.settings.fusion
@@ -244,16 +245,9 @@ class HybridBackend:
         )
         if mode in FUSION_METHODS:
             return self.sides, mode
-        if mode in FAMILIES:
-            wanted = tuple(s for s in FAMILIES[mode] if s in self.sides)
-        elif mode in SIDES:
-            wanted = (mode,) if mode in self.sides else ()
-        else:
-            raise UnsupportedMode(
-                f"unknown mode {mode!r}: expected one of {', '.join((*FUSION_METHODS, *FAMILIES, *SIDES))}"
-            )
+        wanted = tuple(s for s in FAMILIES.get(mode, (mode,)) if s in self.sides)
         if not wanted:
-            raise UnsupportedMode(
+            raise ModeUnavailable(
                 f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
                 f"rebuild with --embed to add dense vectors"
             )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import PaperView, PassageView, SectionView
-from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnsupportedFilter
+from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnknownMode, UnsupportedFilter
 from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.holder import IndexLike
 from openxiv.service.models import Author, Content, Evidence, Hit, QueryResult, V1Hit
@@ -201,7 +201,7 @@ def run_search(
         raise _over_budget(budget, f"while searching {query[:60]!r} ({exc})") from exc
     except UnsupportedFilter as exc:
         raise BadRequest(str(exc)) from exc
-    except ValueError as exc:
+    except UnknownMode as exc:  # in practice `ModeUnavailable`: params checked the spelling
         if mode is None:  # the configured default failed: a server problem, not the client's
             raise
         raise BadRequest(f"mode: {exc}") from exc

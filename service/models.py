@@ -18,6 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from openxiv.indexer.backend import mode_help
+from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, Offset, TopK
+
 __all__ = [
     "Author",
     "BriefResponse",
@@ -70,9 +73,11 @@ class SearchRequest(BaseModel):
         description="One query, or a list of queries answered in order (a batch; see `results`)."
     )
     top_k: int = Field(
-        10, ge=1, description="Hits per query, 1-100; more is clamped to 100 (said in `warnings`)."
+        10,
+        ge=1,
+        description=f"Hits per query, 1-{TOP_K_MAX}; more is clamped to {TOP_K_MAX} (said in `warnings`).",
     )
-    offset: int = Field(0, ge=0, le=10_000, description="Hits to skip (paging), 0-10000.")
+    offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
     return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")
     categories: StrOrList = Field(None, description="Keep papers in any of these categories/archives.")
     authors: StrOrList = Field(None, description="Keep papers with an author matching any of these names.")
@@ -88,10 +93,7 @@ class SearchRequest(BaseModel):
         None, description="Keep papers whose journal reference names any of these venues (phrase)."
     )
     venue_year: int | None = Field(None, description="Keep papers whose journal reference names this year.")
-    mode: str | None = Field(
-        None,
-        description="Ranking override: hybrid (the configured default, weighted unless OPENXIV_FUSION says otherwise), weighted, zscore, rrf, bm25, dense.",
-    )
+    mode: str | None = Field(None, description=mode_help())
 
 
 class Author(BaseModel):
@@ -237,13 +239,13 @@ class V1SearchRequest(BaseModel):
     )
 
     query: str
-    top_k: int = Field(10, ge=1, le=100)
-    offset: int = Field(0, ge=0, le=10_000)
+    top_k: TopK = Field(10, description=f"Hits per page, 1-{TOP_K_MAX}.")
+    offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
     categories: list[str] = Field(default_factory=list)
     authors: list[str] = Field(default_factory=list)
     date_from: str | None = Field(None, description="Inclusive, YYYY[-MM[-DD]] (start of the period).")
     date_to: str | None = Field(None, description="Inclusive, YYYY[-MM[-DD]] (end of the period).")
-    mode: str | None = None
+    mode: str | None = Field(None, description=mode_help())
     return_contents: bool = True
 
 

@@ -18,6 +18,13 @@ name as a phrase (case, accents and punctuation folded); ``venue_year`` keeps pa
 ``journal_ref`` names that year. Both are real filters; papers without a journal reference never
 pass them.
 
+Modes: the vocabulary is the engine's (`openxiv.indexer.backend.parse_mode`); `check_mode` only turns
+its `UnknownMode` into a 400 naming the parameter (``mode`` or the legacy ``search_mode``).
+
+Paging: `TOP_K_MAX` and `OFFSET_MAX` are the limits of every route, declared once here with the
+`TopK` and `Offset` types the models and query parameters use; ``POST /search`` alone clamps a larger
+``top_k`` (`clamp_top_k`), as the AutoResearchBench client cannot show a 400.
+
 Cost: a request may carry at most `MAX_QUERY_FILTER_WORK` queries × filter values (categories,
 authors and venues together); more is a 400 naming the limit.
 """
@@ -28,8 +35,11 @@ import calendar
 import re
 from collections.abc import Iterable
 from datetime import date
+from typing import Annotated
 
-from openxiv.indexer.backend import SearchFilters
+from pydantic import Field
+
+from openxiv.indexer.backend import SearchFilters, UnknownMode, parse_mode
 from openxiv.service.errors import BadRequest
 
 __all__ = [
@@ -37,32 +47,28 @@ __all__ = [
     "MAX_BATCH",
     "MAX_FILTER_VALUES",
     "MAX_QUERY_FILTER_WORK",
-    "MODES",
+    "OFFSET_MAX",
+    "TOP_K_MAX",
     "BadRequest",
+    "Offset",
+    "TopK",
     "build_filters",
     "check_mode",
     "check_queries",
+    "check_size",
     "check_work",
+    "clamp_top_k",
     "parse_period",
     "split_list",
 ]
 
 DATE_SEARCH_TYPES = ("between", "exact", "after", "before")
-MODES = {
-    "hybrid": None,
-    "rrf": "rrf",
-    "weighted": "weighted",
-    "zscore": "zscore",
-    "bm25": "bm25",
-    "dense": "dense",
-    "vector": "dense",
-    # one side alone, for diagnostics; a side the snapshot lacks is a 400 naming the sides it has
-    "bm25_papers": "bm25_papers",
-    "bm25_passages": "bm25_passages",
-    "dense_papers": "dense_papers",
-    "dense_passages": "dense_passages",
-}
-"""Accepted ``mode`` values and what the backend receives (``hybrid`` = the configured default)."""
+TOP_K_MAX = 100
+"""Most hits one page may hold (``top_k``/``size``)."""
+OFFSET_MAX = 10_000
+"""Deepest page start (``offset``)."""
+TopK = Annotated[int, Field(ge=1, le=TOP_K_MAX)]
+Offset = Annotated[int, Field(ge=0, le=OFFSET_MAX)]
 MAX_BATCH = 50
 MAX_FILTER_VALUES = 50
 MAX_QUERY_FILTER_WORK = 500
@@ -208,14 +214,28 @@ def check_work(queries: list[str], filters: SearchFilters) -> None:
         )
 
 
-def check_mode(mode: str | None) -> str | None:
-    """The backend ``mode`` for a requested ranking mode (``None`` = configured default)."""
-    if mode is None or not mode.strip():
-        return None
-    key = mode.strip().lower()
-    if key not in MODES:
-        raise BadRequest(f"mode: {mode!r} is not one of {', '.join(sorted(MODES))}")
-    return MODES[key]
+def check_mode(value: str | None, name: str = "mode") -> str | None:
+    """The engine's canonical mode for parameter ``name`` (``None``: the configured default), or a
+    `BadRequest` naming the parameter when the engine does not know it."""
+    try:
+        return parse_mode(value)
+    except UnknownMode as exc:
+        raise BadRequest(f"{name}: {exc}") from exc
+
+
+def check_size(size: int) -> int:
+    """``size``, the DeepXiv alias of ``top_k``, within the same limits (named as the alias)."""
+    if not 1 <= size <= TOP_K_MAX:
+        raise BadRequest(f"size (alias of top_k): must be between 1 and {TOP_K_MAX}, got {size}")
+    return size
+
+
+def clamp_top_k(top_k: int, warnings: list[str]) -> int:
+    """``POST /search``'s documented leniency: a ``top_k`` above `TOP_K_MAX` is cut to it and said."""
+    if top_k > TOP_K_MAX:
+        warnings.append(f"top_k: {top_k} is above the maximum; clamped to {TOP_K_MAX}")
+        return TOP_K_MAX
+    return top_k
 
 
 def check_queries(query: str | list[str], max_chars: int) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.records import PaperView, SectionView
+from openxiv.indexer.backend import mode_help
 from openxiv.service.core import (
     abs_url,
     authors_of,
@@ -36,7 +37,16 @@ from openxiv.service.models import (
     SearchResponse,
     SectionResponse,
 )
-from openxiv.service.params import build_filters, check_mode, check_queries
+from openxiv.service.params import (
+    OFFSET_MAX,
+    TOP_K_MAX,
+    Offset,
+    TopK,
+    build_filters,
+    check_mode,
+    check_queries,
+    check_size,
+)
 from openxiv.service.routes_search import (
     ERRORS,
     holder_of,
@@ -54,11 +64,10 @@ router = APIRouter()
 
 TYPES = ("retrieve", "head", "brief", "section", "raw", "preview", "json")
 PREVIEW_CHARS = 10_000
-_LEGACY_MODES = {"hybrid": None, "bm25": "bm25", "vector": "dense"}
 
 DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 
-- `retrieve`: `query`, `top_k` (or `size`) 1-100, `offset` 0-10000, `categories`, `authors`,
+- `retrieve`: `query`, `top_k` (or `size`) 1-{TOP_K_MAX}, `offset` 0-{OFFSET_MAX}, `categories`, `authors`,
   `date_search_type` (between|exact|after|before) with `date_str` (YYYY, YYYY-MM, YYYY-MM-DD; two
   values for between), `return_contents` (default false) -> `{{status, total_count, result}}`.
 - `head`: `arxiv_id` -> title, abstract, authors, categories, publish_at, token_count,
@@ -185,9 +194,9 @@ def arxiv(
         str | None, Query(description="Any spelling: 2501.00001, arXiv:2501.00001v2, hep-th/9901001")
     ] = None,
     query: Annotated[str | None, Query()] = None,
-    top_k: Annotated[int | None, Query(description="1-100 (default 10)")] = None,
+    top_k: Annotated[TopK | None, Query(description=f"1-{TOP_K_MAX} (default 10)")] = None,
     size: Annotated[int | None, Query(description="Alias of top_k")] = None,
-    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
     categories: Annotated[list[str] | None, Query()] = None,
     authors: Annotated[list[str] | None, Query()] = None,
     date_search_type: Annotated[str | None, Query(description="between | exact | after | before")] = None,
@@ -197,10 +206,8 @@ def arxiv(
     date_from: Annotated[str | None, Query()] = None,
     date_to: Annotated[str | None, Query()] = None,
     source: Annotated[str | None, Query(description="Only `arxiv` is served")] = None,
-    search_mode: Annotated[str | None, Query(description="Legacy: hybrid | bm25 | vector")] = None,
-    mode: Annotated[
-        str | None, Query(description="hybrid (configured default), weighted, zscore, rrf, bm25, dense")
-    ] = None,
+    search_mode: Annotated[str | None, Query(description="Legacy name of `mode` (same values)")] = None,
+    mode: Annotated[str | None, Query(description=mode_help())] = None,
     return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
     section: Annotated[str | None, Query()] = None,
     characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
@@ -240,12 +247,9 @@ def arxiv(
         raise NotImplementedHere(unserved_detail(f"{source.strip()} search (source={source.strip()})"))
     if source and source.strip().lower() != "arxiv":
         raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
-    n = top_k if top_k is not None else size if size is not None else 10
-    if not 1 <= n <= 100:
-        raise BadRequest(f"top_k: must be between 1 and 100, got {n}")
-    if search_mode is not None and search_mode.strip().lower() not in _LEGACY_MODES:
-        raise BadRequest(f"search_mode: {search_mode!r} is not one of {', '.join(_LEGACY_MODES)}")
-    ranking = check_mode(mode) if mode else _LEGACY_MODES.get((search_mode or "hybrid").strip().lower())
+    n = top_k if top_k is not None else check_size(size) if size is not None else 10
+    legacy = check_mode(search_mode, "search_mode")
+    ranking = check_mode(mode, "mode") if mode else legacy
     warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
     filters = build_filters(
         categories=categories,

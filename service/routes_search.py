@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.config import Settings
-from openxiv.indexer.backend import SearchFilters
+from openxiv.indexer.backend import SearchFilters, mode_help
 from openxiv.service.core import (
     check_deadline,
     deadline_for,
@@ -33,13 +33,21 @@ from openxiv.service.models import (
     V1SearchRequest,
     V1SearchResponse,
 )
-from openxiv.service.params import build_filters, check_mode, check_queries, check_work
+from openxiv.service.params import (
+    TOP_K_MAX,
+    Offset,
+    TopK,
+    build_filters,
+    check_mode,
+    check_queries,
+    check_work,
+    clamp_top_k,
+)
 
-__all__ = ["ERRORS", "MAX_TOP_K", "json_response", "router", "search_deepxiv", "unsupported_filters"]
+__all__ = ["ERRORS", "json_response", "router", "search_deepxiv", "unsupported_filters"]
 
 router = APIRouter()
 
-MAX_TOP_K = 100
 UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
 """Filters the corpus has no data for -> what it lacks."""
 
@@ -127,7 +135,7 @@ SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's reque
 
 Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
 `categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
-`venue_year`, `mode`. `top_k` above 100 is clamped and empty strings in a batch are skipped (both
+`venue_year`, `mode`. `top_k` above the maximum (100) is clamped and empty strings in a batch are skipped (both
 said in `warnings`); `orgs` and `min_citation` are a 400 (the corpus has no affiliations or
 citation counts). At most 500 queries × filter values per request; a request that runs past the
 server's time budget is answered 503.
@@ -183,10 +191,7 @@ def post_search(body: SearchRequest, request: Request) -> Response:
     are said in ``warnings``. What cannot be repaired stays a 400."""
     settings = settings_of(request)
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
-    top_k = body.top_k
-    if top_k > MAX_TOP_K:
-        warnings.append(f"top_k: {top_k} is above the maximum; clamped to {MAX_TOP_K}")
-        top_k = MAX_TOP_K
+    top_k = clamp_top_k(body.top_k, warnings)
     queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
     filters = build_filters(
         categories=body.categories,
@@ -204,7 +209,7 @@ def post_search(body: SearchRequest, request: Request) -> Response:
         top_k=top_k,
         offset=body.offset,
         filters=filters,
-        mode=check_mode(body.mode),
+        mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
         batch=isinstance(body.query, list),
         warnings=warnings,
@@ -234,7 +239,7 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
     filters = build_filters(
         categories=body.categories, authors=body.authors, date_from=body.date_from, date_to=body.date_to
     )
-    mode = check_mode(body.mode)
+    mode = check_mode(body.mode, "mode")
     check_work([query], filters)
     holder = holder_of(request)
     with holder.acquire() as index:
@@ -276,15 +281,13 @@ def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
 def v1_search_get(
     request: Request,
     q: Annotated[str, Query(description="The query.")],
-    top_k: Annotated[int, Query(ge=1, le=100)] = 10,
-    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
+    offset: Annotated[Offset, Query()] = 0,
     category: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
     author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
     date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
     date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
-    mode: Annotated[
-        str | None, Query(description="hybrid (configured default), weighted, zscore, rrf, bm25, dense.")
-    ] = None,
+    mode: Annotated[str | None, Query(description=mode_help())] = None,
     contents: Annotated[bool, Query(description="Add evidence passages.")] = True,
 ) -> Response:
     """Same as `POST /v1/search`, with query parameters."""

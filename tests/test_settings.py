@@ -59,11 +59,18 @@ def test_typed_values_and_home_expansion() -> None:
         ("OPENXIV_SERVE_THREADS", "many", "expected int"),
         ("OPENXIV_SERVE_CONCURRENCY", "0", "expected int greater than or equal to 1"),
         ("OPENXIV_SERVE_CONCURRENCY", "lots", "expected int"),
+        ("OPENXIV_FUSION", "magic", r"unknown mode 'magic': expected one of bm25, .*"),
+        ("OPENXIV_FUSION", "hybrid", "the default ranking must be named .*"),
     ],
 )
 def test_a_bad_value_is_a_config_error_naming_the_variable(name: str, raw: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=f"^{name}='{raw}': {expected}$"):
         Settings.from_env({name: raw})
+
+
+def test_fusion_is_stored_in_the_engines_spelling() -> None:
+    assert Settings.from_env({"OPENXIV_FUSION": " ZScore "}).fusion == "zscore"
+    assert Settings.from_env({"OPENXIV_FUSION": "vector"}).fusion == "dense"
 
 
 def test_serve_concurrency_is_not_silently_replaced(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -161,3 +161,29 @@ def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Clien
     assert set(info["backend"]) == BACKEND_KEYS, sorted(set(info["backend"]) - BACKEND_KEYS)
     assert set(info["backend"]["ranking"]) == RANKING_KEYS
     assert info["backend"]["papers"] == info["manifest"]["counts"]["papers"]
+
+
+def test_mode_vocabulary_is_the_engines_on_every_route(client: httpx.Client) -> None:
+    """Every `mode` description names every engine mode, and the legacy `search_mode` takes them all."""
+    from openxiv.indexer.backend import MODES
+
+    spec = client.get("/openapi.json").json()
+    params = [
+        *spec["paths"]["/v1/search"]["get"]["parameters"],
+        *spec["paths"]["/arxiv/"]["get"]["parameters"],
+    ]
+    described = [p["description"] for p in params if p["name"] == "mode"]
+    described += [
+        spec["components"]["schemas"][m]["properties"]["mode"]["description"]
+        for m in ("SearchRequest", "V1SearchRequest")
+    ]
+    assert len(described) == 4
+    for text in described:
+        assert [m for m in MODES if m not in text] == [], text
+    base = {"type": "retrieve", "query": QUERY, "top_k": 5}
+    legacy = client.get("/arxiv/", params={**base, "search_mode": "bm25_papers"})
+    assert legacy.status_code == 200, legacy.text
+    assert ids(legacy.json()) == ids(client.get("/arxiv/", params={**base, "mode": "bm25_papers"}).json())
+    vector = client.post("/v1/search", json={"query": QUERY, "top_k": 5, "mode": "vector"}).json()
+    dense = client.post("/v1/search", json={"query": QUERY, "top_k": 5, "mode": "dense"}).json()
+    assert [h["arxiv_id"] for h in vector["hits"]] == [h["arxiv_id"] for h in dense["hits"]]
