@@ -131,7 +131,9 @@ class PaperHit:
     score: float
     """Fused score; higher is better. Comparable only within one result list."""
     passage_id: int | None = None
-    """Corpus passage that best matches the query for this paper (evidence), when there is one."""
+    """The paper's evidence passage: the winner of a passage side, else its best BM25 passage when
+    that holds a query term; ``None`` otherwise (then `openxiv.indexer.evidence` picks an abstract
+    sentence or the title)."""
     signals: dict[str, Any] = field(default_factory=dict)
     """Per-side diagnostics, e.g. ``{"bm25_rank": 3, "dense_rank": 12}``."""
 

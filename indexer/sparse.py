@@ -27,7 +27,7 @@ import numba
 import numpy as np
 import Stemmer
 
-__all__ = ["PassageHits", "PassageIndex", "SparseIndex", "top_k_rows"]
+__all__ = ["PassageHits", "PassageIndex", "SparseIndex", "analyze", "top_k_rows"]
 
 STOPWORDS = "en"
 _local = threading.local()
@@ -41,6 +41,15 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
     if language not in cache:
         cache[language] = Stemmer.Stemmer(language)
     return cache[language]
+
+
+def analyze(texts: Sequence[str], stemmer: str) -> list[list[str]]:
+    """The index's analyzer: each text as the terms BM25 sees (bm25s' regex words, lower-case,
+    `STOPWORDS` removed, stemmed in ``stemmer``'s language). Queries and evidence both use it."""
+    out = bm25s.tokenize(
+        list(texts), stopwords=STOPWORDS, stemmer=_stemmer(stemmer), return_ids=False, show_progress=False
+    )
+    return [list(words) for words in out]
 
 
 @numba.njit(nogil=True)
@@ -181,13 +190,7 @@ class SparseIndex:
     # --- querying ------------------------------------------------------------------------------
     def query_tokens(self, query: str) -> np.ndarray:
         """Vocabulary ids of the query's tokens (unknown words dropped; repeats kept, as bm25s does)."""
-        words = bm25s.tokenize(
-            query,
-            stopwords=STOPWORDS,
-            stemmer=_stemmer(self.stemmer_name),
-            return_ids=False,
-            show_progress=False,
-        )[0]
+        words = analyze([query], self.stemmer_name)[0]
         ids = [self.vocab[w] for w in words if w in self.vocab]
         return np.asarray(ids, dtype=np.int64)
 
@@ -298,8 +301,12 @@ class PassageIndex:
         return PassageHits(rows.astype(np.int64), scores, win_of_paper[rows], full, paper_scores)
 
     def best_passage(self, paper_row: int, passage_scores: np.ndarray) -> int | None:
-        """The paper's passage scoring highest for the query (its first passage if none matches)."""
+        """The paper's passage scoring highest for the query (first on ties); ``None`` when the paper
+        has no passage holding a query term, so a passage is never shown as evidence by position."""
         lo, hi = int(self.ptr[paper_row]), int(self.ptr[paper_row + 1])
         if hi <= lo:
             return None
-        return int(self.passage_ids[lo + int(np.argmax(passage_scores[lo:hi]))])
+        best = lo + int(np.argmax(passage_scores[lo:hi]))
+        if passage_scores[best] <= 0:
+            return None
+        return int(self.passage_ids[best])

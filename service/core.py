@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import PaperView, PassageView, SectionView
+from openxiv.indexer import evidence
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnknownMode, UnsupportedFilter
 from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.holder import IndexLike
 from openxiv.service.models import Author, Content, Evidence, Hit, QueryResult, V1Hit
-from openxiv.service.text import best_sentences, best_text, match_section, tldr
+from openxiv.service.text import match_section, sentence_with_context, split_sentences, tldr
 
 __all__ = [
     "Outcome",
@@ -151,30 +152,32 @@ def iso(paper: PaperView) -> str | None:
 
 # ------------------------------------------------------------------------------- search
 def _evidence(
-    index: IndexLike, paper: PaperView, hit: PaperHit, query: str, passages: dict[int, PassageView]
+    paper: PaperView, hit: PaperHit, query: str, passages: dict[int, PassageView], stemmer: str
 ) -> Evidence | None:
-    if hit.passage_id is not None:
-        p = passages.get(hit.passage_id)
-        if p is not None:
-            return Evidence(
-                text=p.text,
-                section=p.section_name,
-                passage_id=hit.passage_id,
-                source="passage",
-            )
-    if paper.abstract and paper.abstract.strip():
-        text = best_sentences(paper.abstract, query)
-        if text:
-            return Evidence(text=text, section="Abstract", passage_id=None, source="abstract")
-    if paper.has_fulltext:
-        full = index.store.passages(paper.arxiv_id)
-        best = best_text([p.text for p in full], query)
-        if best is not None:
-            p = full[best]
-            return Evidence(text=p.text, section=p.section_name, passage_id=p.passage_id, source="fulltext")
-    if paper.title:
-        return Evidence(text=paper.title, section="Title", passage_id=None, source="title")
-    return None
+    """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted."""
+    passage = passages.get(hit.passage_id) if hit.passage_id is not None else None
+    sentences = split_sentences(paper.abstract or "")
+    choice = evidence.choose(
+        query,
+        passage_id=passage.passage_id if passage is not None else None,
+        abstract_sentences=sentences,
+        title=paper.title,
+        stemmer=stemmer,
+    )
+    if choice is None:
+        return None
+    if choice.source == "passage" and passage is not None:
+        return Evidence(
+            text=passage.text, section=passage.section_name, passage_id=passage.passage_id, source="passage"
+        )
+    if choice.source == "abstract" and choice.sentence is not None:
+        return Evidence(
+            text=sentence_with_context(sentences, choice.sentence),
+            section="Abstract",
+            passage_id=None,
+            source="abstract",
+        )
+    return Evidence(text=paper.title or "", section="Title", passage_id=None, source="title")
 
 
 def run_search(
@@ -215,11 +218,12 @@ def run_search(
         if pids:
             passages = dict(index.store.get_passages(pids))
     hits: list[ResolvedHit] = []
+    stemmer = evidence.stemmer_of(index.manifest)
     for h in result.hits:
         paper = papers.get(h.arxiv_id)
         if paper is None:  # the backend and the store come from one snapshot: should not happen
             continue
-        ev = _evidence(index, paper, h, query, passages) if contents else None
+        ev = _evidence(paper, h, query, passages, stemmer) if contents else None
         lead = None if paper.abstract else index.store.lead_section(paper.arxiv_id)
         tl = paper_tldr(paper, [lead] if lead is not None else None)
         hits.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl))

@@ -254,8 +254,8 @@ class Evidence(BaseModel):
     section: str | None
     passage_id: int | None
     source: Literal["passage", "fulltext", "abstract", "title"] = Field(
-        description="passage: the ranker's best passage; fulltext: best passage by query terms; "
-        "abstract: best abstract sentence(s) by query terms; title: nothing else known."
+        description="passage: the ranker's best passage; abstract: best abstract sentence(s) by the "
+        "index's analyzed query terms; title: nothing else known; fulltext: no longer produced."
     )
 
 

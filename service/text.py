@@ -1,4 +1,4 @@
-"""Small text helpers for responses: sentence splitting, extractive tldr, evidence, section lookup.
+"""Small text helpers for responses: sentence splitting, extractive tldr, section lookup.
 
 Everything here is extractive and deterministic: nothing is generated, summarised by a model or
 invented. Definitions (also in ``docs/service.md``):
@@ -16,7 +16,9 @@ invented. Definitions (also in ``docs/service.md``):
   (``Department of ...``), no "preprint"/"submitted to"/"typeset"/"Keywords:" line, no note about
   the paper (``Contributed paper to ...``, ``To appear in ...``, ``Supported by ...``). No real sentence: no tldr.
 - **token_count**: words × 1.3 (rounded), an estimate of subword tokens; no tokenizer is run.
-- **query terms**: lower-cased alphanumeric words of the query minus English stop words.
+
+Which passage or sentence is a hit's evidence is decided by the indexer with the index's own
+analyzer (`openxiv.indexer.evidence`); `sentence_with_context` only shows the chosen sentence.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from functools import lru_cache
 
 __all__ = [
     "TLDR_MIN_CHARS",
-    "best_sentences",
     "clean_section_name",
     "is_boilerplate",
     "match_section",
-    "query_terms",
+    "sentence_with_context",
     "split_sentences",
     "tldr",
     "token_count",
@@ -47,15 +48,8 @@ _ABBREVIATION_WORDS = """e.g i.e et al etc cf vs fig figs eq eqs eqn sec secs re
 _ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)[.!?]?$")
-_WORD = re.compile(r"[a-z0-9]+")
 _SPACE = re.compile(r"\s+")
 _LEADING_NUMBER = re.compile(r"^\s*(?:[0-9]+(?:\.[0-9]+)*[.):]?|(?:[IVXLC]+|[A-Z])[.):])\s+(?=\S)")
-
-_STOPWORD_LIST = """a an and are as at be been but by can do does for from has have how i if in into is it its
-    of on or our over paper papers such that the their them then there these they this those to
-    using via was we were what when where which while who why will with within without you your
-    about also between both each more most other some than through under use used"""
-_STOPWORDS = frozenset(_STOPWORD_LIST.split())
 
 
 def _is_abbreviation(text_before: str) -> bool:
@@ -165,43 +159,13 @@ def token_count(text: str | None) -> int:
     return round(len(text.split()) * 1.3)
 
 
-def query_terms(query: str) -> frozenset[str]:
-    """Distinct lower-cased words of the query that are not stop words."""
-    return frozenset(w for w in _WORD.findall(query.lower()) if w not in _STOPWORDS)
-
-
-def _overlap(terms: frozenset[str], text: str) -> int:
-    return len(terms.intersection(_WORD.findall(text.lower())))
-
-
-def best_sentences(text: str, query: str, min_chars: int = TLDR_MIN_CHARS) -> str | None:
-    """The sentence of ``text`` sharing the most query terms (earliest on ties).
-
-    The next sentence is appended when the best one is shorter than ``min_chars``.
-    """
-    sentences = split_sentences(text)
-    if not sentences:
-        return None
-    terms = query_terms(query)
-    best = 0
-    if terms:
-        scores = [_overlap(terms, s) for s in sentences]
-        best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
-    out = sentences[best]
-    if len(out) < min_chars and best + 1 < len(sentences):
-        out = f"{out} {sentences[best + 1]}"
+def sentence_with_context(sentences: Sequence[str], i: int, min_chars: int = TLDR_MIN_CHARS) -> str:
+    """Sentence ``i``, with the next one appended when it is shorter than ``min_chars``, cut to a
+    readable length (how abstract evidence is shown; which sentence is the indexer's choice)."""
+    out = sentences[i]
+    if len(out) < min_chars and i + 1 < len(sentences):
+        out = f"{out} {sentences[i + 1]}"
     return _cut(out, 4 * TLDR_MAX_CHARS)
-
-
-def best_text(texts: Sequence[str], query: str) -> int | None:
-    """Index of the text sharing the most distinct query terms (earliest on ties); ``None`` if empty."""
-    if not texts:
-        return None
-    terms = query_terms(query)
-    if not terms:
-        return 0
-    scores = [_overlap(terms, t) for t in texts]
-    return max(range(len(texts)), key=lambda i: (scores[i], -i))
 
 
 def clean_section_name(name: str) -> str:

@@ -12,7 +12,6 @@ from openxiv.service.errors import BadRequest
 from openxiv.service.params import build_filters, check_mode, check_queries, parse_period, split_list
 from openxiv.service.text import (
     TLDR_MIN_CHARS,
-    best_sentences,
     clean_section_name,
     match_section,
     split_sentences,
@@ -61,16 +60,6 @@ def test_tldr_is_first_sentence_plus_second_when_short() -> None:
 def test_token_count_is_words_times_1_3() -> None:
     assert token_count("one two three four five six seven eight nine ten") == 13
     assert token_count(None) == 0
-
-
-def test_best_sentences_prefers_query_terms_then_earliest() -> None:
-    text = (
-        "Deep networks are hard to train and this sentence is long enough to stand on its own in a tldr. "
-        "Batch normalization reduces internal covariate shift in deep networks considerably. "
-        "Unrelated closing sentence about nothing in particular that is also rather long to read."
-    )
-    assert best_sentences(text, "internal covariate shift").startswith("Batch normalization")
-    assert best_sentences(text, "zzz unknown").startswith("Deep networks")
 
 
 def test_section_names_match_like_the_sdk_and_more() -> None:

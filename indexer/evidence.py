@@ -1,0 +1,76 @@
+"""Evidence: which text shows *why* a paper matched a query, decided with the index's own analyzer.
+
+The text beside a hit is chosen here, in the indexer, because the indexer owns the tokenizer the
+ranking used (`openxiv.indexer.sparse.analyze`: bm25s' regex words, lower-case, English stop words,
+the snapshot's PyStemmer language). In order:
+
+1. **passage**: the passage that won a passage side of the ranking (``PaperHit.passage_id``): the
+   best BM25 passage, the nearest passage vector, or, for a paper found by another side, its best
+   passage by BM25 when that score is above 0 (a paper none of whose passages holds a query term
+   gets no passage);
+2. **abstract**: the abstract sentence sharing the most distinct analyzed query terms (earliest on
+   ties; the first sentence when none shares a term);
+3. **title**: when the paper has neither.
+
+The service only fetches and formats the chosen text (sentence splitting and length are
+presentation, `openxiv.service.text`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from openxiv.indexer.sparse import analyze
+
+__all__ = ["Choice", "best_sentence", "choose", "stemmer_of"]
+
+DEFAULT_STEMMER = "english"
+
+
+@dataclass(frozen=True)
+class Choice:
+    source: Literal["passage", "abstract", "title"]
+    passage_id: int | None = None
+    """The corpus passage (``source == "passage"``)."""
+    sentence: int | None = None
+    """Position of the chosen sentence in the abstract's sentences (``source == "abstract"``)."""
+
+
+def stemmer_of(manifest: Mapping[str, Any]) -> str:
+    """The stemmer language the snapshot's BM25 indexes were built with (its manifest says)."""
+    bm25 = manifest.get("bm25") or {}
+    tokenizer = bm25.get("tokenizer") or {} if isinstance(bm25, Mapping) else {}
+    return str(tokenizer.get("stemmer") or DEFAULT_STEMMER)
+
+
+def best_sentence(query: str, sentences: Sequence[str], stemmer: str = DEFAULT_STEMMER) -> int | None:
+    """Position of the sentence sharing the most distinct analyzed query terms (earliest on ties)."""
+    if not sentences:
+        return None
+    analyzed = analyze([query, *sentences], stemmer)
+    terms = set(analyzed[0])
+    if not terms:
+        return 0
+    overlap = [len(terms.intersection(words)) for words in analyzed[1:]]
+    return max(range(len(sentences)), key=lambda i: (overlap[i], -i))
+
+
+def choose(
+    query: str,
+    *,
+    passage_id: int | None,
+    abstract_sentences: Sequence[str],
+    title: str | None,
+    stemmer: str = DEFAULT_STEMMER,
+) -> Choice | None:
+    """The evidence for one hit (see the module docstring); ``None`` when the paper has no text."""
+    if passage_id is not None:
+        return Choice("passage", passage_id=passage_id)
+    best = best_sentence(query, abstract_sentences, stemmer)
+    if best is not None:
+        return Choice("abstract", sentence=best)
+    if title:
+        return Choice("title")
+    return None
