@@ -16,6 +16,7 @@ the passage that won: that passage is the evidence shown to the agent.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import bm25s
 import numba
 import numpy as np
 import Stemmer
+from bm25s.tokenization import _infer_stopwords
 
 __all__ = ["PassageHits", "PassageIndex", "SparseIndex", "analyze", "top_k_rows"]
 
@@ -43,13 +45,18 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
     return cache[language]
 
 
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+"""bm25s' default ``token_pattern`` (words of two or more word characters)."""
+_STOPWORD_SET = frozenset(_infer_stopwords(STOPWORDS))
+
+
 def analyze(texts: Sequence[str], stemmer: str) -> list[list[str]]:
-    """The index's analyzer: each text as the terms BM25 sees (bm25s' regex words, lower-case,
-    `STOPWORDS` removed, stemmed in ``stemmer``'s language). Queries and evidence both use it."""
-    out = bm25s.tokenize(
-        list(texts), stopwords=STOPWORDS, stemmer=_stemmer(stemmer), return_ids=False, show_progress=False
-    )
-    return [list(words) for words in out]
+    """The index's analyzer: each text as the terms BM25 sees, exactly as ``bm25s.tokenize`` makes
+    them at build time (its regex words, lower-case, `STOPWORDS` removed, then stemmed in
+    ``stemmer``'s language; tested equal on real texts). Queries and evidence both use it; written
+    out because ``bm25s.tokenize`` costs ~0.5 ms a call in set-up, too much per search hit."""
+    stem = _stemmer(stemmer).stemWords
+    return [stem([w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORD_SET]) for text in texts]
 
 
 @numba.njit(nogil=True)

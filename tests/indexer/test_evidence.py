@@ -75,3 +75,19 @@ def test_every_passage_evidence_holds_a_query_term(sparse_index: Any) -> None:
             terms = set(analyze([query], "english")[0])
             for pid, p in store.get_passages(pids).items():
                 assert terms & set(analyze([p.text], "english")[0]), (query, mode, pid)
+
+
+def test_analyze_is_the_build_tokenizer(sparse_index: Any) -> None:
+    """`analyze` (written out for speed) gives exactly the terms `bm25s.tokenize` gives at build time."""
+    import bm25s
+    import Stemmer
+
+    from openxiv.indexer.sparse import STOPWORDS
+
+    texts = [f"{d.title}. {d.abstract}" for d in list(sparse_index.store.iter_index_docs())[::3]]
+    texts += ["", "the of and", "Über naïve 3D x y2 e.g. C++ state-of-the-art", "ΛCDM H₀ tension"]
+    built = bm25s.tokenize(
+        texts, stopwords=STOPWORDS, stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False
+    )
+    assert analyze(texts, "english") == [list(words) for words in built]
+    assert sparse_index.backend.bm25_papers.query_tokens("the of and").size == 0
