@@ -135,7 +135,7 @@ SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's reque
 
 Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
 `categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
-`venue_year`, `mode`. `top_k` above the maximum (100) is clamped and empty strings in a batch are skipped (both
+`venue_year`, `mode`. `top_k` above 100 is clamped and empty strings in a batch are skipped (both
 said in `warnings`); `orgs` and `min_citation` are a 400 (the corpus has no affiliations or
 citation counts). At most 500 queries × filter values per request; a request that runs past the
 server's time budget is answered 503.
