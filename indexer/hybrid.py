@@ -50,12 +50,13 @@ from openxiv.indexer.backend import (
     check_page,
     parse_mode,
 )
+from openxiv.indexer.backend import UnknownMode as UnsupportedMode  # kept for old imports
 from openxiv.indexer.fusion import Side, fuse, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
-__all__ = ["FAMILIES", "SIDES", "HybridBackend"]
+__all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
 
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a

@@ -44,10 +44,12 @@ from openxiv.service.params import (
     clamp_top_k,
 )
 
-__all__ = ["ERRORS", "json_response", "router", "search_deepxiv", "unsupported_filters"]
+__all__ = ["ERRORS", "MAX_TOP_K", "json_response", "router", "search_deepxiv", "unsupported_filters"]
 
 router = APIRouter()
 
+MAX_TOP_K = TOP_K_MAX
+"""Kept for old imports: the limit is `openxiv.service.params.TOP_K_MAX`."""
 UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
 """Filters the corpus has no data for -> what it lacks."""
 
