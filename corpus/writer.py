@@ -17,11 +17,10 @@ from datetime import date
 from sqlalchemy import Connection, Table, delete, func, select
 
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
-from openxiv.corpus.names import normalize_name
+from openxiv.corpus.normalize import normalize_name, normalize_title
 from openxiv.corpus.passages import chunk_sections
 from openxiv.corpus.records import PaperRecord
 from openxiv.corpus.schema import Paper, PaperAuthor, PaperCategory, PaperSource, Passage, Section
-from openxiv.corpus.titles import normalize_title
 
 __all__ = ["BatchCounts", "write_batch"]
 

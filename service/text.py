@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from openxiv.corpus.normalize import heading_key
+
 __all__ = [
     "TLDR_MIN_CHARS",
     "best_sentences",
@@ -49,7 +51,6 @@ _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)[.!?]?$")
 _WORD = re.compile(r"[a-z0-9]+")
 _SPACE = re.compile(r"\s+")
-_LEADING_NUMBER = re.compile(r"^\s*(?:[0-9]+(?:\.[0-9]+)*[.):]?|(?:[IVXLC]+|[A-Z])[.):])\s+(?=\S)")
 
 _STOPWORD_LIST = """a an and are as at be been but by can do does for from has have how i if in into is it its
     of on or our over paper papers such that the their them then there these they this those to
@@ -205,10 +206,8 @@ def best_text(texts: Sequence[str], query: str) -> int | None:
 
 
 def clean_section_name(name: str) -> str:
-    """Lower-case, white space normalised, leading numbering (``3.2``, ``IV.``, ``A``) removed."""
-    name = _SPACE.sub(" ", name).strip()
-    name = _LEADING_NUMBER.sub("", name, count=1)
-    return name.lower().strip()
+    """Lower-case, white space normalised, leading numbering (``3.2``, ``IV.``, ``A.``) removed."""
+    return heading_key(name, strip_number=True)
 
 
 def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None] = ()) -> int | None:
@@ -218,10 +217,10 @@ def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None
     printed; the names with leading numbering stripped on both sides; the stripped query as a
     substring of a stripped name (first in reading order); a bare integer as the 0-based index.
     """
-    q = _SPACE.sub(" ", query).strip().lower()
+    q = heading_key(query)
     if not q:
         return None
-    lowered = [_SPACE.sub(" ", n).strip().lower() for n in names]
+    lowered = [heading_key(n) for n in names]
     if q in lowered:
         return lowered.index(q)
     nums = list(numbers) + [None] * (len(names) - len(numbers))
