@@ -220,7 +220,7 @@ def write_batch(
 
 
 def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: list[tuple[object, ...]]) -> None:
-    """``executemany`` straight on the driver: SQLAlchemy's per-row processing costs 3x more here."""
+    """``executemany`` straight on the driver: SQLAlchemy's per-row processing costs more (docs/corpus.md, «Speed»)."""
     if rows:
         sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         conn.exec_driver_sql(sql, rows)
