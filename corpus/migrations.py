@@ -33,6 +33,7 @@ __all__ = [
     "DATA_MIGRATIONS",
     "DATA_VERSION",
     "add_missing_columns",
+    "create_or_migrate",
     "data_version",
     "legacy_title_norm",
     "migrate_data",
@@ -114,6 +115,20 @@ def add_missing_columns(engine: Engine, metadata: MetaData) -> list[str]:
             elif fill is not None:
                 fill(conn)
     return [f"{c.table.name}.{c.name}" for c in missing]
+
+
+def create_or_migrate(engine: Engine, metadata: MetaData) -> list[str]:
+    """Create the tables of a new database at `DATA_VERSION`, or bring an older one up to date.
+
+    Returns what was migrated: ``table.column`` of each column added, ``data.<n>`` of each data step.
+    """
+    new = not inspect(engine).get_table_names()
+    metadata.create_all(engine)
+    if new:
+        with engine.begin() as conn:
+            set_data_version(conn)
+        return []
+    return add_missing_columns(engine, metadata) + migrate_data(engine)
 
 
 def _refold_norms(conn: Connection) -> None:

@@ -19,19 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Select, create_engine, event, func, insert, inspect, select
+from sqlalchemy import Engine, Select, create_engine, event, func, insert, select
 from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
-from openxiv.corpus.migrations import (
-    add_missing_columns,
-    data_version,
-    legacy_title_norm,
-    migrate_data,
-    missing_columns,
-    set_data_version,
-)
+from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
 from openxiv.corpus.normalize import normalize_title
 from openxiv.corpus.records import (
     IndexDoc,
@@ -94,12 +87,7 @@ class Store:
             self.engine = create_engine(f"sqlite:///{self.path}")
         event.listen(self.engine, "connect", _set_pragmas(_readonly))
         if not _readonly:
-            created = not inspect(self.engine).has_table(P.name)
-            Base.metadata.create_all(self.engine)
-            if created:
-                with self.engine.begin() as conn:
-                    set_data_version(conn)
-            self.migrated = add_missing_columns(self.engine, Base.metadata) + migrate_data(self.engine)
+            self.migrated = create_or_migrate(self.engine, Base.metadata)
             """``table.column`` of each column, ``data.<n>`` of each data step this open applied to an older database."""
             missing: set[str] = set()
             self._legacy_titles = False
@@ -109,7 +97,7 @@ class Store:
                 c.name for c in missing_columns(self.engine, Base.metadata) if c.table.name == "papers"
             }
             with self.engine.connect() as conn:
-                self._legacy_titles = data_version(conn) < 1
+                self._legacy_titles = data_version(conn) < 1  # data.1 refolded title_norm
                 """An older database opened read-only: its ``title_norm`` follows `legacy_title_norm`."""
         # an older database opened read-only: leave the columns it lacks out of paper queries
         self._paper_columns = [c for c in P.c if c.name not in missing]
