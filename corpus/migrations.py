@@ -8,17 +8,38 @@ connection when the value is computed in Python). A new column needs nothing her
 rows need more than its server default: then add one `BACKFILL` entry. A database opened read-only
 is not migrated: `missing_columns` tells the store which columns to leave out of its queries.
 
+Values computed in Python can change rule without a new column: the title and name folds did
+(`openxiv.corpus.normalize`). ``PRAGMA user_version`` records the `DATA_VERSION` whose rules the
+stored values follow; `migrate_data` runs each newer `DATA_MIGRATIONS` step once, in order, and a
+database the store creates starts at `DATA_VERSION`. A read-only store does not migrate; it asks
+`data_version` and matches old ``title_norm`` values with `legacy_title_norm`.
+
 Only additive changes are handled this way; anything else needs a `SCHEMA_VERSION` bump.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Callable
 
 from sqlalchemy import Column, Connection, Engine, MetaData, inspect, select
 
-__all__ = ["BACKFILL", "add_missing_columns", "missing_columns"]
+from openxiv.corpus.normalize import normalize_name, normalize_title
+
+__all__ = [
+    "BACKFILL",
+    "DATA_MIGRATIONS",
+    "DATA_VERSION",
+    "add_missing_columns",
+    "create_or_migrate",
+    "data_version",
+    "legacy_title_norm",
+    "migrate_data",
+    "missing_columns",
+    "set_data_version",
+]
 
 
 def _backfill_date_precision(conn: Connection) -> None:
@@ -94,3 +115,70 @@ def add_missing_columns(engine: Engine, metadata: MetaData) -> list[str]:
             elif fill is not None:
                 fill(conn)
     return [f"{c.table.name}.{c.name}" for c in missing]
+
+
+def create_or_migrate(engine: Engine, metadata: MetaData) -> list[str]:
+    """Create the tables of a new database at `DATA_VERSION`, or bring an older one up to date.
+
+    Returns what was migrated: ``table.column`` of each column added, ``data.<n>`` of each data step.
+    """
+    new = not inspect(engine).get_table_names()
+    metadata.create_all(engine)
+    if new:
+        with engine.begin() as conn:
+            set_data_version(conn)
+        return []
+    return add_missing_columns(engine, metadata) + migrate_data(engine)
+
+
+def _refold_norms(conn: Connection) -> None:
+    """``title_norm`` and ``name_norm`` recomputed with the one fold (anyascii transliteration)."""
+    titles = conn.exec_driver_sql("SELECT id, title, title_norm FROM papers").all()
+    title_rows = [(new, pid) for pid, title, old in titles if (new := normalize_title(title) or None) != old]
+    if title_rows:
+        conn.exec_driver_sql("UPDATE papers SET title_norm = ? WHERE id = ?", title_rows)
+    names = conn.exec_driver_sql("SELECT paper_id, position, name, name_norm FROM paper_authors").all()
+    name_rows = [(new, pid, pos) for pid, pos, name, old in names if (new := normalize_name(name)) != old]
+    if name_rows:
+        sql = "UPDATE paper_authors SET name_norm = ? WHERE paper_id = ? AND position = ?"
+        conn.exec_driver_sql(sql, name_rows)
+
+
+DATA_MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _refold_norms,
+}
+"""``version -> step`` that brings stored values from the rules of ``version - 1`` to those of ``version``."""
+
+DATA_VERSION = max(DATA_MIGRATIONS)
+"""The rules the current code computes stored values with (``PRAGMA user_version`` of a current database)."""
+
+
+def data_version(conn: Connection) -> int:
+    """``PRAGMA user_version``: 0 for a database written before values were versioned."""
+    return int(conn.exec_driver_sql("PRAGMA user_version").scalar_one())
+
+
+def set_data_version(conn: Connection, version: int = DATA_VERSION) -> None:
+    conn.exec_driver_sql(f"PRAGMA user_version = {int(version)}")
+
+
+def migrate_data(engine: Engine) -> list[str]:
+    """Run every data migration newer than the database's version; returns ``data.<version>`` for each."""
+    done: list[str] = []
+    with engine.begin() as conn:
+        current = data_version(conn)
+        for version in sorted(v for v in DATA_MIGRATIONS if v > current):
+            DATA_MIGRATIONS[version](conn)
+            set_data_version(conn, version)
+            done.append(f"data.{version}")
+    return done
+
+
+_LEGACY_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def legacy_title_norm(title: str) -> str:
+    """``title_norm`` as data version 0 stored it (NFKD marks dropped, lower, ``[\\W_]+`` to space)."""
+    if not title.isascii():
+        title = "".join(c for c in unicodedata.normalize("NFKD", title) if not unicodedata.combining(c))
+    return _LEGACY_NON_WORD.sub(" ", title.lower()).strip()

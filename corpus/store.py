@@ -24,7 +24,8 @@ from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
-from openxiv.corpus.migrations import add_missing_columns, missing_columns
+from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
+from openxiv.corpus.normalize import normalize_title
 from openxiv.corpus.records import (
     IndexDoc,
     PaperRecord,
@@ -36,7 +37,6 @@ from openxiv.corpus.records import (
 )
 from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
 from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
-from openxiv.corpus.titles import normalize_title
 from openxiv.corpus.writer import PAS, SEC, BatchCounts, P, write_batch
 
 __all__ = ["IngestSummary", "Store"]
@@ -87,15 +87,18 @@ class Store:
             self.engine = create_engine(f"sqlite:///{self.path}")
         event.listen(self.engine, "connect", _set_pragmas(_readonly))
         if not _readonly:
-            Base.metadata.create_all(self.engine)
-            self.migrated = add_missing_columns(self.engine, Base.metadata)
-            """``table.column`` of each column this open added to an older database."""
+            self.migrated = create_or_migrate(self.engine, Base.metadata)
+            """``table.column`` of each column, ``data.<n>`` of each data step this open applied to an older database."""
             missing: set[str] = set()
+            self._legacy_titles = False
         else:
             self.migrated = []
             missing = {
                 c.name for c in missing_columns(self.engine, Base.metadata) if c.table.name == "papers"
             }
+            with self.engine.connect() as conn:
+                self._legacy_titles = data_version(conn) < 1  # data.1 refolded title_norm
+                """An older database opened read-only: its ``title_norm`` follows `legacy_title_norm`."""
         # an older database opened read-only: leave the columns it lacks out of paper queries
         self._paper_columns = [c for c in P.c if c.name not in missing]
 
@@ -375,7 +378,8 @@ class Store:
         norm = normalize_title(title)
         if not norm:
             return []
-        q = select(P.c.arxiv_id).where(P.c.title_norm == norm).order_by(P.c.arxiv_id)
+        keys = {norm, legacy_title_norm(title)} if self._legacy_titles else {norm}
+        q = select(P.c.arxiv_id).where(P.c.title_norm.in_(keys)).order_by(P.c.arxiv_id)
         with self.engine.connect() as conn:
             return list(conn.execute(q).scalars())
 

@@ -17,11 +17,10 @@ from datetime import date
 from sqlalchemy import Connection, Table, delete, func, select
 
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
-from openxiv.corpus.names import normalize_name
+from openxiv.corpus.normalize import normalize_name, normalize_title
 from openxiv.corpus.passages import chunk_sections
 from openxiv.corpus.records import PaperRecord
 from openxiv.corpus.schema import Paper, PaperAuthor, PaperCategory, PaperSource, Passage, Section
-from openxiv.corpus.titles import normalize_title
 
 __all__ = ["BatchCounts", "write_batch"]
 
@@ -221,7 +220,7 @@ def write_batch(
 
 
 def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: list[tuple[object, ...]]) -> None:
-    """``executemany`` straight on the driver: SQLAlchemy's per-row processing costs 3x more here."""
+    """``executemany`` straight on the driver: SQLAlchemy's per-row processing costs more (docs/corpus.md, «Speed»)."""
     if rows:
         sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         conn.exec_driver_sql(sql, rows)

@@ -88,13 +88,11 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
 @click.option("--skip-build", is_flag=True, help="Reuse the existing corpus and index in --data.")
 def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
     """Ingest ../shared, index it, serve it, run the baseline agent and write its evaluation report."""
-    from openxiv.corpus.config import shared_dir
+    from openxiv.evaluator.shared import SharedData
 
-    shared = (shared or shared_dir()).resolve()
-    if not (shared / "data").is_dir():
-        raise click.ClickException(
-            f"no shared data at {shared}: put the data folder beside the checkout or set OPENXIV_SHARED"
-        )
+    layout = SharedData(shared.resolve()) if shared else SharedData.default()
+    if not layout.available:
+        raise click.ClickException(layout.missing_message())
     data_dir = data_dir.resolve()
     out = data_dir / "demo"
     out.mkdir(parents=True, exist_ok=True)
@@ -102,7 +100,7 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", OPENXIV_DATA_DIR=str(data_dir))
 
     if not skip_build:
-        inputs = [shared / "data" / sub for sub in ("corpus", "fulltext", "pdfs")]
+        inputs = layout.ingest_inputs
         _step(
             "ingest the shared corpus",
             _openxiv(
@@ -133,7 +131,7 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
                     "agent",
                     "wide-set",
                     "--queries",
-                    str(shared / "gold" / name),
+                    str(layout.gold(name)),
                     "--db",
                     str(db),
                     "--out",

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from openxiv.corpus.titles import normalize_title
+from openxiv.corpus.normalize import normalize_title
 
 __all__ = ["ExactSimilarity", "LabelSimilarity", "MiniLMSimilarity", "default_similarity", "get_similarity"]
 

@@ -140,7 +140,7 @@ class Matcher:
         if self.store is None:
             return None
         if title not in self._title_cache:
-            norm = _titles_module().normalize_title(title)
+            norm = _titles_module().title_key(title)
             ids = self.store.find_by_title(norm) if norm else []
             self._title_cache[title] = ids[0] if ids else None
         return self._title_cache[title]
@@ -195,7 +195,7 @@ class Matcher:
         c = self.resolve_title(title)
         if c:
             return PredEntry(f"id:{c}", "id", title, title, via="title")
-        norm = _titles_module().normalize_title(title)
+        norm = _titles_module().title_key(title)
         if not norm:
             return None
         return PredEntry(f"title:{norm}", "title", title, title, via="title")

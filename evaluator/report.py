@@ -149,7 +149,7 @@ def _clean(obj: Any) -> Any:
 
 
 def write_json(report: EvalReport, path: str | Path, indent: int | None = None) -> None:
-    """Write ``report.to_dict()``; indented up to 2,000 items, compact beyond (json's C encoder is ~5x faster)."""
+    """Write ``report.to_dict()``; indented up to 2,000 items, compact beyond (json's C encoder is faster: docs/evaluator.md, «Speed»)."""
     if indent is None and len(report.per_item) <= 2000:
         indent = 2
     Path(path).write_text(

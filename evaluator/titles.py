@@ -4,11 +4,12 @@ Used wherever the evaluator has to match papers by title: TaxoBench (gold papers
 strings), the title fallback of AutoResearchBench/simple submissions, and the Dr.Mi-Bench
 compatibility mode (20-character prefix keys).
 
-Normalisation reuses the corpus package's :func:`openxiv.corpus.titles.normalize_title` (lowercase,
-accents folded, punctuation to space, whitespace collapsed) so that ``Store.find_by_title`` and the
-evaluator agree; on top of it we strip the noise that search-engine and agent outputs add around a
-title: a leading ``[PDF]``/``[HTML]``/``[CITATION]`` tag, a trailing ``- arXiv``/``| arXiv.org`` and a
-trailing ellipsis (``...`` or ``…``).
+The comparison form of a title (`title_key`) is :func:`strip_title_noise` followed by the one
+fold of :mod:`openxiv.corpus.normalize` (transliterated to ASCII, casefolded, punctuation to space,
+whitespace collapsed), the same fold that ``Store.find_by_title`` uses, so the store and the
+evaluator agree. The noise is what search-engine and agent outputs add around a title: a leading
+``[PDF]``/``[HTML]``/``[CITATION]`` tag, a trailing ``- arXiv``/``| arXiv.org`` and a trailing
+ellipsis (``...`` or ``…``).
 
 Alignment rule (TaxoBench paper, appendix A.5), on normalised titles ``g`` and ``p``:
 
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from openxiv.corpus.titles import normalize_title as _normalize_core
+from openxiv.corpus.normalize import fold
 
 __all__ = [
     "DEFAULT_MIN_LENGTH",
@@ -39,6 +40,8 @@ __all__ = [
     "align_titles",
     "drmi_key",
     "normalize_title",
+    "strip_title_noise",
+    "title_key",
     "title_similarity",
 ]
 
@@ -52,7 +55,8 @@ _TRAIL_NOISE = re.compile(
 )
 
 
-def _strip_noise(title: str) -> str:
+def strip_title_noise(title: str) -> str:
+    """``"[PDF] BERT: ... - arXiv"`` -> ``"BERT: ..."``: the tags and tails search results add to a title."""
     text = title.strip()
     while True:
         before = text
@@ -66,19 +70,23 @@ def _strip_noise(title: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _normalize_cached(title: str) -> str:
-    return _normalize_core(_strip_noise(title))
+def _key_cached(title: str) -> str:
+    return fold(strip_title_noise(title))
 
 
-def normalize_title(title: str | None) -> str:
-    """Normalised comparison form of a title; ``""`` for ``None``/empty (cached per process).
+def title_key(title: str | None) -> str:
+    """Comparison form of a title, noise stripped then folded; ``""`` for ``None``/empty (cached per process).
 
     ``"[PDF] BERT: Pre-training of Deep Bidirectional Transformers - arXiv"`` ->
     ``"bert pre training of deep bidirectional transformers"``.
     """
     if not title:
         return ""
-    return _normalize_cached(title)
+    return _key_cached(title)
+
+
+normalize_title = title_key
+"""Old name of `title_key` (tests and older callers import it)."""
 
 
 def _ratio(a: str, b: str) -> float:
@@ -87,7 +95,7 @@ def _ratio(a: str, b: str) -> float:
 
 def title_similarity(a: str | None, b: str | None) -> float:
     """``difflib.SequenceMatcher(None, norm(a), norm(b)).ratio()`` in [0, 1]; 1 if equal, 0 if either is empty."""
-    na, nb = normalize_title(a), normalize_title(b)
+    na, nb = title_key(a), title_key(b)
     if not na or not nb:
         return 0.0
     if na == nb:
@@ -134,8 +142,8 @@ def align_titles(
     Duplicated predictions are separate entries: only one of them can align, the rest stay
     unaligned (and count against precision). The result is sorted by gold index.
     """
-    norm_gold = [normalize_title(t) for t in gold]
-    norm_pred = [normalize_title(t) for t in pred]
+    norm_gold = [title_key(t) for t in gold]
+    norm_pred = [title_key(t) for t in pred]
     by_text: dict[str, list[int]] = defaultdict(list)
     for j, p in enumerate(norm_pred):
         if p:
@@ -170,7 +178,7 @@ def align_titles(
 
 def drmi_key(title: str | None) -> str:
     """Dr.Mi-Bench compatibility key: the first 20 characters of the normalised title."""
-    return normalize_title(title)[:DRMI_PREFIX]
+    return title_key(title)[:DRMI_PREFIX]
 
 
 def align_drmi(gold: Sequence[str], pred: Sequence[str]) -> list[tuple[int, int, float]]:

@@ -3,9 +3,8 @@
 Row ``i`` of the index is document ``i`` of the snapshot's document list (the caller keeps that
 mapping). Below ``ann_threshold`` vectors the index is exact: every stored vector is scored, as
 float16 (``IndexScalarQuantizer`` QT_fp16, the default ``storage``) or float32 (``IndexFlatIP``).
-Exact search reads every vector, so half the bytes is faster: 5.5 / 4.4 against 7.3 / 6.7 ms of CPU
-per k = 1000 query over 74,728 real vectors in two runs, Recall@1000 0.9999 against float32
-(``scripts/bench_ann.py``, BENCHMARKS.md). Above the threshold, HNSW
+Exact search reads every vector, so half the bytes is faster at the same recall (docs/embeddings.md,
+«Dense index»; BENCHMARKS.md, «Dense ANN vs exact (FAISS)»). Above the threshold, HNSW
 (``IndexHNSWFlat`` with ``METRIC_INNER_PRODUCT``), whose recall against exact search is measured by
 ``scripts/bench_ann.py``. Results are deterministic: best score first, ties broken by lower row id.
 Filters (``allowed``) apply before the top-k is cut, so a query asking for k hits gets k hits
@@ -38,8 +37,8 @@ CORES = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") 
 """FAISS threads for building (`use_all_cores`); importing this module leaves FAISS's setting alone,
 so ``openxiv serve``'s one thread (``OMP_NUM_THREADS``) holds."""
 # Up to this many queries per call run on one OpenMP thread: a single query split over threads
-# spends most of its CPU time in barriers (measured 52 ms CPU per 74k x 384 query on 2 threads
-# against 14 ms on one), and a service answers concurrent requests on separate threads anyway.
+# spends most of its CPU time in barriers (docs/service.md, «Concurrency and tuning»), and a service
+# answers concurrent requests on separate threads anyway.
 SINGLE_THREAD_MAX_QUERIES = 4
 
 
@@ -173,8 +172,8 @@ class DenseIndex:
             elif self.kind == "hnsw" and n_allowed <= EXACT_SUBSET_MAX:
                 # a graph walk over few allowed rows is slow and can come back short; an exact index
                 # scans every code anyway and skips the others itself (IDSelectorBitmap), which is
-                # cheaper than gathering the allowed vectors: 2.7-3.2 against 36.6 ms at 10% allowed with
-                # float16 storage, where gathering means decoding (scripts/bench_ann.py)
+                # cheaper than gathering the allowed vectors with float16 storage, where gathering means
+                # decoding (docs/embeddings.md, «Dense index»)
                 return self._subset_exact(q, k, np.flatnonzero(allowed), scores, ids)
         want = min(k, n if allowed is None else int(allowed.sum()))
         s, i = self._faiss_search(q, want, allowed)

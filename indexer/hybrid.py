@@ -61,10 +61,8 @@ __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
 separate full-text collection have their own IDFs and can outscore abstracts on topic queries.
-Measured on the whole shared corpus (BM25 family alone; topic R@100 / known-item exact S@10 /
-keywords S@10): 1.0 -> 0.230/1.000/0.993, 0.9 -> 0.247/0.997/0.987, 0.8 -> 0.265/0.997/0.977,
-0.7 -> 0.281/0.987/0.933, 0.5 -> 0.295/0.873/0.603. 0.8 is the lowest value that keeps both
-known-item targets (>= 0.98 / >= 0.95)."""
+0.8 is the lowest value that keeps both known-item targets on the dev sets (the sweep:
+docs/indexing.md, «Ranking»)."""
 PASSAGE_OVERFETCH = 4
 """Dense passage hits fetched per wanted paper (several passages of one paper collapse to one)."""
 

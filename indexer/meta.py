@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openxiv.corpus.names import normalize_name
+from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.records import IndexDoc
 from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
 from openxiv.indexer.postings import AuthorMatcher, TokenIndex, Venues, gather

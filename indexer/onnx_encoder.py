@@ -13,11 +13,11 @@ Why static: dynamic quantisation computed one activation scale per batch tensor,
 depended on its batch-mates and a rebuild with another embedding-cache history ranked differently
 (issue 8). With fixed scales and every text padded to ``max_tokens`` a row's arithmetic is the same
 in any batch (integer GEMMs are exact; the float ops are per row), so a vector depends only on its
-text and the model: bit-identical across batch sizes, orders and cache states. Measured choices
-(32 tokens, 1,000 cs abstracts, cosine to torch; see docs/embeddings.md): dynamic per batch 0.992
-and not reproducible; dynamic per text 0.9925 at 0.56x the speed; float32 or weight-only int8 exact
-but 0.55-0.6x; static int8 on every MatMul 0.934 (the FFN down-projection's GELU outliers clip), so
-those six MatMuls stay float: 0.991, ~0.9x the speed of dynamic.
+text and the model: bit-identical across batch sizes, orders and cache states. Of the options
+measured (docs/embeddings.md, «Reproducible vectors»), dynamic per batch is not reproducible, dynamic
+per text, float32 and weight-only int8 are reproducible but slow, and static int8 on every MatMul
+loses closeness to torch (the FFN down-projection's GELU outliers clip), so those six MatMuls stay
+float.
 """
 
 from __future__ import annotations

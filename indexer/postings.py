@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openxiv.corpus.names import fold_text
+from openxiv.corpus.normalize import fold
 
 __all__ = ["AuthorMatcher", "TokenIndex", "VenueMatcher", "Venues", "csr", "gather", "venue_years"]
 
@@ -139,7 +139,7 @@ class AuthorMatcher:
     tokens: TokenIndex
 
     def keys(self, query: str) -> np.ndarray:
-        words = fold_text(query).split()
+        words = fold(query).split()
         if not words:
             return _EMPTY
         several = len(set(words)) > 1
@@ -162,7 +162,7 @@ class VenueMatcher:
     tokens: TokenIndex
 
     def keys(self, venue: str) -> np.ndarray:
-        words = fold_text(venue).split()
+        words = fold(venue).split()
         if not words:
             return _EMPTY
         candidates = _intersect(sorted((self.tokens.exact(w) for w in set(words)), key=len))
@@ -208,7 +208,7 @@ class Venues:
         index: dict[str, int] = {}
         per_row = []
         for ref in journal_refs:
-            folded = fold_text(ref or "")
+            folded = fold(ref or "")
             per_row.append([index.setdefault(folded, len(index))] if folded else [])
         ptr, rows = csr(per_row, len(index))
         year_lists = [venue_years(ref) for ref in journal_refs]

@@ -32,19 +32,19 @@ import Stemmer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 
-from openxiv.corpus.config import shared_dir
+from openxiv.evaluator.shared import SharedData
 
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 STOP = set(bm25s.stopwords.STOPWORDS_EN)
 WORD = re.compile(r"(?u)\b\w\w+\b")
 
 
-def load_docs(shared: Path) -> tuple[list[str], list[str], int]:
+def load_docs(shared: SharedData) -> tuple[list[str], list[str], int]:
     ids: list[str] = []
     texts: list[str] = []
     seen: set[str] = set()
     lines = 0
-    for path in sorted((shared / "data" / "corpus").glob("*.jsonl.gz")):
+    for path in sorted(shared.corpus.glob("*.jsonl.gz")):
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             for line in fh:
                 lines += 1
@@ -57,10 +57,10 @@ def load_docs(shared: Path) -> tuple[list[str], list[str], int]:
     return ids, texts, lines
 
 
-def load_queries(shared: Path) -> list[tuple[str, set[str]]]:
+def load_queries(shared: SharedData) -> list[tuple[str, set[str]]]:
     out = []
     for name in GOLD:
-        with open(shared / "gold" / name, encoding="utf-8") as fh:
+        with open(shared.gold(name), encoding="utf-8") as fh:
             for line in fh:
                 q = json.loads(line)
                 out.append((q["query"], set(q["relevant"])))
@@ -157,9 +157,9 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print only, leave BENCHMARKS.md alone")
     args = ap.parse_args()
 
-    shared = shared_dir()
-    if not (shared / "data" / "corpus").is_dir():
-        sys.exit(f"shared data not found at {shared} (set OPENXIV_SHARED)")
+    shared = SharedData.default()
+    if not shared.corpus.is_dir():
+        sys.exit(shared.missing_message())
     ids, texts, lines = load_docs(shared)
     queries = load_queries(shared)
     stemmer = Stemmer.Stemmer("english")

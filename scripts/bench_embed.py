@@ -33,12 +33,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import BENCH_DIR, write_section
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.dense import DenseIndex
 from openxiv.indexer.embcache import EmbeddingCache, cache_keys, encode_cached
 from openxiv.indexer.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
 
-LISTINGS = ("listing-cs-2503-2606.jsonl.gz", "listing-astro-2504-2606.jsonl.gz")
 ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 OPTIONS = {
@@ -53,7 +53,7 @@ def cs_papers() -> tuple[list[str], list[str]]:
     ids: list[str] = []
     texts: list[str] = []
     seen: set[str] = set()
-    with gzip.open(shared_dir() / "data" / "corpus" / LISTINGS[0], "rt", encoding="utf-8") as fh:
+    with gzip.open(SharedData.default().listing("cs"), "rt", encoding="utf-8") as fh:
         for line in fh:
             obj = json.loads(line)
             if obj["id"] in seen:
@@ -140,7 +140,7 @@ def render_speed(rows: list, args: argparse.Namespace) -> None:
 def load_gold() -> list[dict]:
     out = []
     for name in GOLD:
-        with (shared_dir() / "gold" / name).open(encoding="utf-8") as fh:
+        with SharedData.default().gold(name).open(encoding="utf-8") as fh:
             out += [json.loads(line) for line in fh if line.strip()]
     return out
 

@@ -28,7 +28,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
+from openxiv.evaluator.shared import SharedData
 
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense_passages", "dense", "rrf", "weighted")
 
@@ -57,11 +58,11 @@ class PeakRSS:
         self.peak = max(self.peak, self.proc.memory_info().rss)
 
 
-def ingest_all(shared: Path, db: Path) -> dict[str, Any]:
+def ingest_all(shared: SharedData, db: Path) -> dict[str, Any]:
     from openxiv.corpus.readers import read_path
     from openxiv.corpus.store import Store
 
-    inputs = [shared / "data" / "corpus", shared / "data" / "fulltext", shared / "data" / "pdfs"]
+    inputs = shared.ingest_inputs
 
     def items() -> Iterator[Any]:
         for p in inputs:
@@ -72,20 +73,20 @@ def ingest_all(shared: Path, db: Path) -> dict[str, Any]:
         return {"summary": summary.as_dict(), "stats": store.stats()}
 
 
-def load_queries(shared: Path) -> tuple[list[tuple[str, set[str]]], list[tuple[str, str, set[str]]]]:
+def load_queries(shared: SharedData) -> tuple[list[tuple[str, set[str]]], list[tuple[str, str, set[str]]]]:
     topics = []
-    for name in ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl"):
-        for line in (shared / "gold" / name).read_text(encoding="utf-8").splitlines():
+    for name in SharedData.TOPIC_SETS:
+        for line in shared.gold(name).read_text(encoding="utf-8").splitlines():
             q = json.loads(line)
             topics.append((q["query"], set(q["relevant"])))
     known = []
-    for line in (shared / "gold" / "fulltext_known_item_dev.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in shared.gold(shared.KNOWN_ITEM).read_text(encoding="utf-8").splitlines():
         q = json.loads(line)
         known.append((q["kind"], q["query"], set(q["relevant"])))
     return topics, known
 
 
-def bench_queries(backend: Any, shared: Path, known_n: int) -> list[dict[str, Any]]:
+def bench_queries(backend: Any, shared: SharedData, known_n: int) -> list[dict[str, Any]]:
     topics, known = load_queries(shared)
     known = known[:known_n]
     out = []
@@ -149,7 +150,7 @@ def main() -> None:
     from openxiv.indexer.build import build_index_report
     from openxiv.indexer.snapshot import open_index
 
-    shared = shared_dir()
+    shared = SharedData.default()
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     settings = Settings.from_env().replace(

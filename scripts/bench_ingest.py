@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench_md import write_section
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
+from openxiv.evaluator.shared import SharedData
 
 COMMAND = ".venv/bin/python scripts/bench_ingest.py"
 
@@ -71,10 +72,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
-    data = shared_dir() / "data"
-    if not data.is_dir():
-        sys.exit(f"shared data not found at {data} (set OPENXIV_SHARED)")
-    corpus, fulltext = data / "corpus", data / "fulltext"
+    shared = SharedData.default()
+    if not shared.available:
+        sys.exit(shared.missing_message())
+    corpus, fulltext = shared.corpus, shared.fulltext
     phases = [
         ("listing (2 files)", sorted(corpus.glob("listing-*.jsonl.gz")), True),
         ("plain-text full texts", [fulltext / "plaintext-9108-1612.jsonl.gz"], False),

@@ -32,9 +32,9 @@ import pymupdf
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 
-from openxiv.corpus.config import shared_dir
 from openxiv.corpus.readers.pdf import TEXT_FLAGS, read_pdf
 from openxiv.corpus.records import PaperRecord
+from openxiv.evaluator.shared import SharedData
 
 COMMAND = ".venv/bin/python scripts/bench_pdf.py"
 
@@ -67,7 +67,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = ap.parse_args()
 
-    folder = shared_dir() / "data" / "pdfs" / "valid"
+    folder = SharedData.default().pdfs / "valid"
     files = sorted(folder.glob("*.pdf"))
     if not files:
         sys.exit(f"no PDFs in {folder} (set OPENXIV_SHARED)")

@@ -25,8 +25,9 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openxiv.corpus.config import Settings, repo_root, shared_dir
+from openxiv.corpus.config import Settings, repo_root
 from openxiv.evaluator.ranked import score_ranked
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,7 +88,7 @@ def run_queries(
 def ceiling(index_dir: Path, settings: Settings) -> str:
     """Topic recall at growing depths for BM25 on paper text and for the shipped ranking: how many
     relevant papers are among the candidates at all, against how many reach the top 100."""
-    topics = [q for f in TOPIC_FILES for q in load_jsonl(shared_dir() / "gold" / f)]
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
     depth = max(CEILING_DEPTHS)
     opened = open_index(index_dir, settings)
     parts = []
@@ -110,7 +111,7 @@ def evaluate(queries: list[dict[str, Any]], run: dict, ks: tuple[int, ...]) -> d
 
 
 def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> list[dict[str, Any]]:
-    gold = shared_dir() / "gold"
+    gold = SharedData.default().gold()
     topics = [q for f in TOPIC_FILES for q in load_jsonl(gold / f)]
     known = load_jsonl(gold / KNOWN_ITEM_FILE)
     opened = open_index(index_dir, settings)

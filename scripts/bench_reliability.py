@@ -48,12 +48,9 @@ from _reliability_kill import OPENXIV, Server, concurrent_builds, env, kill_buil
 from _reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
 from fuzz_api import fuzz
 
-from openxiv.corpus.config import shared_dir
+from openxiv.evaluator.shared import SharedData
 
 PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent")
-LISTING = "data/corpus/listing-cs-2503-2606.jsonl.gz"
-ASTRO = "data/corpus/listing-astro-2504-2606.jsonl.gz"
-PLAINTEXT = "data/fulltext/plaintext-9108-1612.jsonl.gz"
 
 
 def _head(src: Path, dest: Path, n: int) -> Path:
@@ -64,13 +61,13 @@ def _head(src: Path, dest: Path, n: int) -> Path:
 
 def small_corpus(work: Path, papers: int, plaintext: int) -> tuple[Path, Path, Path]:
     """(db, index root, embedding cache) of a small real corpus under ``work``, built once."""
-    shared = shared_dir()
+    shared = SharedData.default()
     db, root, cache = work / "corpus.sqlite", work / "index", work / "embcache.sqlite"
     if not db.exists():
         (work / "input").mkdir(parents=True, exist_ok=True)
         inputs = [
-            _head(shared / LISTING, work / "input" / f"listing-cs-{papers}.jsonl", papers),
-            _head(shared / PLAINTEXT, work / "input" / f"plaintext-{plaintext}.jsonl", plaintext),
+            _head(shared.listing("cs"), work / "input" / f"listing-cs-{papers}.jsonl", papers),
+            _head(shared.plaintext, work / "input" / f"plaintext-{plaintext}.jsonl", plaintext),
         ]
         cmd = [OPENXIV, "ingest", "--db", str(db), "--no-progress", *map(str, inputs)]
         subprocess.run(cmd, env=env(), check=True)
@@ -84,7 +81,7 @@ def names(n: int) -> tuple[list[str], list[str]]:
     """Real author names and categories from the listing (for the hostile filter requests)."""
     authors: list[str] = []
     cats: set[str] = set()
-    with gzip.open(shared_dir() / LISTING, "rt", encoding="utf-8") as fh:
+    with gzip.open(SharedData.default().listing("cs"), "rt", encoding="utf-8") as fh:
         for line in itertools.islice(fh, 5000):
             rec = json.loads(line)
             authors.extend(a for a in rec.get("authors", []) if a not in authors)
@@ -137,7 +134,7 @@ def run_probes(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     if "kill" in args.only:
         print("(e) kill -9 of index build and ingest", flush=True)
         out["kill_build"] = kill_builds(db, root, work / "kill-build")
-        astro = shared_dir() / ASTRO
+        astro = SharedData.default().listing("astro")
         out["kill_ingest"] = kill_ingest(db, astro, work / "kill-ingest", delays=(3.0, 8.0))
     if "concurrent" in args.only:
         print("(f) two builds on one root", flush=True)

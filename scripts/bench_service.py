@@ -38,17 +38,17 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 
-from openxiv.corpus.config import shared_dir
+from openxiv.evaluator.shared import SharedData
 
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl", "fulltext_known_item_dev.jsonl")
 PARTS = ("encode", "dense", "bm25")
 
 
-def load_queries(shared: Path, n: int) -> list[str]:
+def load_queries(shared: SharedData, n: int) -> list[str]:
     """Topic and known-item queries, interleaved (deterministic)."""
     lists = []
     for name in GOLD:
-        path = shared / "gold" / name
+        path = shared.gold(name)
         with path.open(encoding="utf-8") as fh:
             lists.append([json.loads(line)["query"] for line in fh if line.strip()])
     out: list[str] = []
@@ -168,7 +168,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = ap.parse_args()
 
-    queries = load_queries(shared_dir(), args.requests + args.warmup)
+    queries = load_queries(SharedData.default(), args.requests + args.warmup)
     warm, queries = queries[: args.warmup], queries[args.warmup :]
     server = Server(args.index, args.threads, args.workers)
     load_before = os.getloadavg()[0]

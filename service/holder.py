@@ -50,8 +50,7 @@ def default_opener(index_root: Path, settings: Settings, previous: OpenIndex | N
 
     Query encoding and dense search run with `serve_threads` torch/OpenMP threads (``openxiv serve``
     also sets ``OMP_NUM_THREADS``): one query gains little from intra-op parallelism, and spinning
-    worker threads slow every concurrent request down (measured: FAISS flat search over 101k vectors
-    53 ms with 2 threads vs 14 ms with 1 on the shared 2-core machine).
+    worker threads slow every concurrent request down (docs/service.md, «Concurrency and tuning»).
     """
     from openxiv.indexer.snapshot import open_index  # heavy imports (torch, FAISS) only when serving
 

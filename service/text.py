@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from openxiv.corpus.normalize import heading_key
+
 __all__ = [
     "TLDR_MIN_CHARS",
     "clean_section_name",
@@ -49,7 +51,6 @@ _ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)[.!?]?$")
 _SPACE = re.compile(r"\s+")
-_LEADING_NUMBER = re.compile(r"^\s*(?:[0-9]+(?:\.[0-9]+)*[.):]?|(?:[IVXLC]+|[A-Z])[.):])\s+(?=\S)")
 
 
 def _is_abbreviation(text_before: str) -> bool:
@@ -169,10 +170,8 @@ def sentence_with_context(sentences: Sequence[str], i: int, min_chars: int = TLD
 
 
 def clean_section_name(name: str) -> str:
-    """Lower-case, white space normalised, leading numbering (``3.2``, ``IV.``, ``A``) removed."""
-    name = _SPACE.sub(" ", name).strip()
-    name = _LEADING_NUMBER.sub("", name, count=1)
-    return name.lower().strip()
+    """Lower-case, white space normalised, leading numbering (``3.2``, ``IV.``, ``A.``) removed."""
+    return heading_key(name, strip_number=True)
 
 
 def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None] = ()) -> int | None:
@@ -182,10 +181,10 @@ def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None
     printed; the names with leading numbering stripped on both sides; the stripped query as a
     substring of a stripped name (first in reading order); a bare integer as the 0-based index.
     """
-    q = _SPACE.sub(" ", query).strip().lower()
+    q = heading_key(query)
     if not q:
         return None
-    lowered = [_SPACE.sub(" ", n).strip().lower() for n in names]
+    lowered = [heading_key(n) for n in names]
     if q in lowered:
         return lowered.index(q)
     nums = list(numbers) + [None] * (len(names) - len(numbers))

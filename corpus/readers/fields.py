@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers import limits
 from openxiv.corpus.records import PaperRecord
-from openxiv.corpus.titles import normalize_whitespace
 
 __all__ = [
     "FieldError",

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
-from openxiv.corpus.readers.names import is_affiliation, lowercase_words, split_names
+from openxiv.corpus.normalize import heading_key
+from openxiv.corpus.readers.author_block import is_affiliation, lowercase_words, split_names
 from openxiv.corpus.readers.pdf_layout import (
     END_NAMES,
     FRONT_MATTER,
@@ -49,7 +50,6 @@ from openxiv.corpus.readers.pdf_layout import (
     match_heading,
     merge_heading_continuations,
     merge_number_lines,
-    normalize_name,
     vocabulary,
 )
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
@@ -197,7 +197,7 @@ def _authors(lines: list[Line], title_end: tuple[int, float], vocab: set[str]) -
     block = [ln for ln in lines if ln.page == 0 and ln.y0 >= title_end[1] - 1][:MAX_AUTHOR_LINES]
     for ln in _rows(block):
         text = ln.text.strip()
-        if normalize_name(ln.lead_bold or text).startswith("abstract") or match_heading(
+        if heading_key(ln.lead_bold or text).startswith("abstract") or match_heading(
             ln, 10.0, set(), appendix=False
         ):
             break
@@ -317,8 +317,8 @@ def _structure(
     for ln in after_title:
         in_row = rows[(ln.page, ln.block, round(ln.y1))] > 1  # a table row's cell, not a heading
         heading = None if in_row else match_heading(ln, body, styles, appendix=seen_references)
-        key = normalize_name(heading.name) if heading is not None else ""
-        run_in = bool(ln.lead_bold) and normalize_name(ln.lead_bold) == "abstract"
+        key = heading_key(heading.name) if heading is not None else ""
+        run_in = bool(ln.lead_bold) and heading_key(ln.lead_bold) == "abstract"
         if (
             (run_in or (key == "abstract" and heading is not None and heading.number is None))
             and not abstract_seen

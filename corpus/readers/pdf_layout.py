@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openxiv.corpus.normalize import heading_key
+
 __all__ = [
     "Heading",
     "Line",
@@ -33,7 +35,6 @@ __all__ = [
     "match_heading",
     "merge_heading_continuations",
     "merge_number_lines",
-    "normalize_name",
     "vocabulary",
 ]
 
@@ -278,11 +279,6 @@ END_NAMES = {"checklist", "neurips paper checklist", "paper checklist", "reprodu
 """Headings after which nothing is kept (author checklists close NeurIPS papers)."""
 
 
-def normalize_name(text: str) -> str:
-    """Lower case, no trailing punctuation, single spaces: ``"ACKNOWLEDGMENTS."`` -> ``acknowledgments``."""
-    return _SPACES.sub(" ", text.strip().rstrip(".:—-– ").lower())
-
-
 def match_heading(
     ln: Line, body: float, heading_styles: set[tuple[float, bool]], appendix: bool
 ) -> Heading | None:
@@ -301,7 +297,7 @@ def match_heading(
     letters = _LETTERS.findall(text)
     caps = len(letters) >= 4 and "".join(letters).isupper()  # small-caps headings (ICLR, ACM)
     styled = ln.bold or ln.size >= body + 1.5 or caps
-    key = normalize_name(text)
+    key = heading_key(text)
     if key in REFERENCE_NAMES and ln.size >= body - 0.6:
         return Heading(text.rstrip(".: "), None)
     if not styled:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers._jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.plaintext_opening import (
     SECTION_NUMBER,
@@ -31,7 +32,6 @@ from openxiv.corpus.readers.plaintext_opening import (
 )
 from openxiv.corpus.readers.unarxive import UNTITLED
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
-from openxiv.corpus.titles import normalize_whitespace
 
 __all__ = [
     "FORMAT",

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import re
 
-from openxiv.corpus.readers.names import is_affiliation, is_affiliation_word, lowercase_words, split_names
-from openxiv.corpus.titles import normalize_whitespace
+from openxiv.corpus.normalize import normalize_whitespace
+from openxiv.corpus.readers.author_block import (
+    is_affiliation,
+    is_affiliation_word,
+    lowercase_words,
+    split_names,
+)
 
 __all__ = ["SECTION_NUMBER", "TRAILING_FUNCTION_WORDS", "is_junk", "is_page_header", "split_opening"]
 

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers._jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, str_value
 from openxiv.corpus.readers.oai import parse_oai
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
-from openxiv.corpus.titles import normalize_whitespace
 
 __all__ = ["FORMAT", "UNTITLED", "clean_markers", "parse_unarxive", "read_unarxive"]
 

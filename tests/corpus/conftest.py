@@ -10,30 +10,34 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import shared_dir
 from openxiv.corpus.ids import try_canonical_id
+from openxiv.evaluator.shared import SharedData
 
-LISTINGS = ("listing-cs-2503-2606.jsonl.gz", "listing-astro-2504-2606.jsonl.gz")
 HEAD_LINES = 2000
 _ID = re.compile(r'^\{"id":\s*"([^"]+)"')
 
 
 @pytest.fixture(scope="session")
-def shared() -> Path:
-    root = shared_dir()
-    if not (root / "data").is_dir():
-        pytest.skip(f"shared data not found at {root} (set OPENXIV_SHARED to the folder holding data/)")
-    return root
+def shared_data() -> SharedData:
+    data = SharedData.default()
+    if not data.available:
+        pytest.skip(f"shared data not found at {data.root} (set OPENXIV_SHARED to the folder holding data/)")
+    return data
 
 
 @pytest.fixture(scope="session")
-def listing_files(shared: Path) -> list[Path]:
-    return [shared / "data" / "corpus" / name for name in LISTINGS]
+def shared(shared_data: SharedData) -> Path:
+    return shared_data.root
 
 
 @pytest.fixture(scope="session")
-def fulltext_dir(shared: Path) -> Path:
-    return shared / "data" / "fulltext"
+def listing_files(shared_data: SharedData) -> list[Path]:
+    return shared_data.listings
+
+
+@pytest.fixture(scope="session")
+def fulltext_dir(shared_data: SharedData) -> Path:
+    return shared_data.fulltext
 
 
 def head_lines(path: Path, n: int) -> list[str]:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import shared_dir
 from openxiv.corpus.readers import FormatError, detect_format, read_path
 from openxiv.corpus.readers.oai import parse_authors, parse_versions
 from openxiv.corpus.readers.plaintext import is_heading, is_junk, read_plaintext, split_text
 from openxiv.corpus.readers.unarxive import clean_markers
 from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.evaluator.shared import SharedData
 
 HeadFn = Callable[[Path, int], list[str]]
 
@@ -303,7 +303,7 @@ def test_detect_format_and_forced_format(listing_files: list[Path], tmp_path: Pa
     assert detect_format(tmp_path / "paper.pdf") == "pdf"
     with pytest.raises(FormatError, match="no input files"):
         detect_format(tmp_path)
-    assert detect_format(shared_dir() / "data" / "pdfs" / "broken") == "pdf"
+    assert detect_format(SharedData.default().pdfs / "broken") == "pdf"
     assert detect_format(listing_files[0].parent) == "listing"
     (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4")
     (tmp_path / "b.jsonl").write_text('{"id": "2301.00001", "title": "t"}\n')

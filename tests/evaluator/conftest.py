@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import shared_dir
+from openxiv.evaluator.shared import SharedData
 
 
 @pytest.fixture(scope="session")
 def arb_dir() -> Path:
-    d = shared_dir() / "gold" / "autoresearchbench"
+    d = SharedData.default().gold("autoresearchbench")
     if not (d / "sample_inference_output_wide.jsonl").is_file():
         pytest.skip(f"AutoResearchBench gold files not found under {d} (set OPENXIV_SHARED)")
     return d
@@ -21,7 +21,7 @@ def arb_dir() -> Path:
 @pytest.fixture(scope="session")
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real SQLite corpus of the first 300 papers of the shared cs listing."""
-    listing = shared_dir() / "data" / "corpus" / "listing-cs-2503-2606.jsonl.gz"
+    listing = SharedData.default().listing("cs")
     if not listing.is_file():
         pytest.skip(f"listing file not found: {listing} (set OPENXIV_SHARED)")
     from openxiv.corpus.readers.listing import read_listing

@@ -137,9 +137,9 @@ def test_other_bad_inputs_exit_2(tmp_path: Path) -> None:
 
 
 def test_taxobench_subcommand_on_the_toy_files(tmp_path: Path) -> None:
-    from openxiv.corpus.config import shared_dir
+    from openxiv.evaluator.shared import SharedData
 
-    d = shared_dir() / "gold" / "taxobench"
+    d = SharedData.default().gold("taxobench")
     if not (d / "toy_reference.jsonl").is_file():
         pytest.skip(f"TaxoBench toy files not found under {d}")
     res = invoke("taxobench", "-g", str(d / "toy_reference.jsonl"), "-s", str(d / "toy_prediction.jsonl"),

@@ -100,9 +100,9 @@ def test_trec_round_trip_and_jsonl(files: tuple[Path, Path], tmp_path: Path) -> 
 
 
 def test_shared_topic_queries_with_a_perfect_and_a_reversed_run(tmp_path: Path) -> None:
-    from openxiv.corpus.config import shared_dir
+    from openxiv.evaluator.shared import SharedData
 
-    path = shared_dir() / "gold" / "topic_queries_dev.jsonl"
+    path = SharedData.default().gold("topic_queries_dev.jsonl")
     if not path.is_file():
         pytest.skip(f"{path} not found (set OPENXIV_SHARED)")
     qrels = read_qrels(path)

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, completeness_score, homogeneity_score, v_measure_score
 
-from openxiv.corpus.config import shared_dir
 from openxiv.evaluator import taxobench_metrics as tm
 from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.labelsim import ExactSimilarity
+from openxiv.evaluator.shared import SharedData
 from openxiv.evaluator.taxobench import (
     METRICS,
     TaxoBenchInputError,
@@ -236,7 +236,7 @@ def test_clustering_cross_checked_with_sklearn() -> None:
 
 
 def _taxo_dir() -> Path:
-    d = shared_dir() / "gold" / "taxobench"
+    d = SharedData.default().gold("taxobench")
     if not (d / "toy_reference.jsonl").exists():
         pytest.skip(f"TaxoBench fixtures not found under {d} (set OPENXIV_SHARED)")
     return d

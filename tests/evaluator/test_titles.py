@@ -154,3 +154,16 @@ def test_drmi_key_and_alignment() -> None:
     assert align_drmi(gold, pred) == [(0, 0, 1.0)]
     assert align_drmi(gold, pred + pred) == [(0, 0, 1.0), (1, 1, 1.0)]
     assert align_drmi(["!!!"], ["???"]) == []
+
+
+def test_native_and_ascii_spellings_of_a_title_align() -> None:
+    """Titles go through the corpus fold (anyascii), so an answer typed in ASCII matches the gold title."""
+    gold = ["From Smør-re-brød to Subwords: Training LLMs on Danish, One Morpheme at a Time"]
+    pred = ["[PDF] From Smor-re-brod to Subwords: Training LLMs on Danish, One Morpheme at a Time - arXiv"]
+    assert (
+        normalize_title(pred[0])
+        == normalize_title(gold[0])
+        == ("from smor re brod to subwords training llms on danish one morpheme at a time")
+    )
+    assert align_titles(gold, pred) == [(0, 0, 1.0)]
+    assert align_drmi(gold, pred) == [(0, 0, 1.0)]

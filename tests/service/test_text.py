@@ -75,6 +75,9 @@ def test_section_names_match_like_the_sdk_and_more() -> None:
     assert match_section("4", names) == 4
     assert match_section("Appendix", names) is None
     assert match_section("3 Experiments", ["Intro", "Experiments"], [None, "3"]) == 1
+    # headings are compared by corpus.normalize.heading_key: trailing punctuation does not count
+    assert match_section("Conclusion.", names) == 4
+    assert clean_section_name("5. Conclusions:") == "conclusions"
 
 
 def test_list_params_accept_repeats_and_commas() -> None:

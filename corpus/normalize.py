@@ -1,0 +1,86 @@
+"""The one text normaliser: names, titles and section headings, at ingest, index and query time.
+
+`fold` is the comparison form of any short string. It turns symbols and punctuation into spaces,
+transliterates every letter to ASCII with anyascii (``ø`` -> ``o``, ``Ł`` -> ``L``, ``ß`` -> ``ss``,
+Greek, Cyrillic and CJK to their romanisations), casefolds, turns every run of anything but
+``[0-9a-z]`` into one space and trims::
+
+    >>> fold("Søren  Hauberg"), fold("Łukasz Kaiser"), fold("王小明")
+    ('soren hauberg', 'lukasz kaiser', 'wangxiaoming')
+    >>> fold("  BERT: Pre-training of Deep {Bidirectional} Transformers ")
+    'bert pre training of deep bidirectional transformers'
+
+Accent folding by Unicode decomposition alone (NFKD, marks dropped) leaves ``ø``, ``ł``, ``đ`` and
+every non-Latin script untouched, so the ASCII and the native spelling of a name or a title never
+met. Transliteration makes both fold to the same tokens. `normalize_name` (authors, venues:
+``paper_authors.name_norm``, the author postings and the query) and `normalize_title`
+(``papers.title_norm``, `Store.find_by_title`, the evaluator's title matching) are both `fold`;
+the evaluator only strips search-engine noise (``[PDF]``, ``- arXiv``) before folding.
+
+`heading_key` is the comparison form of a section heading: lower case, white space collapsed,
+trailing punctuation dropped and, with ``strip_number``, a leading ``3.2``/``IV.``/``A.`` removed.
+Headings keep their non-ASCII letters (only equality and containment are asked of them).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from anyascii import anyascii
+
+__all__ = [
+    "fold",
+    "heading_key",
+    "name_tokens",
+    "normalize_name",
+    "normalize_title",
+    "normalize_whitespace",
+]
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_NON_WORD = re.compile(r"[^\w\u0300-\u036f]+")
+_SPACES = re.compile(r"\s+")
+_LEADING_NUMBER = re.compile(r"^\s*(?:[0-9]+(?:\.[0-9]+)*[.):]?|(?:[IVXLC]+|[A-Z])[.):])\s+(?=\S)")
+_TRAILING_PUNCT = ".:—-– "
+
+
+def fold(text: str | None) -> str:
+    """Transliterated, casefolded, non-alphanumerics to single spaces, trimmed; ``""`` when empty."""
+    if not text:
+        return ""
+    if not text.isascii():
+        # symbols and punctuation go before transliteration: "360°" is "360", not "360deg"
+        text = anyascii(_NON_WORD.sub(" ", unicodedata.normalize("NFC", text)))
+    return _NON_ALNUM.sub(" ", text.casefold()).strip()
+
+
+def normalize_name(name: str | None) -> str:
+    """An author name as stored in ``name_norm`` and indexed: ``"José Núñez-Pérez"`` -> ``"jose nunez perez"``."""
+    return fold(name)
+
+
+def normalize_title(title: str | None) -> str:
+    """A title as stored in ``title_norm`` and matched: ``"Attention Is All You Need!"`` -> ``"attention is all you need"``."""
+    return fold(title)
+
+
+def name_tokens(name: str | None) -> list[str]:
+    """The words of a folded name (``"D'Incà, M."`` -> ``["d", "inca", "m"]``)."""
+    return fold(name).split()
+
+
+def heading_key(text: str, strip_number: bool = False) -> str:
+    """Comparison form of a heading: ``"3.2  Related Work:"`` -> ``"3.2 related work"``, ``"related work"`` with ``strip_number``."""
+    key = _SPACES.sub(" ", text).strip()
+    if strip_number:
+        key = _LEADING_NUMBER.sub("", key, count=1)
+    return key.rstrip(_TRAILING_PUNCT).lower()
+
+
+def normalize_whitespace(text: str | None) -> str | None:
+    """Collapse runs of whitespace (newlines included) into one space and trim; keep ``None``."""
+    if text is None:
+        return None
+    out = " ".join(text.split())
+    return out or None
