@@ -70,6 +70,12 @@ _OTHER_DOI = re.compile(r"^10\.\d{4,9}/")
 _ARXIV_WORD_PREFIX = re.compile(r"^arxiv[:\-_\s]*", re.IGNORECASE)
 _NEW_STYLE = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?$")
 _OLD_STYLE = re.compile(r"^([a-z][a-z\-]*)(?:\.([a-z]{2}))?/(\d{7})(?:v(\d+))?$", re.IGNORECASE)
+# The spellings agents write most (bare, versioned, ``arXiv:``, abs URL, arXiv DOI) in one match; every
+# string it accepts takes the same path through the general rules below, so it is only a shortcut.
+_COMMON_NEW_STYLE = re.compile(
+    r"(?:arxiv:|https?://(?:www\.)?arxiv\.org/abs/|10\.48550/arxiv\.)?(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?",
+    re.IGNORECASE,
+)
 _WRAPPERS = "<>[]()\"' \t\r\n"
 _MAX_LENGTH = 200
 
@@ -95,6 +101,9 @@ def parse_arxiv_id(text: str) -> ArxivId:
     """
     if not isinstance(text, str):
         raise InvalidArxivId(f"not a string: {text!r}")
+    m = _COMMON_NEW_STYLE.fullmatch(text)
+    if m:
+        return _new_style(m[1], m[2], m[3], m[4], text)
     if len(text) > _MAX_LENGTH:
         raise InvalidArxivId(f"too long to be an arXiv id ({len(text)} characters)")
     s = _strip_decorations(text)
@@ -110,20 +119,7 @@ def parse_arxiv_id(text: str) -> ArxivId:
 
     m = _NEW_STYLE.match(s)
     if m:
-        yy, mm, number, version = m.groups()
-        month = int(mm)
-        if not 1 <= month <= 12:
-            raise InvalidArxivId(f"{text!r}: month {mm} does not exist")
-        yymm = int(yy + mm)
-        if yymm < 704 and int(yy) < 90:
-            raise InvalidArxivId(f"{text!r}: new-style ids start at 0704")
-        if int(yy) >= 90:
-            raise InvalidArxivId(f"{text!r}: new-style ids start at 0704 (19{yy} used old-style ids)")
-        if yymm <= 1412 and len(number) != 4:
-            raise InvalidArxivId(f"{text!r}: ids up to 1412 have a 4-digit sequence number")
-        if yymm >= 1501 and len(number) != 5:
-            raise InvalidArxivId(f"{text!r}: ids from 1501 on have a 5-digit sequence number")
-        return ArxivId(f"{yy}{mm}.{number}", _version(version, text))
+        return _new_style(m[1], m[2], m[3], m[4], text)
 
     m = _OLD_STYLE.match(s)
     if m:
@@ -136,6 +132,23 @@ def parse_arxiv_id(text: str) -> ArxivId:
         return ArxivId(f"{archive.lower()}/{digits}", _version(version, text))
 
     raise InvalidArxivId(f"{text!r} is not an arXiv identifier")
+
+
+def _new_style(yy: str, mm: str, number: str, version: str | None, text: str) -> ArxivId:
+    """Check a ``YYMM.NNNN(N)`` id against arXiv's numbering rules."""
+    month = int(mm)
+    if not 1 <= month <= 12:
+        raise InvalidArxivId(f"{text!r}: month {mm} does not exist")
+    yymm = int(yy + mm)
+    if yymm < 704 and int(yy) < 90:
+        raise InvalidArxivId(f"{text!r}: new-style ids start at 0704")
+    if int(yy) >= 90:
+        raise InvalidArxivId(f"{text!r}: new-style ids start at 0704 (19{yy} used old-style ids)")
+    if yymm <= 1412 and len(number) != 4:
+        raise InvalidArxivId(f"{text!r}: ids up to 1412 have a 4-digit sequence number")
+    if yymm >= 1501 and len(number) != 5:
+        raise InvalidArxivId(f"{text!r}: ids from 1501 on have a 5-digit sequence number")
+    return ArxivId(f"{yy}{mm}.{number}", _version(version, text))
 
 
 def _version(raw: str | None, text: str) -> int | None:

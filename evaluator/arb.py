@@ -173,7 +173,7 @@ def _item_row(
             *row["details"].get("flags", []),
             f"details of pass {first['pass_id']} of {len(scored)}",
         ]
-    row["passes"] = [{k: v for k, v in s.items()} for s in scored]
+    row["passes"] = scored  # fresh dicts, not shared with anything else
     if unreachable:
         row["details"]["gold_not_in_corpus"] = unreachable
     return row

@@ -1,14 +1,12 @@
-"""Self-contained HTML report of an `EvalReport`: inline CSS, plots as inline base64 PNG, no external URL.
+"""Self-contained HTML report of an `EvalReport`: inline CSS, plots as inline SVG, no external URL.
 
 The page opens offline: the template (``templates/report.html``) and stylesheet (``templates/report.css``)
 are inlined, and the plots (score distributions, recall against precision, paired differences when
-comparing) are drawn with matplotlib's Agg backend and embedded as ``data:image/png;base64`` images.
+comparing) are inline SVG drawn by `openxiv.evaluator.svg_plots`.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 from html import escape
 from importlib import resources
@@ -17,6 +15,7 @@ from string import Template
 from typing import Any
 
 from openxiv.evaluator.report import EvalReport, fmt
+from openxiv.evaluator.svg_plots import density_scatter, histogram
 
 __all__ = ["render_html", "write_html"]
 
@@ -128,62 +127,30 @@ def _items(report: EvalReport) -> str:
     return f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img alt="plot" src="data:image/png;base64,{data}">'
-
-
 def _values(report: EvalReport, metric: str) -> list[float]:
     return [float(r[metric]) for r in report.per_item if isinstance(r.get(metric), int | float)]
 
 
 def _plots(report: EvalReport) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
     out = []
-    dist = [m for m in report.shown_metrics() if _values(report, m)][:6]
-    if dist:
-        cols = min(3, len(dist))
-        rows = math.ceil(len(dist) / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
-        for ax, m in zip(axes.flat, dist, strict=False):
-            vals = _values(report, m)
-            unit = min(vals) >= 0.0 and max(vals) <= 1.0  # scores in [0, 1]: one fixed scale for all plots
-            ax.hist(vals, bins=20, range=(0.0, 1.0) if unit else None, color="#3b6ea8", edgecolor="white")
-            ax.set_title(f"{m} (per item)", fontsize=10)
-            ax.set_ylabel("items")
-        for ax in list(axes.flat)[len(dist) :]:
-            ax.axis("off")
-        fig.tight_layout()
-        out.append(_png(fig))
+    for m in [m for m in report.shown_metrics() if _values(report, m)][:6]:
+        vals = _values(report, m)
+        unit = min(vals) >= 0.0 and max(vals) <= 1.0  # scores in [0, 1]: one fixed scale for all plots
+        out.append(histogram(vals, f"{m} (per item)", value_range=(0.0, 1.0) if unit else None))
     pr = [(r["recall"], r["precision"]) for r in report.per_item if isinstance(r.get("recall"), int | float)]
     pr = [(x, y) for x, y in pr if isinstance(y, int | float)]
     if pr:
-        fig, ax = plt.subplots(figsize=(4.2, 4))
-        ax.scatter([x for x, _ in pr], [y for _, y in pr], alpha=0.6, s=18, color="#b0453b")
-        ax.set_xlabel("recall")
-        ax.set_ylabel("precision")
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title("recall against precision (per item)", fontsize=10)
-        out.append(_png(fig))
+        xs, ys = zip(*pr, strict=True)
+        title = "recall against precision (per item)"
+        out.append(density_scatter(xs, ys, title, xlabel="recall", ylabel="precision"))
     if report.comparison is not None and report.comparison.rows:
         diffs = report.extra.get("comparison_diffs", {})
         m = report.comparison.rows[0].metric
         if diffs.get(m):
-            fig, ax = plt.subplots(figsize=(4.2, 3))
-            ax.hist(diffs[m], bins=20, color="#6a4ca8", edgecolor="white")
-            ax.set_title(f"paired differences A−B: {m}", fontsize=10)
-            out.append(_png(fig))
-    return "".join(out) or '<p class="note">no numeric per-item metrics to plot</p>'
+            out.append(histogram(diffs[m], f"paired differences A−B: {m}", color="#6a4ca8"))
+    if not out:
+        return '<p class="note">no numeric per-item metrics to plot</p>'
+    return "".join(out)
 
 
 def render_html(report: EvalReport) -> str:

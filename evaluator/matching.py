@@ -265,8 +265,10 @@ class Matcher:
         return {c: self._paper_cache.get(c) for c in ids}
 
     def _corpus_checks(self, pred: Sequence[PredEntry], res: MatchResult) -> None:
+        if self.store is None and self.cutoff is None:
+            return
         ids = [p.canonical for p in pred if p.canonical]
-        if not ids or (self.store is None and self.cutoff is None):
+        if not ids:
             return
         papers = self._papers([c for c in ids if c]) if self.store is not None else {}
         for c in ids:

@@ -73,7 +73,10 @@ def bootstrap_ci(
 
 
 def _column(rows: Sequence[dict[str, Any]], metric: str) -> np.ndarray:
-    return np.array([np.nan if r.get(metric) is None else float(r[metric]) for r in rows], dtype=np.float64)
+    nan = np.nan
+    return np.fromiter(
+        (nan if (v := r.get(metric)) is None else v for r in rows), dtype=np.float64, count=len(rows)
+    )
 
 
 def aggregate_rows(

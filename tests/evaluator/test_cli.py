@@ -32,7 +32,7 @@ def test_autoresearchbench_writes_json_html_md(arb_dir: Path, tmp_path: Path) ->
     assert data["conventions"]["none_answer"] and data["inputs"]["submission"].endswith("wide.jsonl")
     html = Path(f"{out}.html").read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)  # opens offline
-    assert "<style>" in html and "data:image/png;base64," in html and "missed" in html
+    assert "<style>" in html and '<svg class="plot"' in html and "missed" in html
     md = Path(f"{out}.md").read_text()
     assert md.startswith("# autoresearchbench") and "## Per item" in md
 
@@ -148,4 +148,4 @@ def test_taxobench_subcommand_on_the_toy_files(tmp_path: Path) -> None:
     agg = json.loads((tmp_path / "t.json").read_text())["aggregates"]
     for m in ("recall", "precision", "f1", "ari", "v_measure"):
         assert agg[m]["value"] == 1.0
-    assert "data:image/png;base64," in (tmp_path / "t.html").read_text()
+    assert '<svg class="plot"' in (tmp_path / "t.html").read_text()
