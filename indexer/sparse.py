@@ -54,7 +54,8 @@ def analyze(texts: Sequence[str], stemmer: str) -> list[list[str]]:
     """The index's analyzer: each text as the terms BM25 sees, exactly as ``bm25s.tokenize`` makes
     them at build time (its regex words, lower-case, `STOPWORDS` removed, then stemmed in
     ``stemmer``'s language; tested equal on real texts). Queries and evidence both use it; written
-    out because ``bm25s.tokenize`` costs ~0.5 ms a call in set-up, too much per search hit."""
+    out because ``bm25s.tokenize``'s per-call set-up is too slow to run per search hit
+    (docs/indexing.md, «Evidence»)."""
     stem = _stemmer(stemmer).stemWords
     return [stem([w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORD_SET]) for text in texts]
 
