@@ -35,13 +35,13 @@ from openxiv.corpus.records import (
     best_date,
 )
 from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
-from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
+from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
 from openxiv.corpus.titles import normalize_title
 from openxiv.corpus.writer import PAS, SEC, BatchCounts, P, write_batch
 
 __all__ = ["IngestSummary", "Store"]
 
-S = PaperSource.__table__
+S = SourceRow.__table__
 RUNS = IngestRun.__table__
 ERRS = IngestError.__table__
 

@@ -20,17 +20,17 @@ from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.names import normalize_name
 from openxiv.corpus.passages import chunk_sections
 from openxiv.corpus.records import PaperRecord
-from openxiv.corpus.schema import Paper, PaperAuthor, PaperCategory, PaperSource, Passage, Section
+from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, SectionRow, SourceRow
 from openxiv.corpus.titles import normalize_title
 
 __all__ = ["BatchCounts", "write_batch"]
 
-P: Table = Paper.__table__
-A: Table = PaperAuthor.__table__
-C: Table = PaperCategory.__table__
-S: Table = PaperSource.__table__
-SEC: Table = Section.__table__
-PAS: Table = Passage.__table__
+P: Table = PaperRow.__table__
+A: Table = AuthorRow.__table__
+C: Table = CategoryRow.__table__
+S: Table = SourceRow.__table__
+SEC: Table = SectionRow.__table__
+PAS: Table = PassageRow.__table__
 
 _IN_CHUNK = 900
 
