@@ -8,9 +8,12 @@ field added to the record reaches every answer that declares it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from openxiv.corpus.records import PaperView, SectionView
+from pydantic import BaseModel
+
+from openxiv.corpus.records import Paper, Section
 from openxiv.service.models import (
     Author,
     BriefResponse,
@@ -53,16 +56,16 @@ def pdf_url(arxiv_id: str) -> str:
     return f"https://arxiv.org/pdf/{arxiv_id}"
 
 
-def authors_of(paper: PaperView) -> list[Author]:
+def authors_of(paper: Paper) -> list[Author]:
     return [Author(name=a) for a in paper.authors]
 
 
-def iso(paper: PaperView) -> str | None:
+def iso(paper: Paper) -> str | None:
     d = paper.date
     return d.isoformat() if d else None
 
 
-def paper_tldr(paper: PaperView, sections: list[SectionView] | None = None) -> str | None:
+def paper_tldr(paper: Paper, sections: list[Section] | None = None) -> str | None:
     """Extractive tldr: the abstract's first real sentence, else that of the first section that
     has one (`text.tldr` skips page headers, affiliations and TeX residue); ``None`` without one."""
     for text in (paper.abstract, *(s.text for s in sections or ())):
@@ -73,6 +76,36 @@ def paper_tldr(paper: PaperView, sections: list[SectionView] | None = None) -> s
     return None
 
 
+_PAPER_ATTRS = frozenset(f.name for f in fields(Paper)) | {"date", "date_precision"}
+"""What a `Paper` offers an answer by name: its fields and its served date."""
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _from_paper(model: type[M], paper: Paper, **values: Any) -> M:
+    """``model`` made of ``values`` plus, for each of its other fields named like an attribute of
+    `Paper`, that attribute (pydantic turns the tuples into lists). This is the one place paper
+    metadata is copied into an answer: a field added to both reaches it without another line."""
+    taken = {name: getattr(paper, name) for name in (model.model_fields.keys() & _PAPER_ATTRS) - values.keys()}
+    return model(**taken, **values)
+
+
+def _token_count(paper: Paper, sections: list[Section]) -> int:
+    """Estimate for the whole text: abstract and every section."""
+    return token_count(paper.abstract) + sum(token_count(s.text) for s in sections)
+
+
+def _section_summary(s: Section) -> dict[str, Any]:
+    """What a paper's section list says of each section (`HeadSection`, `V1SectionSummary`)."""
+    return {
+        "idx": s.idx,
+        "name": s.name,
+        "number": s.number,
+        "tldr": tldr(s.text),
+        "token_count": token_count(s.text),
+    }
+
+
 # ------------------------------------------------------------------------------- search hits
 def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
     p = r.paper
@@ -80,128 +113,79 @@ def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
     if contents:
         ev = r.evidence
         content = [Content(section_title=ev.section, section_contents=[ev.text])] if ev else []
-    return Hit(
-        arxiv_id=p.arxiv_id,
-        title=p.title,
+    return _from_paper(
+        Hit,
+        p,
         score=round(float(r.hit.score), 6),
-        abstract=p.abstract,
         tldr=r.tldr,
         authors=authors_of(p),
         url=abs_url(p.arxiv_id),
         date=iso(p),
-        citation_count=None,
-        categories=list(p.categories),
         contents=content,
     )
 
 
 def to_v1_hit(r: ResolvedHit, rank: int) -> V1Hit:
-    p = r.paper
-    return V1Hit(
+    return _from_paper(
+        V1Hit,
+        r.paper,
         rank=rank,
-        arxiv_id=p.arxiv_id,
-        title=p.title,
         score=round(float(r.hit.score), 6),
-        authors=list(p.authors),
-        categories=list(p.categories),
-        date=p.date,
-        date_precision=p.date_precision,
         tldr=r.tldr,
-        url=abs_url(p.arxiv_id),
+        url=abs_url(r.paper.arxiv_id),
         evidence=r.evidence,
         signals=dict(r.hit.signals),
     )
 
 
 # ------------------------------------------------------------------------------- papers
-def head(paper: PaperView, sections: list[SectionView]) -> HeadResponse:
-    total = token_count(paper.abstract) + sum(token_count(s.text) for s in sections)
-    return HeadResponse(
-        arxiv_id=paper.arxiv_id,
-        title=paper.title,
-        abstract=paper.abstract,
+def head(paper: Paper, sections: list[Section]) -> HeadResponse:
+    return _from_paper(
+        HeadResponse,
+        paper,
         authors=authors_of(paper),
-        categories=list(paper.categories),
         publish_at=iso(paper),
-        token_count=total,
-        sections=[_head_section(s) for s in sections],
-        has_fulltext=paper.has_fulltext,
+        token_count=_token_count(paper, sections),
+        sections=[HeadSection(**_section_summary(s)) for s in sections],
         url=abs_url(paper.arxiv_id),
     )
 
 
-def _head_section(s: SectionView) -> HeadSection:
-    return HeadSection(
-        name=s.name, idx=s.idx, number=s.number, tldr=tldr(s.text), token_count=token_count(s.text)
-    )
-
-
-def brief(paper: PaperView, sections: list[SectionView]) -> BriefResponse:
+def brief(paper: Paper, sections: list[Section]) -> BriefResponse:
     """``sections``: only read when the paper has no abstract (its tldr then comes from them)."""
-    return BriefResponse(
-        arxiv_id=paper.arxiv_id,
-        title=paper.title,
+    return _from_paper(
+        BriefResponse,
+        paper,
         tldr=paper_tldr(paper, sections),
         publish_at=iso(paper),
         src_url=pdf_url(paper.arxiv_id),
         authors=authors_of(paper),
-        abstract=paper.abstract,
         year=paper.date.year if paper.date else None,
     )
 
 
-def paper_json(paper: PaperView, sections: list[SectionView]) -> PaperJson:
-    return PaperJson(
-        arxiv_id=paper.arxiv_id,
-        version=paper.version,
-        title=paper.title,
-        abstract=paper.abstract,
+def paper_json(paper: Paper, sections: list[Section]) -> PaperJson:
+    return _from_paper(
+        PaperJson,
+        paper,
         authors=authors_of(paper),
-        categories=list(paper.categories),
-        published=paper.published,
-        updated=paper.updated,
-        first_seen=paper.first_seen,
-        comment=paper.comment,
-        license=paper.license,
-        journal_ref=paper.journal_ref,
-        doi=paper.doi,
-        sources=list(paper.sources),
         sections=[{"idx": s.idx, "name": s.name, "number": s.number, "text": s.text} for s in sections],
     )
 
 
-def v1_paper(paper: PaperView, sections: list[SectionView]) -> V1Paper:
-    return V1Paper(
-        arxiv_id=paper.arxiv_id,
-        version=paper.version,
-        title=paper.title,
-        abstract=paper.abstract,
+def v1_paper(paper: Paper, sections: list[Section]) -> V1Paper:
+    return _from_paper(
+        V1Paper,
+        paper,
         tldr=paper_tldr(paper, sections),
-        authors=list(paper.authors),
-        categories=list(paper.categories),
-        date=paper.date,
-        date_precision=paper.date_precision,
-        published=paper.published,
-        updated=paper.updated,
-        first_seen=paper.first_seen,
-        comment=paper.comment,
-        license=paper.license,
-        journal_ref=paper.journal_ref,
-        doi=paper.doi,
-        has_fulltext=paper.has_fulltext,
         url=abs_url(paper.arxiv_id),
         pdf_url=pdf_url(paper.arxiv_id),
-        token_count=token_count(paper.abstract) + sum(token_count(s.text) for s in sections),
-        sections=[
-            V1SectionSummary(
-                idx=s.idx, name=s.name, number=s.number, tldr=tldr(s.text), token_count=token_count(s.text)
-            )
-            for s in sections
-        ],
+        token_count=_token_count(paper, sections),
+        sections=[V1SectionSummary(**_section_summary(s)) for s in sections],
     )
 
 
-def v1_section(paper: PaperView, s: SectionView) -> V1Section:
+def v1_section(paper: Paper, s: Section) -> V1Section:
     return V1Section(
         arxiv_id=paper.arxiv_id,
         idx=s.idx,
