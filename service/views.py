@@ -86,7 +86,9 @@ def _from_paper(model: type[M], paper: Paper, **values: Any) -> M:
     """``model`` made of ``values`` plus, for each of its other fields named like an attribute of
     `Paper`, that attribute (pydantic turns the tuples into lists). This is the one place paper
     metadata is copied into an answer: a field added to both reaches it without another line."""
-    taken = {name: getattr(paper, name) for name in (model.model_fields.keys() & _PAPER_ATTRS) - values.keys()}
+    taken = {
+        name: getattr(paper, name) for name in (model.model_fields.keys() & _PAPER_ATTRS) - values.keys()
+    }
     return model(**taken, **values)
 
 
