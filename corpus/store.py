@@ -29,7 +29,7 @@ from openxiv.corpus.records import Paper, PaperRecord, Passage, ReadError, Secti
 from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
 from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
 from openxiv.corpus.titles import normalize_title
-from openxiv.corpus.writer import PAS, SEC, BatchCounts, P, paper_from_row, write_batch
+from openxiv.corpus.writer import PAS, RECORD_COLUMNS, SEC, BatchCounts, P, paper_from_row, write_batch
 
 __all__ = ["IngestSummary", "Store"]
 
@@ -89,7 +89,7 @@ class Store:
                 c.name for c in missing_columns(self.engine, Base.metadata) if c.table.name == "papers"
             }
         # an older database opened read-only: leave the columns it lacks out of paper queries
-        self._paper_columns = [c for c in P.c if c.name not in missing]
+        self._paper_columns = [P.c[name] for name in RECORD_COLUMNS if name not in missing]
 
     @classmethod
     def open_readonly(cls, db_path: str | Path) -> Store:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, Table, delete, func, select
+from sqlalchemy import Connection, Row, Table, delete, func, select
 
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.names import normalize_name
@@ -25,7 +25,7 @@ from openxiv.corpus.records import Paper, PaperFields, PaperRecord
 from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, SectionRow, SourceRow
 from openxiv.corpus.titles import normalize_title
 
-__all__ = ["BatchCounts", "paper_from_row", "write_batch"]
+__all__ = ["RECORD_COLUMNS", "BatchCounts", "paper_from_row", "write_batch"]
 
 P: Table = PaperRow.__table__
 A: Table = AuthorRow.__table__
@@ -60,17 +60,20 @@ def _chunks(seq: Sequence[str], n: int = _IN_CHUNK) -> Iterable[Sequence[str]]:
 _JSON_LISTS = ("authors", "categories")
 """Fields stored as JSON arrays (``<name>_json``); every other `PaperFields` field is a column of its own."""
 _COLUMN_FIELDS = tuple(f.name for f in fields(PaperFields) if f.name not in _JSON_LISTS)
+RECORD_COLUMNS = ("id", *_COLUMN_FIELDS, "authors_json", "categories_json", "has_fulltext", "content_hash")
+"""The ``papers`` columns `paper_from_row` reads (with the row id): what a paper query selects."""
 
 
-def paper_from_row(row: Any, sources: Sequence[str]) -> Paper:
-    """The `Paper` a ``papers`` row holds (any result row with its columns, e.g. ``select(P)``)."""
+def paper_from_row(row: Row[Any], sources: Sequence[str]) -> Paper:
+    """The `Paper` a ``papers`` row holds (any result row with the `RECORD_COLUMNS`)."""
+    values = row._mapping  # by column name; the select may omit columns an old database lacks
     return Paper(
-        **{name: getattr(row, name) for name in _COLUMN_FIELDS},
-        authors=tuple(json.loads(row.authors_json)),
-        categories=tuple(json.loads(row.categories_json)),
+        **{name: values[name] for name in _COLUMN_FIELDS},
+        authors=tuple(json.loads(values["authors_json"])),
+        categories=tuple(json.loads(values["categories_json"])),
         sources=tuple(sources),
-        has_fulltext=bool(row.has_fulltext),
-        content_hash=row.content_hash,
+        has_fulltext=bool(values["has_fulltext"]),
+        content_hash=values["content_hash"],
     )
 
 
