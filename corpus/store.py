@@ -5,7 +5,8 @@
 >>> store.get_paper("arXiv:2503.11731v2").title           # doctest: +SKIP
 
 Writers use `Store(path)` (WAL journal, one writer at a time); readers in other threads or
-processes use `Store.open_readonly(path)`. Papers, sections and passages are returned as frozen records (`openxiv.corpus.records`).
+processes use `Store.open_readonly(path)`. Papers, sections and passages come back as the frozen
+records of `openxiv.corpus.records`.
 Merge rules for records of the same paper are in `openxiv.corpus.merge`.
 """
 
