@@ -27,7 +27,7 @@ from datetime import date
 from typing import Any
 
 from openxiv.corpus.ids import id_archive
-from openxiv.corpus.records import DatePrecision, PaperRecord, SectionRecord, best_date
+from openxiv.corpus.records import Paper, PaperFields, PaperRecord, SectionRecord, field_values
 
 __all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
 
@@ -35,35 +35,22 @@ _SCALARS = ("title", "abstract", "comment", "license", "journal_ref", "doi")
 
 
 @dataclass(frozen=True)
-class PaperState:
-    """A paper as the store keeps it (sections only when they were read in this batch)."""
+class PaperState(PaperFields):
+    """A paper as the store keeps it: its metadata, its sources and its full text's hash (with the
+    sections themselves only when they were read in this batch)."""
 
-    arxiv_id: str
-    version: int | None = None
-    title: str | None = None
-    abstract: str | None = None
     authors: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    published: date | None = None
-    updated: date | None = None
-    first_seen: date | None = None
-    comment: str | None = None
-    license: str | None = None
-    journal_ref: str | None = None
-    doi: str | None = None
     sources: tuple[str, ...] = ()
     sections_hash: str | None = None
     """``None`` when the paper has no full text."""
     sections: tuple[SectionRecord, ...] | None = None
     """New full text to write; ``None`` means "keep what is stored"."""
 
-    @property
-    def date(self) -> date | None:
-        return best_date(self.arxiv_id, self.published, self.first_seen)[0]
-
-    @property
-    def date_precision(self) -> DatePrecision | None:
-        return best_date(self.arxiv_id, self.published, self.first_seen)[1]
+    @classmethod
+    def stored(cls, paper: Paper, sections_hash: str | None) -> PaperState:
+        """The state of a paper read from the store (its sections stay where they are)."""
+        return cls(**field_values(paper), sources=paper.sources, sections_hash=sections_hash)
 
     def same_stored(self, other: PaperState) -> bool:
         """True when writing ``self`` over ``other`` would change nothing."""
@@ -88,7 +75,7 @@ def sections_hash(sections: list[SectionRecord] | tuple[SectionRecord, ...]) -> 
     return h.hexdigest()
 
 
-def content_hash(state: PaperState, passages_hash: str) -> str:
+def content_hash(state: PaperFields, passages_hash: str) -> str:
     """Hash of everything the indexer uses: title, abstract, categories, authors, date, passages."""
     parts = [
         state.arxiv_id,
@@ -153,20 +140,14 @@ def _categories(cur: PaperState, rec: PaperRecord, newer: bool) -> tuple[str, ..
 
 def state_from_record(rec: PaperRecord) -> PaperState:
     sections = tuple(s for s in rec.sections if s.text.strip())
-    return PaperState(
-        arxiv_id=rec.arxiv_id,
-        version=rec.version,
-        title=rec.title or None,
-        abstract=rec.abstract or None,
+    values = field_values(rec)
+    values.update({name: values[name] or None for name in _SCALARS})  # "" is unknown
+    values.update(
         authors=tuple(rec.authors),
         categories=tuple(dict.fromkeys(rec.categories)) or id_categories(rec.arxiv_id),
-        published=rec.published,
-        updated=rec.updated,
-        first_seen=rec.first_seen,
-        comment=rec.comment or None,
-        license=rec.license or None,
-        journal_ref=rec.journal_ref or None,
-        doi=rec.doi or None,
+    )
+    return PaperState(
+        **values,
         sources=(source_name(rec.source),),
         sections_hash=sections_hash(sections),
         sections=sections or None,

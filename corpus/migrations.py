@@ -44,7 +44,8 @@ __all__ = [
 
 def _backfill_date_precision(conn: Connection) -> None:
     """Date precision of every paper, and its content hash (it covers the date and its precision)."""
-    from openxiv.corpus.merge import PaperState, content_hash
+    from openxiv.corpus.merge import content_hash
+    from openxiv.corpus.records import PaperFields
     from openxiv.corpus.writer import P
 
     q = select(
@@ -53,7 +54,7 @@ def _backfill_date_precision(conn: Connection) -> None:
     )  # fmt: skip
     rows = []
     for r in conn.execute(q).all():
-        state = PaperState(
+        state = PaperFields(
             arxiv_id=r.arxiv_id,
             title=r.title,
             abstract=r.abstract,

@@ -1,28 +1,42 @@
 """Plain records that cross package boundaries inside openxiv.
 
-Readers produce `PaperRecord` (or `ReadError` for input they had to skip); the store turns records
-into rows and hands out read-only views (`PaperView`, `SectionView`, `PassageView`) to the indexer
-and the service. Views carry no database session, so they are safe to pass between threads.
+The metadata of a paper is declared once, in `PaperFields`; every record of a paper extends it:
+
+- `PaperRecord` is what a reader knows about one paper from one input (with that input's full
+  text), or a `ReadError` for input it had to skip;
+- `Paper` is a paper as the store holds it, after every record about it was merged: the one record
+  that flows store -> indexer (`Store.iter_papers`) -> service (`Store.get_paper`), where
+  `openxiv.service.views` turns it into API answers;
+- `Section` and `Passage` are its full text as stored.
+
+All are frozen and carry no database session, so they are safe to pass between threads. The
+mapping between them and the database rows is in `openxiv.corpus.writer` (`paper_from_row`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 from openxiv.corpus.ids import id_month
 
 __all__ = [
     "DatePrecision",
     "IndexDoc",
+    "Paper",
+    "PaperFields",
     "PaperRecord",
     "PaperView",
+    "Passage",
     "PassageView",
     "ReadError",
+    "Section",
     "SectionRecord",
     "SectionView",
     "best_date",
+    "field_values",
 ]
 
 DatePrecision = Literal["day", "month"]
@@ -47,7 +61,48 @@ def best_date(
     return (month, "month") if month is not None else (None, None)
 
 
-@dataclass
+@dataclass(frozen=True)
+class PaperFields:
+    """The metadata of one paper, declared once. Unknown values are ``None`` or empty, never invented."""
+
+    arxiv_id: str
+    """Canonical, version-free id (see `openxiv.corpus.ids`)."""
+    version: int | None = None
+    """Latest version known."""
+    title: str | None = None
+    abstract: str | None = None
+    authors: Sequence[str] = ()
+    categories: Sequence[str] = ()
+    """Primary category first."""
+    published: date | None = None
+    """Date of v1."""
+    updated: date | None = None
+    """Date of the latest version known."""
+    first_seen: date | None = None
+    """Day the paper first appeared in a daily listing."""
+    comment: str | None = None
+    license: str | None = None
+    journal_ref: str | None = None
+    """Where the paper was published, as arXiv metadata states it (the venue filter reads it)."""
+    doi: str | None = None
+
+    @property
+    def date(self) -> date | None:
+        """The date served and filtered by (see `best_date`)."""
+        return best_date(self.arxiv_id, self.published, self.first_seen)[0]
+
+    @property
+    def date_precision(self) -> DatePrecision | None:
+        """``month``: only the month of `date` is known (`date` is its first day)."""
+        return best_date(self.arxiv_id, self.published, self.first_seen)[1]
+
+
+def field_values(record: PaperFields) -> dict[str, Any]:
+    """The `PaperFields` values of any paper record, by name (shallow: nothing is copied)."""
+    return {f.name: getattr(record, f.name) for f in fields(PaperFields)}
+
+
+@dataclass(frozen=True)
 class SectionRecord:
     """One section of a paper's full text, in reading order."""
 
@@ -57,30 +112,15 @@ class SectionRecord:
     """The section number as printed (``"3.2"``), when the source has one."""
 
 
-@dataclass
-class PaperRecord:
-    """What a reader knows about one paper. Unknown values are ``None`` or empty, never invented."""
+@dataclass(frozen=True)
+class PaperRecord(PaperFields):
+    """What a reader knows about one paper from one input."""
 
-    arxiv_id: str
-    """Canonical, version-free id (see `openxiv.corpus.ids`)."""
-    source: str
+    source: str = field(kw_only=True)
     """Where the record came from, e.g. ``listing:listing-cs-2503-2606.jsonl.gz:17``."""
-    version: int | None = None
-    title: str | None = None
-    abstract: str | None = None
     authors: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     """Primary category first."""
-    published: date | None = None
-    """Date of v1."""
-    updated: date | None = None
-    """Date of the version this record describes."""
-    first_seen: date | None = None
-    """Day the paper first appeared in a daily listing."""
-    comment: str | None = None
-    license: str | None = None
-    journal_ref: str | None = None
-    doi: str | None = None
     sections: list[SectionRecord] = field(default_factory=list)
     """Full text by section; empty when the source has metadata only."""
 
@@ -101,7 +141,22 @@ class ReadError:
 
 
 @dataclass(frozen=True)
-class SectionView:
+class Paper(PaperFields):
+    """A stored paper: every record about it merged (`openxiv.corpus.merge`)."""
+
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    """Primary category first."""
+    sources: tuple[str, ...] = ()
+    """``format:file name`` of every input that contributed to the paper."""
+    has_fulltext: bool = False
+    content_hash: str | None = None
+    """Hash of everything indexed for this paper (`openxiv.corpus.merge.content_hash`): an
+    unchanged hash, nothing to re-index."""
+
+
+@dataclass(frozen=True)
+class Section:
     idx: int
     """0-based position of the section in the paper."""
     name: str
@@ -110,12 +165,12 @@ class SectionView:
 
 
 @dataclass(frozen=True)
-class PassageView:
+class Passage:
     passage_id: int
     """Stable primary key in the corpus database."""
     arxiv_id: str
     section_idx: int | None
-    """`SectionView.idx` the passage comes from; ``None`` for the paper-level text (title + abstract)."""
+    """`Section.idx` the passage comes from; ``None`` for the paper-level text (title + abstract)."""
     section_name: str | None
     ordinal: int
     """Position of the passage within the paper (0-based)."""
@@ -125,47 +180,37 @@ class PassageView:
     """Offsets of the passage in its section's text."""
 
 
-@dataclass(frozen=True)
-class PaperView:
-    arxiv_id: str
-    version: int | None
-    title: str | None
-    abstract: str | None
-    authors: tuple[str, ...]
-    categories: tuple[str, ...]
-    published: date | None
-    updated: date | None
-    first_seen: date | None
-    comment: str | None
-    license: str | None
-    journal_ref: str | None
-    doi: str | None
-    sources: tuple[str, ...]
-    has_fulltext: bool
-
-    @property
-    def date(self) -> date | None:
-        """The date served and filtered by (see `best_date`)."""
-        return best_date(self.arxiv_id, self.published, self.first_seen)[0]
-
-    @property
-    def date_precision(self) -> DatePrecision | None:
-        return best_date(self.arxiv_id, self.published, self.first_seen)[1]
+# Names of the records before they were one; kept until every caller uses the new ones.
+PaperView = Paper
+SectionView = Section
+PassageView = Passage
 
 
-@dataclass(frozen=True)
-class IndexDoc:
-    """What the indexer needs of one paper, streamed from the store in one pass."""
+def IndexDoc(
+    arxiv_id: str,
+    title: str,
+    abstract: str,
+    categories: tuple[str, ...],
+    authors: tuple[str, ...],
+    date: date | None,
+    content_hash: str,
+    journal_ref: str | None = None,
+    date_precision: DatePrecision | None = "day",
+) -> Paper:
+    """The `Paper` an old ``IndexDoc(...)`` call described (what the indexer used to be given).
 
-    arxiv_id: str
-    title: str
-    abstract: str
-    categories: tuple[str, ...]
-    authors: tuple[str, ...]
-    date: date | None
-    content_hash: str
-    """Hash of everything indexed for this paper: unchanged hash, nothing to re-index."""
-    journal_ref: str | None = None
-    """Where the paper was published, as arXiv metadata states it (the venue filter reads it)."""
-    date_precision: DatePrecision | None = "day"
-    """``month``: only the month of ``date`` is known (``date`` is its first day)."""
+    A ``day`` date becomes the v1 date; a ``month`` date must be the month the id encodes, the only
+    way a stored paper gets one."""
+    paper = Paper(
+        arxiv_id,
+        title=title,
+        abstract=abstract,
+        categories=tuple(categories),
+        authors=tuple(authors),
+        published=date if date_precision == "day" else None,
+        journal_ref=journal_ref,
+        content_hash=content_hash,
+    )
+    if (paper.date, paper.date_precision) != (date, date_precision):
+        raise ValueError(f"{arxiv_id}: a paper cannot be dated {date} to the {date_precision}")
+    return paper

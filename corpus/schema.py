@@ -1,5 +1,8 @@
 """The corpus database: SQLAlchemy 2.x declarative models on SQLite.
 
+The row classes are named ``*Row`` (`PaperRow`, `AuthorRow`, ...): `openxiv.corpus.records.Paper` is
+the record the rest of openxiv reads, and `openxiv.corpus.writer` maps one to the other.
+
 One row per paper (canonical arXiv id, unique), with its ordered authors and categories in child
 tables (for filtering) and, denormalised on the paper row, as JSON arrays (so a paper reads in one
 query). Full text is stored as ordered sections and the passages cut from them at ingest time.
@@ -26,15 +29,15 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AuthorRow",
     "Base",
+    "CategoryRow",
     "IngestError",
     "IngestRun",
-    "Paper",
-    "PaperAuthor",
-    "PaperCategory",
-    "PaperSource",
-    "Passage",
-    "Section",
+    "PaperRow",
+    "PassageRow",
+    "SectionRow",
+    "SourceRow",
 ]
 
 SCHEMA_VERSION = 1
@@ -44,7 +47,7 @@ class Base(DeclarativeBase):
     pass
 
 
-class Paper(Base):
+class PaperRow(Base):
     __tablename__ = "papers"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -78,7 +81,7 @@ class Paper(Base):
     """Hash of everything indexed: title, abstract, categories, authors, date, passages."""
 
 
-class PaperAuthor(Base):
+class AuthorRow(Base):
     __tablename__ = "paper_authors"
     __table_args__ = ({"sqlite_with_rowid": False},)
 
@@ -89,7 +92,7 @@ class PaperAuthor(Base):
     """Lowercase, accents and punctuation removed: for author filters."""
 
 
-class PaperCategory(Base):
+class CategoryRow(Base):
     __tablename__ = "paper_categories"
     __table_args__ = ({"sqlite_with_rowid": False},)
 
@@ -99,7 +102,7 @@ class PaperCategory(Base):
     category: Mapped[str] = mapped_column(String(32), nullable=False, index=True)
 
 
-class PaperSource(Base):
+class SourceRow(Base):
     __tablename__ = "paper_sources"
     __table_args__ = (UniqueConstraint("paper_id", "source"),)
 
@@ -109,7 +112,7 @@ class PaperSource(Base):
     """``format:file name`` of an input that contributed to the paper."""
 
 
-class Section(Base):
+class SectionRow(Base):
     __tablename__ = "sections"
     __table_args__ = (UniqueConstraint("paper_id", "idx"),)
 
@@ -121,7 +124,7 @@ class Section(Base):
     text: Mapped[str] = mapped_column(Text, nullable=False)
 
 
-class Passage(Base):
+class PassageRow(Base):
     __tablename__ = "passages"
     __table_args__ = (UniqueConstraint("paper_id", "ordinal"),)
 
@@ -169,3 +172,13 @@ class IngestError(Base):
     source: Mapped[str] = mapped_column(Text, nullable=False)
     location: Mapped[str] = mapped_column(Text, nullable=False)
     reason: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+# The row classes' names before the paper record took the name `Paper`; kept for callers on
+# other branches until they use the ``*Row`` names.
+Paper = PaperRow
+PaperAuthor = AuthorRow
+PaperCategory = CategoryRow
+PaperSource = SourceRow
+Section = SectionRow
+Passage = PassageRow

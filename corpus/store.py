@@ -5,16 +5,17 @@
 >>> store.get_paper("arXiv:2503.11731v2").title           # doctest: +SKIP
 
 Writers use `Store(path)` (WAL journal, one writer at a time); readers in other threads or
-processes use `Store.open_readonly(path)`. Views returned are plain frozen dataclasses.
+processes use `Store.open_readonly(path)`. Papers, sections and passages come back as the frozen
+records of `openxiv.corpus.records`.
 Merge rules for records of the same paper are in `openxiv.corpus.merge`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,22 +27,14 @@ from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
 from openxiv.corpus.normalize import normalize_title
-from openxiv.corpus.records import (
-    IndexDoc,
-    PaperRecord,
-    PaperView,
-    PassageView,
-    ReadError,
-    SectionView,
-    best_date,
-)
+from openxiv.corpus.records import Paper, PaperRecord, Passage, ReadError, Section
 from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
-from openxiv.corpus.schema import Base, IngestError, IngestRun, PaperSource
-from openxiv.corpus.writer import PAS, SEC, BatchCounts, P, write_batch
+from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
+from openxiv.corpus.writer import PAS, RECORD_COLUMNS, SEC, BatchCounts, P, paper_from_row, write_batch
 
 __all__ = ["IngestSummary", "Store"]
 
-S = PaperSource.__table__
+S = SourceRow.__table__
 RUNS = IngestRun.__table__
 ERRS = IngestError.__table__
 
@@ -100,7 +93,7 @@ class Store:
                 self._legacy_titles = data_version(conn) < 1  # data.1 refolded title_norm
                 """An older database opened read-only: its ``title_norm`` follows `legacy_title_norm`."""
         # an older database opened read-only: leave the columns it lacks out of paper queries
-        self._paper_columns = [c for c in P.c if c.name not in missing]
+        self._paper_columns = [P.c[name] for name in RECORD_COLUMNS if name not in missing]
 
     @classmethod
     def open_readonly(cls, db_path: str | Path) -> Store:
@@ -171,7 +164,8 @@ class Store:
                 if canonical is None:
                     skip(ReadError(item.source, "record", f"invalid arXiv id {item.arxiv_id!r}"))
                     continue
-                item.arxiv_id = canonical
+                if canonical != item.arxiv_id:
+                    item = replace(item, arxiv_id=canonical)
                 summary.read += 1
                 batch.append(item)
                 chars += sum(len(s.text) for s in item.sections)
@@ -212,40 +206,21 @@ class Store:
         return dest
 
     # ------------------------------------------------------------------ reading
-    def _view(self, row: Any, sources: Sequence[str]) -> PaperView:
-        return PaperView(
-            arxiv_id=row.arxiv_id,
-            version=row.version,
-            title=row.title,
-            abstract=row.abstract,
-            authors=tuple(json.loads(row.authors_json)),
-            categories=tuple(json.loads(row.categories_json)),
-            published=row.published,
-            updated=row.updated,
-            first_seen=row.first_seen,
-            comment=row.comment,
-            license=row.license,
-            journal_ref=row.journal_ref,
-            doi=row.doi,
-            sources=tuple(sources),
-            has_fulltext=bool(row.has_fulltext),
-        )
-
-    def get_paper(self, arxiv_id: str) -> PaperView | None:
+    def get_paper(self, arxiv_id: str) -> Paper | None:
         """The paper with this id in any spelling (``arXiv:2301.00001v2``...), else ``None``."""
         canonical = try_canonical_id(arxiv_id)
         if canonical is None:
             return None
         return self._get_many([canonical]).get(canonical)
 
-    def get_papers(self, ids: Sequence[str]) -> dict[str, PaperView]:
+    def get_papers(self, ids: Sequence[str]) -> dict[str, Paper]:
         """Papers keyed by the ids *as given*; unknown or invalid ids are left out."""
         canon = {given: try_canonical_id(given) for given in ids}
         found = self._get_many(sorted({c for c in canon.values() if c}))
         return {given: found[c] for given, c in canon.items() if c in found}
 
-    def _get_many(self, canonical: Sequence[str]) -> dict[str, PaperView]:
-        out: dict[str, PaperView] = {}
+    def _get_many(self, canonical: Sequence[str]) -> dict[str, Paper]:
+        out: dict[str, Paper] = {}
         with self.engine.connect() as conn:
             for i in range(0, len(canonical), _IN_CHUNK):
                 part = canonical[i : i + _IN_CHUNK]
@@ -256,10 +231,10 @@ class Store:
                     for pid, name in conn.execute(q.order_by(S.c.source)):
                         srcs.setdefault(pid, []).append(name)
                 for r in rows:
-                    out[r.arxiv_id] = self._view(r, srcs.get(r.id, []))
+                    out[r.arxiv_id] = paper_from_row(r, srcs.get(r.id, []))
         return out
 
-    def sections(self, arxiv_id: str) -> list[SectionView]:
+    def sections(self, arxiv_id: str) -> list[Section]:
         canonical = try_canonical_id(arxiv_id)
         if canonical is None:
             return []
@@ -270,9 +245,9 @@ class Store:
             .order_by(SEC.c.idx)
         )
         with self.engine.connect() as conn:
-            return [SectionView(r.idx, r.name, r.text, r.number) for r in conn.execute(q)]
+            return [Section(r.idx, r.name, r.text, r.number) for r in conn.execute(q)]
 
-    def lead_section(self, arxiv_id: str) -> SectionView | None:
+    def lead_section(self, arxiv_id: str) -> Section | None:
         """The first section with text (what a tldr of a paper without an abstract is made from):
         one row, where `sections` would read the whole full text."""
         canonical = try_canonical_id(arxiv_id)
@@ -287,7 +262,7 @@ class Store:
         )
         with self.engine.connect() as conn:
             r = conn.execute(q).first()
-        return None if r is None else SectionView(r.idx, r.name, r.text, r.number)
+        return None if r is None else Section(r.idx, r.name, r.text, r.number)
 
     def _passage_query(self) -> Select[Any]:
         return (
@@ -306,63 +281,45 @@ class Store:
         )
 
     @staticmethod
-    def _passage_view(r: Any) -> PassageView:
-        return PassageView(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+    def _passage(r: Any) -> Passage:
+        return Passage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
 
-    def passages(self, arxiv_id: str) -> list[PassageView]:
+    def passages(self, arxiv_id: str) -> list[Passage]:
         """Full-text passages of one paper, in order (``[]`` without full text)."""
         canonical = try_canonical_id(arxiv_id)
         if canonical is None:
             return []
         q = self._passage_query().where(P.c.arxiv_id == canonical).order_by(PAS.c.ordinal)
         with self.engine.connect() as conn:
-            return [self._passage_view(r) for r in conn.execute(q)]
+            return [self._passage(r) for r in conn.execute(q)]
 
-    def get_passages(self, passage_ids: Sequence[int]) -> dict[int, PassageView]:
+    def get_passages(self, passage_ids: Sequence[int]) -> dict[int, Passage]:
         ids = list(dict.fromkeys(int(i) for i in passage_ids))
-        out: dict[int, PassageView] = {}
+        out: dict[int, Passage] = {}
         with self.engine.connect() as conn:
             for i in range(0, len(ids), _IN_CHUNK):
                 q = self._passage_query().where(PAS.c.id.in_(ids[i : i + _IN_CHUNK]))
                 for r in conn.execute(q):
-                    out[r[0]] = self._passage_view(r)
+                    out[r[0]] = self._passage(r)
         return out
 
-    def iter_index_docs(self) -> Iterator[IndexDoc]:
-        """Every paper as the indexer needs it, ordered by arxiv_id, streamed."""
-        q = select(
-            P.c.arxiv_id,
-            P.c.title,
-            P.c.abstract,
-            P.c.categories_json,
-            P.c.authors_json,
-            P.c.published,
-            P.c.first_seen,
-            P.c.updated,
-            P.c.content_hash,
-            P.c.journal_ref,
-        ).order_by(P.c.arxiv_id)
+    def iter_papers(self) -> Iterator[Paper]:
+        """Every paper, ordered by arxiv_id, streamed (what the indexer reads). Their ``sources``
+        are not read (empty): no reader of this stream needs them."""
+        q = select(*self._paper_columns).order_by(P.c.arxiv_id)
         with self.engine.connect() as conn:
             for r in conn.execution_options(yield_per=2000).execute(q):
-                when, precision = best_date(r.arxiv_id, r.published, r.first_seen)
-                yield IndexDoc(
-                    arxiv_id=r.arxiv_id,
-                    title=r.title or "",
-                    abstract=r.abstract or "",
-                    categories=tuple(json.loads(r.categories_json)),
-                    authors=tuple(json.loads(r.authors_json)),
-                    date=when,
-                    content_hash=r.content_hash,
-                    journal_ref=r.journal_ref,
-                    date_precision=precision,
-                )
+                yield paper_from_row(r, ())
 
-    def iter_passages(self) -> Iterator[PassageView]:
+    iter_index_docs = iter_papers
+    """The old name of `iter_papers`."""
+
+    def iter_passages(self) -> Iterator[Passage]:
         """Every passage ordered by (arxiv_id, ordinal), streamed."""
         q = self._passage_query().order_by(P.c.arxiv_id, PAS.c.ordinal)
         with self.engine.connect() as conn:
             for r in conn.execution_options(yield_per=2000).execute(q):
-                yield self._passage_view(r)
+                yield self._passage(r)
 
     def fingerprint(self) -> str:
         """SHA-256 over every (arxiv_id, content_hash): changes iff indexed content changes."""

@@ -1,4 +1,5 @@
-"""Batch upsert of paper records into the corpus database (used by `Store.ingest`).
+"""Batch upsert of paper records into the corpus database (used by `Store.ingest`), and the one
+mapping between a ``papers`` row and a `Paper` record (`paper_from_row`, `_paper_row`).
 
 A batch is merged in memory against the stored papers it touches (one query each for papers and
 sources), then written with ``executemany`` inside the caller's transaction: new papers get ids
@@ -11,25 +12,26 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
+from typing import Any
 
-from sqlalchemy import Connection, Table, delete, func, select
+from sqlalchemy import Connection, Row, Table, delete, func, select
 
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.normalize import normalize_name, normalize_title
 from openxiv.corpus.passages import chunk_sections
-from openxiv.corpus.records import PaperRecord
-from openxiv.corpus.schema import Paper, PaperAuthor, PaperCategory, PaperSource, Passage, Section
+from openxiv.corpus.records import Paper, PaperFields, PaperRecord
+from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, SectionRow, SourceRow
 
-__all__ = ["BatchCounts", "write_batch"]
+__all__ = ["RECORD_COLUMNS", "BatchCounts", "paper_from_row", "write_batch"]
 
-P: Table = Paper.__table__
-A: Table = PaperAuthor.__table__
-C: Table = PaperCategory.__table__
-S: Table = PaperSource.__table__
-SEC: Table = Section.__table__
-PAS: Table = Passage.__table__
+P: Table = PaperRow.__table__
+A: Table = AuthorRow.__table__
+C: Table = CategoryRow.__table__
+S: Table = SourceRow.__table__
+SEC: Table = SectionRow.__table__
+PAS: Table = PassageRow.__table__
 
 _IN_CHUNK = 900
 
@@ -54,36 +56,38 @@ def _chunks(seq: Sequence[str], n: int = _IN_CHUNK) -> Iterable[Sequence[str]]:
         yield seq[i : i + n]
 
 
+_JSON_LISTS = ("authors", "categories")
+"""Fields stored as JSON arrays (``<name>_json``); every other `PaperFields` field is a column of its own."""
+_COLUMN_FIELDS = tuple(f.name for f in fields(PaperFields) if f.name not in _JSON_LISTS)
+RECORD_COLUMNS = ("id", *_COLUMN_FIELDS, "authors_json", "categories_json", "has_fulltext", "content_hash")
+"""The ``papers`` columns `paper_from_row` reads (with the row id): what a paper query selects."""
+
+
+def paper_from_row(row: Row[Any], sources: Sequence[str]) -> Paper:
+    """The `Paper` a ``papers`` row holds (any result row with the `RECORD_COLUMNS`)."""
+    values = row._mapping  # by column name; the select may omit columns an old database lacks
+    return Paper(
+        **{name: values[name] for name in _COLUMN_FIELDS},
+        authors=tuple(json.loads(values["authors_json"])),
+        categories=tuple(json.loads(values["categories_json"])),
+        sources=tuple(sources),
+        has_fulltext=bool(values["has_fulltext"]),
+        content_hash=values["content_hash"],
+    )
+
+
 def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
     out: dict[str, _Stored] = {}
     for part in _chunks(ids):
-        rows = conn.execute(select(P).where(P.c.arxiv_id.in_(part))).mappings().all()
+        rows = conn.execute(select(P).where(P.c.arxiv_id.in_(part))).all()
         by_pid: dict[int, list[str]] = {}
         if rows:
-            src = conn.execute(
-                select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_([r["id"] for r in rows]))
-            )
+            src = conn.execute(select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_([r.id for r in rows])))
             for pid, name in src:
                 by_pid.setdefault(pid, []).append(name)
         for r in rows:
-            state = PaperState(
-                arxiv_id=r["arxiv_id"],
-                version=r["version"],
-                title=r["title"],
-                abstract=r["abstract"],
-                authors=tuple(json.loads(r["authors_json"])),
-                categories=tuple(json.loads(r["categories_json"])),
-                published=r["published"],
-                updated=r["updated"],
-                first_seen=r["first_seen"],
-                comment=r["comment"],
-                license=r["license"],
-                journal_ref=r["journal_ref"],
-                doi=r["doi"],
-                sources=tuple(sorted(by_pid.get(r["id"], []))),
-                sections_hash=r["sections_hash"],
-            )
-            out[r["arxiv_id"]] = _Stored(r["id"], state, r["passages_hash"])
+            paper = paper_from_row(r, sorted(by_pid.get(r.id, [])))
+            out[r.arxiv_id] = _Stored(r.id, PaperState.stored(paper, r.sections_hash), r.passages_hash)
     return out
 
 

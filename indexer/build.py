@@ -59,10 +59,10 @@ class BuildError(RuntimeError):
     """The build cannot run (missing DB, empty corpus, bad setting); nothing was changed."""
 
 
-def paper_bm25_text(title: str, abstract: str) -> str:
+def paper_bm25_text(title: str | None, abstract: str | None) -> str:
     """What BM25 indexes per paper. Repeating the title (x2, x3) measured no better on the topic
     dev queries (docs/indexing.md, «Ranking»), so the title appears once."""
-    return f"{title}\n{abstract}"
+    return f"{title or ''}\n{abstract or ''}"
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Per-paper metadata arrays of a snapshot, and filters turned into boolean masks over paper rows.
 
-Row ``i`` is the ``i``-th paper in arxiv_id order (the order of `Store.iter_index_docs`), the same
+Row ``i`` is the ``i``-th paper in arxiv_id order (the order of `Store.iter_papers`), the same
 row numbering as the BM25 paper matrix and the dense paper vectors. Stored as plain ``.npy`` files:
 
 - ``arxiv_ids.npy``: unicode array of canonical ids;
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from openxiv.corpus.normalize import normalize_name
-from openxiv.corpus.records import IndexDoc
+from openxiv.corpus.records import Paper
 from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
 from openxiv.indexer.postings import AuthorMatcher, TokenIndex, Venues, gather
 from openxiv.indexer.postings import csr as _postings
@@ -98,7 +98,7 @@ class PaperMeta:
 
     # --- building -----------------------------------------------------------------------------
     @classmethod
-    def from_docs(cls, docs: Iterable[IndexDoc]) -> PaperMeta:
+    def from_docs(cls, docs: Iterable[Paper]) -> PaperMeta:
         ids: list[str] = []
         days: list[int] = []
         ends: list[int] = []

@@ -17,17 +17,30 @@ from openxiv.indexer import evidence
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnknownMode, UnsupportedFilter
 from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.holder import IndexLike
-from openxiv.service.models import Author, Content, Evidence, Hit, QueryResult, V1Hit
-from openxiv.service.text import match_section, sentence_with_context, split_sentences, tldr
+from openxiv.service.models import Evidence, Hit, QueryResult
+from openxiv.service.text import match_section, sentence_with_context, split_sentences
+
+# the paper -> API model mappings moved to views; imported here for the old import paths
+from openxiv.service.views import (
+    abs_url,
+    authors_of,
+    iso,
+    paper_tldr,
+    pdf_url,
+    to_deepxiv_hit,
+    to_v1_hit,
+)
 
 __all__ = [
     "Outcome",
     "OverBudget",
     "ResolvedHit",
     "abs_url",
+    "authors_of",
     "check_deadline",
     "deadline_for",
     "find_section",
+    "iso",
     "load_paper",
     "merge_round_robin",
     "paper_tldr",
@@ -37,14 +50,6 @@ __all__ = [
     "to_deepxiv_hit",
     "to_v1_hit",
 ]
-
-
-def abs_url(arxiv_id: str) -> str:
-    return f"https://arxiv.org/abs/{arxiv_id}"
-
-
-def pdf_url(arxiv_id: str) -> str:
-    return f"https://arxiv.org/pdf/{arxiv_id}"
 
 
 @dataclass(frozen=True)
@@ -108,17 +113,6 @@ def load_paper(index: IndexLike, arxiv_id: str) -> PaperView:
     return paper
 
 
-def paper_tldr(paper: PaperView, sections: list[SectionView] | None = None) -> str | None:
-    """Extractive tldr: the abstract's first real sentence, else that of the first section that
-    has one (`text.tldr` skips page headers, affiliations and TeX residue); ``None`` without one."""
-    for text in (paper.abstract, *(s.text for s in sections or ())):
-        if text and text.strip():
-            found = tldr(text)
-            if found:
-                return found
-    return None
-
-
 def find_section(index: IndexLike, paper: PaperView, name: str) -> SectionView:
     sections = index.store.sections(paper.arxiv_id)
     if not sections:
@@ -139,15 +133,6 @@ def raw_markdown(paper: PaperView, sections: list[SectionView]) -> str:
         heading = f"{s.number} {s.name}" if s.number else s.name
         parts.append(f"## {heading}\n\n{s.text.strip()}")
     return "\n\n".join(parts) + "\n"
-
-
-def authors_of(paper: PaperView) -> list[Author]:
-    return [Author(name=a) for a in paper.authors]
-
-
-def iso(paper: PaperView) -> str | None:
-    d = paper.date
-    return d.isoformat() if d else None
 
 
 # ------------------------------------------------------------------------------- search
@@ -230,45 +215,6 @@ def run_search(
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
     timings["hydrate"] = round((time.perf_counter() - t0) * 1000, 3)
     return Outcome(query=query, hits=hits, total_count=int(result.total_count), timings_ms=timings)
-
-
-def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
-    p = r.paper
-    content = None
-    if contents:
-        ev = r.evidence
-        content = [Content(section_title=ev.section, section_contents=[ev.text])] if ev else []
-    return Hit(
-        arxiv_id=p.arxiv_id,
-        title=p.title,
-        score=round(float(r.hit.score), 6),
-        abstract=p.abstract,
-        tldr=r.tldr,
-        authors=authors_of(p),
-        url=abs_url(p.arxiv_id),
-        date=iso(p),
-        citation_count=None,
-        categories=list(p.categories),
-        contents=content,
-    )
-
-
-def to_v1_hit(r: ResolvedHit, rank: int) -> V1Hit:
-    p = r.paper
-    return V1Hit(
-        rank=rank,
-        arxiv_id=p.arxiv_id,
-        title=p.title,
-        score=round(float(r.hit.score), 6),
-        authors=list(p.authors),
-        categories=list(p.categories),
-        date=p.date,
-        date_precision=p.date_precision,
-        tldr=r.tldr,
-        url=abs_url(p.arxiv_id),
-        evidence=r.evidence,
-        signals=dict(r.hit.signals),
-    )
 
 
 def merge_round_robin(results: list[QueryResult]) -> list[Hit]:

@@ -32,7 +32,9 @@ __all__ = [
     "Health",
     "Hit",
     "IndexInfo",
+    "PaperHeadOut",
     "PaperJson",
+    "PaperMetadataOut",
     "PreviewResponse",
     "QueryResult",
     "RawResponse",
@@ -209,15 +211,23 @@ class PreviewResponse(BaseModel):
     total_characters: int
 
 
-class PaperJson(BaseModel):
-    """``type=json``: everything the corpus holds about one paper."""
+class PaperHeadOut(BaseModel):
+    """The fields a whole-paper answer (`PaperJson`, `V1Paper`) opens with, declared once.
+
+    The metadata both answers share is declared in two runs, this one and `PaperMetadataOut`,
+    because each answer puts fields of its own between them and the key order of a JSON answer
+    is part of the API. A model lists them as ``class X(PaperMetadataOut, _Own, PaperHeadOut)``:
+    pydantic orders fields from the last base to the first."""
 
     arxiv_id: str
     version: int | None
     title: str | None
     abstract: str | None
-    authors: list[Author]
-    categories: list[str]
+
+
+class PaperMetadataOut(BaseModel):
+    """Dates and publication facts of a whole-paper answer, declared once (see `PaperHeadOut`)."""
+
     published: dt.date | None
     updated: dt.date | None
     first_seen: dt.date | None
@@ -225,6 +235,16 @@ class PaperJson(BaseModel):
     license: str | None
     journal_ref: str | None
     doi: str | None
+
+
+class _PaperJsonPeople(BaseModel):
+    authors: list[Author]
+    categories: list[str]
+
+
+class PaperJson(PaperMetadataOut, _PaperJsonPeople, PaperHeadOut):
+    """``type=json``: everything the corpus holds about one paper."""
+
     sources: list[str]
     sections: list[dict[str, Any]]
 
@@ -299,23 +319,15 @@ class V1SectionSummary(BaseModel):
     token_count: int
 
 
-class V1Paper(BaseModel):
-    arxiv_id: str
-    version: int | None
-    title: str | None
-    abstract: str | None
+class _V1PaperSummary(BaseModel):
     tldr: str | None
     authors: list[str]
     categories: list[str]
     date: dt.date | None
     date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
-    published: dt.date | None
-    updated: dt.date | None
-    first_seen: dt.date | None
-    comment: str | None
-    license: str | None
-    journal_ref: str | None
-    doi: str | None
+
+
+class V1Paper(PaperMetadataOut, _V1PaperSummary, PaperHeadOut):
     has_fulltext: bool
     url: str
     pdf_url: str

@@ -13,24 +13,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from openxiv.corpus.records import PaperView, SectionView
 from openxiv.indexer.backend import mode_help
-from openxiv.service.core import (
-    abs_url,
-    authors_of,
-    find_section,
-    iso,
-    load_paper,
-    paper_tldr,
-    pdf_url,
-    raw_markdown,
-)
+from openxiv.service import views
+from openxiv.service.core import find_section, load_paper, raw_markdown
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.holder import IndexLike
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
-    HeadSection,
     PaperJson,
     PreviewResponse,
     RawResponse,
@@ -56,7 +46,6 @@ from openxiv.service.routes_search import (
     unsupported_filters,
 )
 from openxiv.service.routes_unserved import unserved_detail
-from openxiv.service.text import tldr, token_count
 
 __all__ = ["TYPES", "router"]
 
@@ -85,72 +74,14 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
 
 
-def _head(index: IndexLike, paper: PaperView) -> HeadResponse:
-    sections = index.store.sections(paper.arxiv_id)
-    total = token_count(paper.abstract) + sum(token_count(s.text) for s in sections)
-    return HeadResponse(
-        arxiv_id=paper.arxiv_id,
-        title=paper.title,
-        abstract=paper.abstract,
-        authors=authors_of(paper),
-        categories=list(paper.categories),
-        publish_at=iso(paper),
-        token_count=total,
-        sections=[_head_section(s) for s in sections],
-        has_fulltext=paper.has_fulltext,
-        url=abs_url(paper.arxiv_id),
-    )
-
-
-def _head_section(s: SectionView) -> HeadSection:
-    return HeadSection(
-        name=s.name, idx=s.idx, number=s.number, tldr=tldr(s.text), token_count=token_count(s.text)
-    )
-
-
-def _brief(index: IndexLike, paper: PaperView) -> BriefResponse:
-    sections = [] if paper.abstract else index.store.sections(paper.arxiv_id)
-    return BriefResponse(
-        arxiv_id=paper.arxiv_id,
-        title=paper.title,
-        tldr=paper_tldr(paper, sections),
-        publish_at=iso(paper),
-        src_url=pdf_url(paper.arxiv_id),
-        authors=authors_of(paper),
-        abstract=paper.abstract,
-        year=paper.date.year if paper.date else None,
-    )
-
-
-def _json(index: IndexLike, paper: PaperView) -> PaperJson:
-    sections = index.store.sections(paper.arxiv_id)
-    return PaperJson(
-        arxiv_id=paper.arxiv_id,
-        version=paper.version,
-        title=paper.title,
-        abstract=paper.abstract,
-        authors=authors_of(paper),
-        categories=list(paper.categories),
-        published=paper.published,
-        updated=paper.updated,
-        first_seen=paper.first_seen,
-        comment=paper.comment,
-        license=paper.license,
-        journal_ref=paper.journal_ref,
-        doi=paper.doi,
-        sources=list(paper.sources),
-        sections=[{"idx": s.idx, "name": s.name, "number": s.number, "text": s.text} for s in sections],
-    )
-
-
 def _paper_op(index: IndexLike, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
     paper = load_paper(index, arxiv_id)
     if kind == "head":
-        return _head(index, paper)
-    if kind == "brief":
-        return _brief(index, paper)
+        return views.head(paper, index.store.sections(paper.arxiv_id))
+    if kind == "brief":  # the sections only make the tldr of a paper without an abstract
+        return views.brief(paper, [] if paper.abstract else index.store.sections(paper.arxiv_id))
     if kind == "json":
-        return _json(index, paper)
+        return views.paper_json(paper, index.store.sections(paper.arxiv_id))
     if kind == "section":
         if section is None or not section.strip():
             raise BadRequest("section: required for type=section (a section name or 0-based index)")

@@ -10,7 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.service.core import abs_url, find_section, load_paper, paper_tldr, pdf_url
+from openxiv.service import views
+from openxiv.service.core import find_section, load_paper
 from openxiv.service.errors import NotReady
 from openxiv.service.models import (
     ErrorResponse,
@@ -19,10 +20,8 @@ from openxiv.service.models import (
     ReloadResponse,
     V1Paper,
     V1Section,
-    V1SectionSummary,
 )
 from openxiv.service.routes_search import ERRORS, holder_of, json_response
-from openxiv.service.text import tldr, token_count
 
 __all__ = ["relative_paths", "router", "without_paths"]
 
@@ -73,14 +72,7 @@ def v1_section(arxiv_id: str, name: str, request: Request) -> Response:
     with holder_of(request).acquire() as index:
         paper = load_paper(index, arxiv_id)
         s = find_section(index, paper, name)
-    out = V1Section(
-        arxiv_id=paper.arxiv_id,
-        idx=s.idx,
-        name=s.name,
-        number=s.number,
-        token_count=token_count(s.text),
-        text=s.text,
-    )
+    out = views.v1_section(paper, s)
     return json_response(out.model_dump_json())
 
 
@@ -96,34 +88,7 @@ def v1_paper(arxiv_id: str, request: Request) -> Response:
     with holder_of(request).acquire() as index:
         paper = load_paper(index, arxiv_id)
         sections = index.store.sections(paper.arxiv_id)
-    out = V1Paper(
-        arxiv_id=paper.arxiv_id,
-        version=paper.version,
-        title=paper.title,
-        abstract=paper.abstract,
-        tldr=paper_tldr(paper, sections),
-        authors=list(paper.authors),
-        categories=list(paper.categories),
-        date=paper.date,
-        date_precision=paper.date_precision,
-        published=paper.published,
-        updated=paper.updated,
-        first_seen=paper.first_seen,
-        comment=paper.comment,
-        license=paper.license,
-        journal_ref=paper.journal_ref,
-        doi=paper.doi,
-        has_fulltext=paper.has_fulltext,
-        url=abs_url(paper.arxiv_id),
-        pdf_url=pdf_url(paper.arxiv_id),
-        token_count=token_count(paper.abstract) + sum(token_count(s.text) for s in sections),
-        sections=[
-            V1SectionSummary(
-                idx=s.idx, name=s.name, number=s.number, tldr=tldr(s.text), token_count=token_count(s.text)
-            )
-            for s in sections
-        ],
-    )
+    out = views.v1_paper(paper, sections)
     return json_response(out.model_dump_json())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,11 +100,8 @@ def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
             raise ValueError("missing title and text")
         meta_obj["title"] = "untitled"
     rec = parse_oai(meta_obj, source)
-    if title_missing:
-        rec.title = None
-    rec.abstract = _abstract(obj, rec)
-    rec.sections = sections
-    return rec
+    title = None if title_missing else rec.title
+    return replace(rec, title=title, abstract=_abstract(obj, rec), sections=sections)
 
 
 def read_unarxive(path: str | Path) -> Iterator[PaperRecord | ReadError]:
