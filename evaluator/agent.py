@@ -26,6 +26,8 @@ from typing import Any
 import click
 import httpx
 
+from openxiv.corpus.options import db_option, input_option, output_option, url_option
+
 __all__ = ["AgentPolicy", "BaselineAgent", "agent", "calibrate_wide", "make_wide_items"]
 
 WIDE_REL_GRID = tuple(round(0.05 * i, 2) for i in range(20))
@@ -242,36 +244,15 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------------------------- CLI
 
 
-URL_OPTION = click.option(
-    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
-)
-
-
-def input_option(help_text: str) -> Any:
-    return click.option(
-        "--input",
-        "input_path",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        required=True,
-        help=help_text,
-    )
-
-
-def out_option(help_text: str) -> Any:
-    return click.option(
-        "--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help=help_text
-    )
-
-
 @click.group("agent")
 def agent() -> None:
     """Retrieval-only baseline agent for AutoResearchBench-format questions."""
 
 
 @agent.command("baseline")
-@URL_OPTION
+@url_option()
 @input_option("AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).")
-@out_option("Where to write the inference output (JSONL).")
+@output_option("Where to write the inference output (JSONL).")
 @click.option(
     "--policy",
     "policy_path",
@@ -279,13 +260,29 @@ def agent() -> None:
     default=None,
     help="Policy JSON written by `openxiv agent calibrate`; the flags below override its values.",
 )
-@click.option("--top-k", type=click.IntRange(1, 100), default=None, help=f"[default: {AgentPolicy.top_k}]")
-@click.option("--deep-min-score", type=float, default=None, help=f"[default: {AgentPolicy.deep_min_score}]")
 @click.option(
-    "--wide-rel", type=click.FloatRange(0, 1), default=None, help=f"[default: {AgentPolicy.wide_rel}]"
+    "--top-k",
+    type=click.IntRange(1, 100),
+    default=None,
+    help=f"Hits asked for per question.  [default: {AgentPolicy.top_k}]",
 )
 @click.option(
-    "--wide-max", type=click.IntRange(1, 100), default=None, help=f"[default: {AgentPolicy.wide_max}]"
+    "--deep-min-score",
+    type=float,
+    default=None,
+    help=f"Deep items: answer only when the top hit scores at least this.  [default: {AgentPolicy.deep_min_score}]",
+)
+@click.option(
+    "--wide-rel",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help=f"Wide items: keep hits scoring at least this share of the top score.  [default: {AgentPolicy.wide_rel}]",
+)
+@click.option(
+    "--wide-max",
+    type=click.IntRange(1, 100),
+    default=None,
+    help=f"Wide items: at most this many papers.  [default: {AgentPolicy.wide_max}]",
 )
 def baseline(
     url: str,
@@ -321,17 +318,16 @@ def baseline(
     required=True,
     help="openxiv topic query set (JSONL: qid, query, relevant).",
 )
-@click.option(
-    "--db",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="Corpus database, for gold titles.",
-)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def wide_set(queries: Path, db: Path, out: Path) -> None:
+@db_option(exists=True, help="For gold titles.")
+@output_option("Where to write the wide items (AutoResearchBench JSONL).")
+def wide_set(queries: Path, db: Path | None, out: Path) -> None:
     """Turn topic queries into AutoResearchBench wide items (question = topic, gold = listed papers)."""
+    from openxiv.corpus.config import Settings
     from openxiv.corpus.store import Store
 
+    db = Settings.from_env().replace(db=db).db_path
+    if not db.is_file():
+        raise click.UsageError(f"no corpus database at {db}: give --db")
     rows = list(read_jsonl(queries))
     store = Store.open_readonly(db)
     try:
@@ -345,10 +341,16 @@ def wide_set(queries: Path, db: Path, out: Path) -> None:
 
 
 @agent.command("calibrate")
-@URL_OPTION
+@url_option()
 @input_option("Calibration questions with gold ids (AutoResearchBench JSONL, wide items).")
-@out_option("Where to write the chosen policy (JSON, read by `agent baseline --policy`).")
-@click.option("--top-k", type=click.IntRange(1, 100), default=100, show_default=True)
+@output_option("Where to write the chosen policy (JSON, read by `agent baseline --policy`).")
+@click.option(
+    "--top-k",
+    type=click.IntRange(1, 100),
+    default=100,
+    show_default=True,
+    help="Hits fetched per question; the grid chooses among them.",
+)
 def calibrate(url: str, input_path: Path, out: Path, top_k: int) -> None:
     """Choose the wide-item thresholds on dev questions: best mean IoU over a grid.
 

@@ -110,7 +110,7 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
             ),
             env,
         )
-        _step("build the index", _openxiv("index", "build", "--db", str(db), "--out", str(index)), env)
+        _step("build the index", _openxiv("index", "build", "--db", str(db), "--index", str(index)), env)
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -181,7 +181,7 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
             str(gold),
             "--submission",
             str(answers),
-            "--corpus-db",
+            "--db",
             str(db),
             "--html",
             str(report),
