@@ -2,7 +2,7 @@
 #
 #   docker build -t openxiv .
 #   docker run --rm -v openxiv-data:/data -v "$PWD/../shared:/shared:ro" openxiv \
-#       sh -c 'openxiv ingest --db /data/corpus.sqlite /shared/data && openxiv index build --db /data/corpus.sqlite --out /data/index'
+#       sh -c 'openxiv ingest --db /data/corpus.sqlite /shared/data && openxiv index build --db /data/corpus.sqlite --index /data/index'
 #   docker run --rm -p 127.0.0.1:8000:8000 -v openxiv-data:/data openxiv
 #
 # CPU-only torch is installed first from the PyTorch CPU wheel index (TORCH_INDEX_URL), pinned by
