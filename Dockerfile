@@ -34,7 +34,8 @@ COPY corpus ./corpus
 COPY indexer ./indexer
 COPY service ./service
 COPY evaluator ./evaluator
-RUN pip install -c constraints-cpu.txt . \
+# The image builds indexes too: the torch extra (MiniLM export) and the pdf extra (PDF reader).
+RUN pip install -c constraints-cpu.txt ".[torch,pdf]" \
     && python -c "import openxiv.service.app, openxiv.indexer.snapshot, openxiv.corpus.store"
 
 RUN useradd --create-home --uid 10001 openxiv \

@@ -23,7 +23,8 @@ $(BIN)/openxiv: pyproject.toml constraints-cpu.txt
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first, pinned, so nothing pulls a multi-GB CUDA build
 	$(BIN)/pip install --quiet -c constraints-cpu.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL),) "torch==2.13.0"
-	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[dev,bench]"
+	# every extra: torch (index builds with MiniLM), pdf (the PDF reader), bench, dev (tests, lint, docs)
+	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[torch,pdf,dev,bench]"
 	@touch $(BIN)/openxiv
 
 install: $(BIN)/openxiv  ## create .venv and install openxiv with the CPU torch

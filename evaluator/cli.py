@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from openxiv.corpus.extras import MissingExtra
 from openxiv.corpus.options import EXIT_FAILED, IntList, db_option, emit_json, json_option
 from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
@@ -123,7 +124,7 @@ def _run(
                 ]
                 for m in metrics[:1]
             }
-    except (EvalInputError, ValueError, FileNotFoundError) as exc:
+    except (EvalInputError, ValueError, FileNotFoundError, MissingExtra) as exc:
         raise EvalCliError(str(exc)) from None
     to_stdout = json_out == "-"
     if not quiet and not to_stdout:
