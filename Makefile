@@ -36,7 +36,7 @@ corpus: install  ## ingest everything in ../shared into $(DATA)/corpus.sqlite
 		|| [ $$? -eq 3 ]
 
 index: corpus  ## build an index snapshot of the corpus into $(DATA)/index
-	$(BIN)/openxiv index build --db $(DATA)/corpus.sqlite --out $(DATA)/index --if-changed
+	$(BIN)/openxiv index build --db $(DATA)/corpus.sqlite --index $(DATA)/index --if-changed
 
 serve: index  ## install, ingest ../shared, build the index and serve it on $(HOST):$(PORT)
 	$(BIN)/openxiv serve --index $(DATA)/index --host $(HOST) --port $(PORT)
