@@ -244,6 +244,14 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------------------------- CLI
 
 
+def _policy_option(field: str, kind: Any, text: str) -> Any:
+    """A flag overriding one `AgentPolicy` field (default ``None``: the policy file's or built-in value)."""
+    default = getattr(AgentPolicy, field)
+    return click.option(
+        "--" + field.replace("_", "-"), type=kind, default=None, help=f"{text}  [default: {default}]"
+    )
+
+
 @click.group("agent")
 def agent() -> None:
     """Retrieval-only baseline agent for AutoResearchBench-format questions."""
@@ -253,37 +261,18 @@ def agent() -> None:
 @url_option()
 @input_option("AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).")
 @output_option("Where to write the inference output (JSONL).")
-@click.option(
+@input_option(
+    "Policy JSON written by `openxiv agent calibrate`; the flags below override its values.",
     "--policy",
     "policy_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Policy JSON written by `openxiv agent calibrate`; the flags below override its values.",
+    required=False,
 )
-@click.option(
-    "--top-k",
-    type=click.IntRange(1, 100),
-    default=None,
-    help=f"Hits asked for per question.  [default: {AgentPolicy.top_k}]",
+@_policy_option("top_k", click.IntRange(1, 100), "Hits asked for per question.")
+@_policy_option("deep_min_score", float, "Deep items: answer only when the top hit scores at least this.")
+@_policy_option(
+    "wide_rel", click.FloatRange(0, 1), "Wide items: keep hits scoring at least this share of the top."
 )
-@click.option(
-    "--deep-min-score",
-    type=float,
-    default=None,
-    help=f"Deep items: answer only when the top hit scores at least this.  [default: {AgentPolicy.deep_min_score}]",
-)
-@click.option(
-    "--wide-rel",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help=f"Wide items: keep hits scoring at least this share of the top score.  [default: {AgentPolicy.wide_rel}]",
-)
-@click.option(
-    "--wide-max",
-    type=click.IntRange(1, 100),
-    default=None,
-    help=f"Wide items: at most this many papers.  [default: {AgentPolicy.wide_max}]",
-)
+@_policy_option("wide_max", click.IntRange(1, 100), "Wide items: at most this many papers.")
 def baseline(
     url: str,
     input_path: Path,
