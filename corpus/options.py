@@ -53,6 +53,7 @@ __all__ = [
     "progress_option",
     "setting_help",
     "setting_option",
+    "show_progress",
     "url_option",
 ]
 
