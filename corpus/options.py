@@ -116,6 +116,16 @@ def _click_type(name: str) -> Any:
     return str
 
 
+def _is_path(name: str) -> bool:
+    return "Path" in str(Settings.model_fields[name].annotation)
+
+
+def _expand_home(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """``~`` in a path means the home directory, as the settings read it from the environment (a shell
+    expands it in a flag, but not in a variable's value)."""
+    return value.expanduser() if isinstance(value, Path) else value
+
+
 def setting_option(name: str, *decls: str, help: str | None = None, **kwargs: Any) -> Decorator[Any]:
     """An option for the setting ``name``: ``--<name>`` (or ``decls``), its environment variable shown in
     the help, type and range from the field, help from its docstring (``help`` is added in front).
@@ -131,6 +141,7 @@ def setting_option(name: str, *decls: str, help: str | None = None, **kwargs: An
     if help:
         text = f"{help} {text}"
     options: dict[str, Any] = {
+        "callback": _expand_home if _is_path(name) else None,
         "type": _click_type(name),
         "default": None,
         "envvar": env_name(name),

@@ -171,3 +171,15 @@ def test_a_bad_setting_is_a_usage_error_and_a_bad_file_a_failure(tmp_path: Path)
 def test_make_index_does_not_rebuild_an_unchanged_corpus() -> None:
     recipe = (ROOT / "Makefile").read_text().split("\nindex:", 1)[1].split("\n\n", 1)[0]
     assert "--if-changed" in recipe and "--index" in recipe
+
+
+def test_a_path_from_the_environment_expands_home_as_before(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """OPENXIV_DB=~/corpus.sqlite meant the home directory before the option read the variable itself."""
+    db, _ = built
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "corpus.sqlite").write_bytes(db.read_bytes())
+    env = {"HOME": str(home), "OPENXIV_DB": "~/corpus.sqlite"}
+    res = CliRunner().invoke(cli, ["stats", "--json"], env=env)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["papers"] == 40
