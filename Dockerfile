@@ -2,7 +2,7 @@
 #
 #   docker build -t openxiv .
 #   docker run --rm -v openxiv-data:/data -v "$PWD/../shared:/shared:ro" openxiv \
-#       sh -c 'openxiv ingest --db /data/corpus.sqlite /shared/data && openxiv index build --db /data/corpus.sqlite --out /data/index'
+#       sh -c 'openxiv ingest --db /data/corpus.sqlite /shared/data && openxiv index build --db /data/corpus.sqlite --index /data/index'
 #   docker run --rm -p 127.0.0.1:8000:8000 -v openxiv-data:/data openxiv
 #
 # CPU-only torch is installed first from the PyTorch CPU wheel index (TORCH_INDEX_URL), pinned by
@@ -34,7 +34,8 @@ COPY corpus ./corpus
 COPY indexer ./indexer
 COPY service ./service
 COPY evaluator ./evaluator
-RUN pip install -c constraints-cpu.txt . \
+# The image builds indexes too: the torch extra (MiniLM export) and the pdf extra (PDF reader).
+RUN pip install -c constraints-cpu.txt ".[torch,pdf]" \
     && python -c "import openxiv.service.app, openxiv.indexer.snapshot, openxiv.corpus.store"
 
 RUN useradd --create-home --uid 10001 openxiv \

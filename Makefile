@@ -23,7 +23,8 @@ $(BIN)/openxiv: pyproject.toml constraints-cpu.txt
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first, pinned, so nothing pulls a multi-GB CUDA build
 	$(BIN)/pip install --quiet -c constraints-cpu.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL),) "torch==2.13.0"
-	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[dev,bench]"
+	# every extra: torch (index builds with MiniLM), pdf (the PDF reader), bench, dev (tests, lint, docs)
+	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[torch,pdf,dev,bench]"
 	@touch $(BIN)/openxiv
 
 install: $(BIN)/openxiv  ## create .venv and install openxiv with the CPU torch
@@ -35,7 +36,7 @@ corpus: install  ## ingest everything in ../shared into $(DATA)/corpus.sqlite
 		|| [ $$? -eq 3 ]
 
 index: corpus  ## build an index snapshot of the corpus into $(DATA)/index
-	$(BIN)/openxiv index build --db $(DATA)/corpus.sqlite --out $(DATA)/index --if-changed
+	$(BIN)/openxiv index build --db $(DATA)/corpus.sqlite --index $(DATA)/index --if-changed
 
 serve: index  ## install, ingest ../shared, build the index and serve it on $(HOST):$(PORT)
 	$(BIN)/openxiv serve --index $(DATA)/index --host $(HOST) --port $(PORT)

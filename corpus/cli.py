@@ -14,6 +14,18 @@ from sqlalchemy.exc import DatabaseError
 
 from openxiv.corpus.completeness import completeness
 from openxiv.corpus.config import Settings
+from openxiv.corpus.options import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    EXIT_USAGE,
+    db_option,
+    emit_json,
+    json_option,
+    progress_option,
+    setting_option,
+)
 from openxiv.corpus.readers import FORMATS, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
@@ -22,22 +34,6 @@ from openxiv.corpus.store import IngestSummary, Store
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "ingest", "stats"]
 
 SHOW_ERRORS = 20
-
-EXIT_OK = 0
-"""Every input was read and every record landed."""
-EXIT_FAILED = 1
-"""Nothing could be read, or the database could not be written."""
-EXIT_USAGE = 2
-"""A usage error (click's code): a missing input path, an unknown option or format."""
-EXIT_SKIPPED = 3
-"""Finished, but some lines or files were skipped (listed, and in the report and ``ingest_errors``).
-Scripts that accept skipped input (``make corpus``, ``openxiv demo``) treat it as success."""
-EXIT_INTERRUPTED = 128
-"""Plus the signal number: 130 after Ctrl-C, 143 after SIGTERM (the shell's convention)."""
-
-
-def _default_db() -> Path:
-    return Settings.from_env().db_path
 
 
 def _items(
@@ -67,12 +63,7 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
 @click.argument(
     "inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar="INPUT..."
 )
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Corpus database (created if missing). Default: $OPENXIV_DB or <data_dir>/corpus.sqlite.",
-)
+@db_option(help="Created if missing.")
 @click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Read every input as this format."
 )
@@ -82,9 +73,9 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
     default=None,
     help="Write the full ingest report (summary + every skipped input) as JSON lines.",
 )
-@click.option("--passage-words", type=int, default=None, help="Words per full-text passage.")
-@click.option("--passage-overlap", type=int, default=None, help="Words shared by consecutive passages.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
+@setting_option("passage_words", type=click.IntRange(min=1))
+@setting_option("passage_overlap", type=click.IntRange(min=0))
+@progress_option()
 def ingest(
     inputs: tuple[Path, ...],
     db: Path | None,
@@ -173,18 +164,13 @@ def _table(data: dict[str, Any]) -> str:
 
 
 @click.command()
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Corpus database. Default: $OPENXIV_DB or <data_dir>/corpus.sqlite.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
-def stats(db: Path | None, as_json: bool) -> None:
+@db_option()
+@json_option(help="Print the counts as one JSON object.")
+def stats(db: Path | None, json_out: str | None) -> None:
     """Counts of papers, full texts, sections, passages and skipped inputs (all runs), and per
     field (title, abstract, authors, date and its precision, categories, full text) the share of
     papers that have it."""
-    db_path = db if db is not None else _default_db()
+    db_path = Settings.from_env().replace(db=db).db_path
     if not db_path.is_file():
         raise click.ClickException(
             f"no corpus database at {db_path}; create one with `openxiv ingest --db {db_path} INPUT...`"
@@ -196,8 +182,8 @@ def stats(db: Path | None, as_json: bool) -> None:
                 data["completeness"] = completeness(conn)
     except DatabaseError as exc:
         raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
-    if as_json:
-        click.echo(json.dumps(data, indent=2))
+    if json_out is not None:
+        emit_json(data, json_out)
     else:
         shares = data.pop("completeness")
         click.echo(f"{db_path}\n{_table(data)}\n\n{_completeness_table(shares)}")

@@ -6,15 +6,19 @@ command line would do before running it; the flags of the other commands are nam
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from openxiv.corpus.config import ConfigError, Settings, env_name
 from openxiv.corpus.config_sources import load
+from openxiv.corpus.options import emit_json, json_option, setting_help
 
 __all__ = ["config"]
+
+
+ALIASES = {"index_dir": ("--index",), "api_token": ("--token",)}
+"""The spellings the other commands use for these settings (``openxiv serve --index --token``)."""
 
 
 def _flag(name: str) -> str:
@@ -22,20 +26,26 @@ def _flag(name: str) -> str:
 
 
 def _setting_options(command: Any) -> Any:
-    """One text option per setting; its value is validated like the environment's."""
+    """One text option per setting; its value is validated like the environment's.
+
+    Not `setting_option`: these flags must not read the environment themselves, or every variable
+    would be reported as coming from a flag."""
     for name in reversed(list(Settings.model_fields)):
         command = click.option(
-            _flag(name), name, metavar="VALUE", default=None, help=f"Override {env_name(name)}."
+            _flag(name),
+            *ALIASES.get(name, ()),
+            name,
+            metavar="VALUE",
+            default=None,
+            help=f"Override {env_name(name)}: {setting_help(name)}",
         )(command)
     return command
 
 
 @click.command("config")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON object: setting -> value, source, variable."
-)
+@json_option(help="Print one JSON object: setting -> value, source, variable.")
 @_setting_options
-def config(as_json: bool, **flags: str | None) -> None:
+def config(json_out: str | None, **flags: str | None) -> None:
     """Print the effective settings and where each value came from.
 
     Sources, lowest priority first: default, secrets (files in OPENXIV_SECRETS_DIR), .env (in the
@@ -46,12 +56,12 @@ def config(as_json: bool, **flags: str | None) -> None:
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     values = loaded.settings.as_dict()
-    if as_json:
+    if json_out is not None:
         doc = {
             name: {"value": values[name], "source": loaded.origin[name], "env": env_name(name)}
             for name in Settings.model_fields
         }
-        click.echo(json.dumps(doc, indent=2))
+        emit_json(doc, json_out)
         return
     rows = [(env_name(n), _shown(n, values[n]), loaded.origin[n]) for n in Settings.model_fields]
     widths = [max(len(r[i]) for r in rows) for i in range(2)]

@@ -26,6 +26,8 @@ from typing import Any
 import click
 import httpx
 
+from openxiv.corpus.options import db_option, input_option, output_option, url_option
+
 __all__ = ["AgentPolicy", "BaselineAgent", "agent", "calibrate_wide", "make_wide_items"]
 
 WIDE_REL_GRID = tuple(round(0.05 * i, 2) for i in range(20))
@@ -242,24 +244,11 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------------------------- CLI
 
 
-URL_OPTION = click.option(
-    "--url", default="http://127.0.0.1:8000/search", show_default=True, help="openxiv POST /search URL."
-)
-
-
-def input_option(help_text: str) -> Any:
+def _policy_option(field: str, kind: Any, text: str) -> Any:
+    """A flag overriding one `AgentPolicy` field (default ``None``: the policy file's or built-in value)."""
+    default = getattr(AgentPolicy, field)
     return click.option(
-        "--input",
-        "input_path",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        required=True,
-        help=help_text,
-    )
-
-
-def out_option(help_text: str) -> Any:
-    return click.option(
-        "--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help=help_text
+        "--" + field.replace("_", "-"), type=kind, default=None, help=f"{text}  [default: {default}]"
     )
 
 
@@ -269,24 +258,21 @@ def agent() -> None:
 
 
 @agent.command("baseline")
-@URL_OPTION
+@url_option()
 @input_option("AutoResearchBench questions (JSONL: question, answer, arxiv_id, optional type).")
-@out_option("Where to write the inference output (JSONL).")
-@click.option(
+@output_option("Where to write the inference output (JSONL).")
+@input_option(
+    "Policy JSON written by `openxiv agent calibrate`; the flags below override its values.",
     "--policy",
     "policy_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Policy JSON written by `openxiv agent calibrate`; the flags below override its values.",
+    required=False,
 )
-@click.option("--top-k", type=click.IntRange(1, 100), default=None, help=f"[default: {AgentPolicy.top_k}]")
-@click.option("--deep-min-score", type=float, default=None, help=f"[default: {AgentPolicy.deep_min_score}]")
-@click.option(
-    "--wide-rel", type=click.FloatRange(0, 1), default=None, help=f"[default: {AgentPolicy.wide_rel}]"
+@_policy_option("top_k", click.IntRange(1, 100), "Hits asked for per question.")
+@_policy_option("deep_min_score", float, "Deep items: answer only when the top hit scores at least this.")
+@_policy_option(
+    "wide_rel", click.FloatRange(0, 1), "Wide items: keep hits scoring at least this share of the top."
 )
-@click.option(
-    "--wide-max", type=click.IntRange(1, 100), default=None, help=f"[default: {AgentPolicy.wide_max}]"
-)
+@_policy_option("wide_max", click.IntRange(1, 100), "Wide items: at most this many papers.")
 def baseline(
     url: str,
     input_path: Path,
@@ -321,17 +307,16 @@ def baseline(
     required=True,
     help="openxiv topic query set (JSONL: qid, query, relevant).",
 )
-@click.option(
-    "--db",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="Corpus database, for gold titles.",
-)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def wide_set(queries: Path, db: Path, out: Path) -> None:
+@db_option(exists=True, help="For gold titles.")
+@output_option("Where to write the wide items (AutoResearchBench JSONL).")
+def wide_set(queries: Path, db: Path | None, out: Path) -> None:
     """Turn topic queries into AutoResearchBench wide items (question = topic, gold = listed papers)."""
+    from openxiv.corpus.config import Settings
     from openxiv.corpus.store import Store
 
+    db = Settings.from_env().replace(db=db).db_path
+    if not db.is_file():
+        raise click.UsageError(f"no corpus database at {db}: give --db")
     rows = list(read_jsonl(queries))
     store = Store.open_readonly(db)
     try:
@@ -345,10 +330,16 @@ def wide_set(queries: Path, db: Path, out: Path) -> None:
 
 
 @agent.command("calibrate")
-@URL_OPTION
+@url_option()
 @input_option("Calibration questions with gold ids (AutoResearchBench JSONL, wide items).")
-@out_option("Where to write the chosen policy (JSON, read by `agent baseline --policy`).")
-@click.option("--top-k", type=click.IntRange(1, 100), default=100, show_default=True)
+@output_option("Where to write the chosen policy (JSON, read by `agent baseline --policy`).")
+@click.option(
+    "--top-k",
+    type=click.IntRange(1, 100),
+    default=100,
+    show_default=True,
+    help="Hits fetched per question; the grid chooses among them.",
+)
 def calibrate(url: str, input_path: Path, out: Path, top_k: int) -> None:
     """Choose the wide-item thresholds on dev questions: best mean IoU over a grid.
 

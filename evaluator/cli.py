@@ -1,20 +1,23 @@
 """``openxiv eval``: score submissions against gold files and write terminal / JSON / HTML / Markdown reports.
 
 Subcommands: ``autoresearchbench``, ``drmi``, ``ranked`` and ``taxobench``, all with
-``--gold G --submission S [--compare S2] [--corpus-db DB] [--json OUT] [--html OUT] [--md OUT] [--seed N]``.
-Bad input ends with a one-line message naming the file and line, and exit status 2.
+``--gold G --submission S [--compare S2] [--db DB] [--json [OUT]] [--html OUT] [--md OUT] [--seed N]``.
+A missing file or a bad option value is a usage error (exit status 2); bad content ends with a
+one-line message naming the file and line, and exit status 1.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from datetime import date
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from openxiv.corpus.extras import MissingExtra
+from openxiv.corpus.options import EXIT_FAILED, IntList, db_option, emit_json, json_option
 from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, compare_rows
@@ -25,30 +28,39 @@ NON_COMPARABLE = {"turns", "tool_calls", "last_tokens", "duration_sec"}
 
 
 class EvalCliError(click.ClickException):
-    exit_code = 2
+    """Bad input content or an unwritable output: exit 1 (`EXIT_FAILED`); usage errors are click's 2."""
+
+    exit_code = EXIT_FAILED
 
 
-def _existing(path: str | None, what: str) -> Path | None:
-    if path is None:
-        return None
-    p = Path(path)
-    if not p.is_file():
-        raise EvalCliError(f"{what} file not found: {p}")
-    return p
+_EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
+_OUTPUT = click.Path(dir_okay=False, path_type=Path)
 
 
 def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
-        click.option("--gold", "-g", required=True, help="Gold file."),
-        click.option("--submission", "-s", required=True, help="Submission (system A)."),
+        click.option("--gold", "-g", required=True, type=_EXISTING, help="Gold file."),
+        click.option("--submission", "-s", required=True, type=_EXISTING, help="Submission (system A)."),
         click.option(
-            "--compare", "compare_path", default=None, help="A second submission (system B) to compare."
+            "--compare",
+            "compare_path",
+            type=_EXISTING,
+            default=None,
+            help="A second submission (system B) to compare.",
         ),
-        click.option("--json", "json_out", default=None, help="Write the full JSON report here."),
-        click.option("--html", "html_out", default=None, help="Write a self-contained HTML report here."),
-        click.option("--md", "md_out", default=None, help="Write a Markdown report here."),
+        json_option(help="Write the full JSON report."),
+        click.option(
+            "--html", "html_out", type=_OUTPUT, default=None, help="Write a self-contained HTML report here."
+        ),
+        click.option("--md", "md_out", type=_OUTPUT, default=None, help="Write a Markdown report here."),
         click.option("--seed", default=0, show_default=True, type=int, help="Seed of bootstrap and tests."),
-        click.option("--resamples", default=DEFAULT_RESAMPLES, show_default=True, type=click.IntRange(10)),
+        click.option(
+            "--resamples",
+            default=DEFAULT_RESAMPLES,
+            show_default=True,
+            type=click.IntRange(10),
+            help="Bootstrap resamples for the confidence intervals and the paired comparison.",
+        ),
         click.option("--quiet", "-q", is_flag=True, help="Do not print the terminal table."),
     ]
     for o in reversed(opts):
@@ -58,11 +70,16 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _set_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
-        click.option(
-            "--corpus-db", default=None, help="openxiv corpus DB: titles resolve to ids; corpus checks."
+        db_option(
+            exists=True,
+            use_env=False,
+            help="openxiv corpus database: titles resolve to ids; corpus checks (only when given).",
         ),
         click.option(
-            "--cutoff", default=None, help="Flag predicted papers dated after this day (YYYY-MM-DD)."
+            "--cutoff",
+            type=click.DateTime(["%Y-%m-%d"]),
+            default=None,
+            help="Flag predicted papers dated after this day (YYYY-MM-DD).",
         ),
         click.option(
             "--threshold", default=0.6, show_default=True, type=float, help="Title alignment threshold."
@@ -75,21 +92,21 @@ def _set_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _run(
     score: Callable[[Path], EvalReport],
-    submission: str,
-    compare_path: str | None,
+    submission: Path,
+    compare_path: Path | None,
     inputs: dict[str, str],
     json_out: str | None,
-    html_out: str | None,
-    md_out: str | None,
+    html_out: Path | None,
+    md_out: Path | None,
     seed: int,
     resamples: int,
     quiet: bool,
 ) -> None:
-    """Score, optionally compare, render; every input problem becomes a clean exit-2 message."""
+    """Score, optionally compare, render; every input problem becomes a clean exit-1 message.
+
+    ``--json`` without a path prints the JSON report to stdout instead of the terminal table."""
+    sub, cmp_path = submission, compare_path
     try:
-        sub = _existing(submission, "submission")
-        cmp_path = _existing(compare_path, "compare")
-        assert sub is not None
         report = score(sub)
         report.inputs = {**inputs, "submission": str(sub), **({"compare": str(cmp_path)} if cmp_path else {})}
         if cmp_path is not None:
@@ -107,10 +124,14 @@ def _run(
                 ]
                 for m in metrics[:1]
             }
-    except (EvalInputError, ValueError, FileNotFoundError) as exc:
+    except (EvalInputError, ValueError, FileNotFoundError, MissingExtra) as exc:
         raise EvalCliError(str(exc)) from None
-    if not quiet:
+    to_stdout = json_out == "-"
+    if not quiet and not to_stdout:
         click.echo(render_terminal(report))
+    if to_stdout:
+        emit_json(report.to_dict(), "-")
+        json_out = None
     for out, writer in ((json_out, write_json), (md_out, None), (html_out, "html")):
         if out is None:
             continue
@@ -126,29 +147,18 @@ def _run(
         except OSError as exc:
             raise EvalCliError(f"cannot write {out}: {exc.strerror}") from None
         if not quiet:
-            click.echo(f"wrote {out}")
+            click.echo(f"wrote {out}", err=to_stdout)
 
 
-def _store(corpus_db: str | None) -> Any:
+def _store(corpus_db: Path | None) -> Any:
     if corpus_db is None:
         return None
     from openxiv.corpus.store import Store
 
-    if not Path(corpus_db).is_file():
-        raise EvalCliError(f"corpus database not found: {corpus_db}")
     try:
         return Store.open_readonly(corpus_db)
     except Exception as exc:  # a broken or foreign file: report it, no traceback
         raise EvalCliError(f"cannot open corpus database {corpus_db}: {exc}") from None
-
-
-def _cutoff(value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise EvalCliError(f"--cutoff must be a date YYYY-MM-DD, got {value!r}") from None
 
 
 @click.group("eval")
@@ -157,9 +167,9 @@ def eval_group() -> None:
 
 
 def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., None]:
-    def command(gold: str, submission: str, compare_path: str | None, corpus_db: str | None, cutoff: str | None,
-                threshold: float, max_candidates: int, json_out: str | None, html_out: str | None,
-                md_out: str | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+    def command(gold: Path, submission: Path, compare_path: Path | None, db: Path | None, cutoff: datetime | None,
+                threshold: float, max_candidates: int, json_out: str | None, html_out: Path | None,
+                md_out: Path | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
         from openxiv.evaluator.arb import ArbOptions, score_arb
         from openxiv.evaluator.io import read_arb_gold, read_submission
         from openxiv.evaluator.matching import Matcher
@@ -168,8 +178,9 @@ def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., No
             gold_items = read_arb_gold(gold)
         except EvalInputError as exc:
             raise EvalCliError(str(exc)) from None
-        store = _store(corpus_db)
-        matcher = Matcher(store, title_mode=title_mode, threshold=threshold, cutoff=_cutoff(cutoff))
+        store = _store(db)
+        day = cutoff.date() if cutoff is not None else None
+        matcher = Matcher(store, title_mode=title_mode, threshold=threshold, cutoff=day)
         opts = ArbOptions(max_candidates=max_candidates or None, seed=seed, n_boot=resamples)
 
         def score(path: Path) -> EvalReport:
@@ -177,7 +188,7 @@ def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., No
             rep.benchmark = benchmark
             return rep
 
-        inputs = {"gold": gold, **({"corpus_db": corpus_db} if corpus_db else {})}
+        inputs = {"gold": str(gold), **({"corpus_db": str(db)} if db else {})}
         try:
             _run(score, submission, compare_path, inputs, json_out, html_out, md_out, seed, resamples, quiet)
         finally:
@@ -222,24 +233,25 @@ def drmi(**kw: Any) -> None:
 
 @eval_group.command("ranked")
 @_common
-@click.option("--k", "ks", default="1,5,10,20,100", show_default=True, help="Cutoffs, comma separated.")
+@click.option(
+    "--k",
+    "ks",
+    type=IntList(min=1),
+    default="1,5,10,20,100",
+    show_default=True,
+    help="Cutoffs, comma separated.",
+)
 @click.option(
     "--rel-level", default=1, show_default=True, type=int, help="Minimum relevance grade that counts."
 )
-def ranked(gold: str, submission: str, compare_path: str | None, ks: str, rel_level: int, json_out: str | None,
-           html_out: str | None, md_out: str | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+def ranked(gold: Path, submission: Path, compare_path: Path | None, ks: tuple[int, ...], rel_level: int,
+           json_out: str | None, html_out: Path | None, md_out: Path | None, seed: int, resamples: int,
+           quiet: bool) -> None:  # fmt: skip
     """Ranked retrieval: TREC qrels or JSONL query set (--gold) against TREC or JSONL runs."""
     from openxiv.evaluator.io import iter_jsonl, read_qrels, read_run
     from openxiv.evaluator.ranked import score_ranked
 
-    try:
-        cutoffs = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
-    except ValueError:
-        raise EvalCliError(f"--k must be comma-separated integers, got {ks!r}") from None
-    if not cutoffs or min(cutoffs) < 1:
-        raise EvalCliError("--k needs at least one cutoff >= 1")
-    gpath = _existing(gold, "gold")
-    assert gpath is not None
+    cutoffs, gpath = ks, gold
     try:
         qrels = read_qrels(gpath)
         queries: dict[str, str] = {}
@@ -253,7 +265,8 @@ def ranked(gold: str, submission: str, compare_path: str | None, ks: str, rel_le
             qrels, read_run(path), cutoffs, rel_level, queries, seed, resamples, name=f"ranked: {path.name}"
         )
 
-    _run(score, submission, compare_path, {"gold": gold}, json_out, html_out, md_out, seed, resamples, quiet)
+    inputs = {"gold": str(gold)}
+    _run(score, submission, compare_path, inputs, json_out, html_out, md_out, seed, resamples, quiet)
 
 
 @eval_group.command("taxobench")
@@ -261,14 +274,15 @@ def ranked(gold: str, submission: str, compare_path: str | None, ks: str, rel_le
 @click.option(
     "--similarity", default=None, help="Label similarity passed to the TaxoBench scorer (e.g. exact)."
 )
-def taxobench(gold: str, submission: str, compare_path: str | None, similarity: str | None, json_out: str | None,
-              html_out: str | None, md_out: str | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+def taxobench(gold: Path, submission: Path, compare_path: Path | None, similarity: str | None,
+              json_out: str | None, html_out: Path | None, md_out: Path | None, seed: int, resamples: int,
+              quiet: bool) -> None:  # fmt: skip
     """TaxoBench: retrieval, leaf clustering, US-TED/US-NTED and Sem-Path per survey."""
     try:
         from openxiv.evaluator.taxobench import evaluate_taxobench
     except ImportError as exc:
         raise EvalCliError(f"the TaxoBench scorer is not available: {exc}") from None
-    gpath = _existing(gold, "gold")
+    gpath = gold
     accepted = inspect.signature(evaluate_taxobench).parameters
     kwargs = {
         k: v
@@ -279,4 +293,5 @@ def taxobench(gold: str, submission: str, compare_path: str | None, similarity: 
     def score(path: Path) -> EvalReport:
         return evaluate_taxobench(gpath, path, **kwargs)
 
-    _run(score, submission, compare_path, {"gold": gold}, json_out, html_out, md_out, seed, resamples, quiet)
+    inputs = {"gold": str(gold)}
+    _run(score, submission, compare_path, inputs, json_out, html_out, md_out, seed, resamples, quiet)

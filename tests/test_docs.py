@@ -70,3 +70,28 @@ def test_every_command_and_option_is_in_the_cli_reference(path: str, flags: list
     section = cli_md.split(heading, 1)[1].split("\n## ", 1)[0]
     missing = [f for f in flags if not re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", section)]
     assert not missing, f"{path}: {missing} not in docs/cli.md"
+
+
+def _options() -> list[tuple[str, click.Option]]:
+    return [
+        (f"{ctx.command_path} {p.opts[0]}", p)
+        for ctx, command in command_paths()
+        for p in command.params
+        if isinstance(p, click.Option)
+    ]
+
+
+@pytest.mark.parametrize(("name", "option"), _options(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_option_has_help(name: str, option: click.Option) -> None:
+    assert option.help and option.help.strip(), f"{name} has no help"
+
+
+@pytest.mark.parametrize(("name", "option"), _options(), ids=lambda v: v if isinstance(v, str) else "")
+def test_setting_options_name_their_variable(name: str, option: click.Option) -> None:
+    """An option read from an OPENXIV_* variable reads a setting's, says so in its help, and has no
+    default of its own (the settings decide)."""
+    if option.envvar is None:
+        return
+    assert option.envvar in {env_name(n) for n in Settings.model_fields}, name
+    assert option.show_envvar, name
+    assert option.default is None, name

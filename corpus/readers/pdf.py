@@ -34,6 +34,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.extras import missing_extra
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
 from openxiv.corpus.normalize import heading_key
 from openxiv.corpus.readers.author_block import is_affiliation, lowercase_words, split_names
@@ -122,8 +123,8 @@ def read_pdf(path: str | Path) -> PaperRecord | ReadError:
     name = path.name
     try:
         import pymupdf
-    except ImportError as exc:  # pragma: no cover - pymupdf is a dependency
-        return ReadError(name, "file", f"PyMuPDF is not installed: {exc}")
+    except ImportError as exc:  # the [pdf] extra
+        return ReadError(name, "file", str(missing_extra("pdf", "reading PDFs", exc)))
     _quiet_mupdf(pymupdf)
     try:
         doc = pymupdf.open(str(path), filetype="pdf")

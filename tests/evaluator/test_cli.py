@@ -1,4 +1,5 @@
-"""``openxiv eval``: reports on the shared files, self-contained HTML, clean errors with exit 2."""
+"""``openxiv eval``: reports on the shared files, self-contained HTML, clean errors (exit 1 for bad
+content, 2 for usage)."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def test_corpus_db_option(corpus_db: Path, tmp_path: Path) -> None:
         ('{"qid": "1"}\n', "s.jsonl line 1: expected 'predictions'"),
     ],
 )
-def test_bad_submission_exits_2_with_line_number(
+def test_bad_submission_exits_1_with_line_number(
     arb_dir: Path, tmp_path: Path, content: str, message: str
 ) -> None:
     s = tmp_path / "s.jsonl"
@@ -116,11 +117,12 @@ def test_bad_submission_exits_2_with_line_number(
         eval_group,
         ["autoresearchbench", "-g", str(arb_dir / "academic_deepsearch_example.jsonl"), "-s", str(s)],
     )
-    assert res.exit_code == 2
+    assert res.exit_code == 1  # bad content is a data error; 2 is for usage errors only
     assert message in res.output and "Traceback" not in res.output
 
 
-def test_other_bad_inputs_exit_2(tmp_path: Path) -> None:
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    """A missing file or a bad option value is a click usage error: exit 2, the message names the option."""
     g = tmp_path / "g.jsonl"
     g.write_text('{"qid": "1", "question": "q", "arxiv_id": ["2301.00001"]}\n')
     cases = [
@@ -133,7 +135,7 @@ def test_other_bad_inputs_exit_2(tmp_path: Path) -> None:
     for args in cases:
         res = CliRunner().invoke(eval_group, args)
         assert res.exit_code == 2, (args, res.output)
-        assert res.output.startswith("Error:") and "Traceback" not in res.output
+        assert "Error: Invalid value for" in res.output and "Traceback" not in res.output
 
 
 def test_taxobench_subcommand_on_the_toy_files(tmp_path: Path) -> None:

@@ -274,7 +274,7 @@ def test_cli_build_and_info(shared: Path, tmp_path: Path, monkeypatch: pytest.Mo
     assert out.exit_code == 0, out.output
     assert "papers:   42" in out.output and "CURRENT" in out.output
     info = runner.invoke(index, ["info", str(tmp_path / "ix"), "--json"])
-    assert json.loads(info.output)["counts"]["papers"] == 42
+    assert json.loads(info.stdout)["counts"]["papers"] == 42  # the deprecation note goes to stderr
     human = runner.invoke(index, ["info", str(tmp_path / "ix")])
     assert "bm25s" in human.output and "embedding    none" in human.output
     again = runner.invoke(

@@ -1,0 +1,185 @@
+"""The command line reads as one tool: one spelling per idea, deprecated spellings that still work,
+``--json [PATH]`` with one meaning, and one table of exit statuses (docs/cli.md)."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from openxiv.corpus.config import shared_dir
+from openxiv.corpus.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from openxiv.service.cli import cli
+from openxiv.service.docgen import command_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+LISTING = shared_dir() / "data" / "corpus" / "listing-cs-2503-2606.jsonl.gz"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A real corpus of 40 listing papers and a BM25-only index of it, made with the CLI."""
+    if not LISTING.is_file():
+        pytest.skip(f"shared data not found ({LISTING}); set OPENXIV_SHARED")
+    tmp = tmp_path_factory.mktemp("cli-shape")
+    listing = tmp / "head.jsonl.gz"
+    with gzip.open(LISTING, "rt", encoding="utf-8") as src, gzip.open(listing, "wt", encoding="utf-8") as dst:
+        dst.writelines(itertools.islice(src, 40))
+    db, root = tmp / "corpus.sqlite", tmp / "index"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["ingest", "--db", str(db), str(listing), "--no-progress"])
+    assert res.exit_code == EXIT_OK, res.output
+    res = runner.invoke(
+        cli, ["index", "build", "--db", str(db), "--index", str(root), "--embed", "none", "--no-progress"]
+    )
+    assert res.exit_code == EXIT_OK, res.output
+    assert "deprecated" not in res.output
+    return db, root
+
+
+def test_index_info_by_option_by_env_and_by_the_old_positional(built: tuple[Path, Path]) -> None:
+    _, root = built
+    runner = CliRunner()
+    new = runner.invoke(cli, ["index", "info", "--index", str(root), "--json"])
+    assert new.exit_code == 0 and "deprecated" not in new.output
+    manifest = json.loads(new.stdout)
+    assert manifest["counts"]["papers"] == 40
+    env = runner.invoke(cli, ["index", "info", "--json"], env={"OPENXIV_INDEX_DIR": str(root)})
+    assert json.loads(env.stdout) == manifest
+    old = runner.invoke(
+        cli, ["index", "info", str(root), "--json"], env={"OPENXIV_INDEX_DIR": "/nonexistent"}
+    )
+    assert old.exit_code == 0 and json.loads(old.stdout) == manifest  # the argument beats the variable
+    assert "the INDEX_DIR argument is deprecated; use --index" in old.stderr
+
+
+def test_index_build_out_still_works_and_warns(built: tuple[Path, Path], tmp_path: Path) -> None:
+    db, _ = built
+    runner = CliRunner()
+    old = runner.invoke(
+        cli,
+        [
+            "index",
+            "build",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "ix"),
+            "--embed",
+            "none",
+            "--no-progress",
+        ],
+    )
+    assert old.exit_code == 0, old.output
+    assert "--out is deprecated; use --index" in old.stderr
+    assert (tmp_path / "ix" / "CURRENT").is_file()
+    both = runner.invoke(
+        cli, ["index", "build", "--db", str(db), "--out", str(tmp_path / "a"), "--index", str(tmp_path / "b")]
+    )
+    assert both.exit_code == EXIT_USAGE and "disagree" in both.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_db_has_one_spelling_and_corpus_db_is_its_alias(built: tuple[Path, Path]) -> None:
+    db, _ = built
+    runner = CliRunner()
+    outs = [runner.invoke(cli, ["stats", flag, str(db), "--json"]).stdout for flag in ("--db", "--corpus-db")]
+    assert json.loads(outs[0]) == json.loads(outs[1]) and json.loads(outs[0])["papers"] == 40
+    flag_wins = runner.invoke(
+        cli, ["stats", "--db", str(db), "--json"], env={"OPENXIV_DB": "/nonexistent.sqlite"}
+    )
+    assert flag_wins.exit_code == 0 and json.loads(flag_wins.stdout)["papers"] == 40
+
+
+@pytest.mark.parametrize("argv", [["stats"], ["index", "info"], ["config"]])
+def test_json_means_stdout_or_a_file_everywhere(
+    argv: list[str], built: tuple[Path, Path], tmp_path: Path
+) -> None:
+    db, root = built
+    env = {"OPENXIV_DB": str(db), "OPENXIV_INDEX_DIR": str(root)}
+    runner = CliRunner()
+    to_stdout = runner.invoke(cli, [*argv, "--json"], env=env)
+    assert to_stdout.exit_code == 0, to_stdout.output
+    dash = runner.invoke(cli, [*argv, "--json", "-"], env=env)
+    to_file = runner.invoke(cli, [*argv, "--json", str(tmp_path / "out.json")], env=env)
+    assert to_file.exit_code == 0, to_file.output
+    assert to_file.stdout == ""
+    assert (
+        json.loads(to_stdout.stdout)
+        == json.loads(dash.stdout)
+        == json.loads((tmp_path / "out.json").read_text())
+    )
+
+
+def test_eval_json_without_a_path_prints_the_report(tmp_path: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    q.write_text(json.dumps({"qid": "a", "query": "x", "relevant": ["2301.00001", "2301.00002"]}) + "\n")
+    r = tmp_path / "r.jsonl"
+    r.write_text(json.dumps({"qid": "a", "results": ["2301.00002", "9999"]}) + "\n")
+    res = CliRunner().invoke(cli, ["eval", "ranked", "-g", str(q), "-s", str(r), "--k", "10", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["aggregates"]["recall@10"]["value"] == 0.5
+
+
+def _leaves() -> list[str]:
+    return [
+        ctx.command_path.removeprefix("openxiv").strip()
+        for ctx, command in command_paths()
+        if not isinstance(command, click.Group)
+    ]
+
+
+@pytest.mark.parametrize("path", _leaves())
+def test_an_unknown_option_is_a_usage_error_everywhere(path: str) -> None:
+    res = CliRunner().invoke(cli, [*path.split(), "--no-such-option"])
+    assert res.exit_code == EXIT_USAGE, res.output
+    assert "No such option" in res.output
+
+
+def test_a_bad_setting_is_a_usage_error_and_a_bad_file_a_failure(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
+    openxiv = str(BIN / "openxiv")
+    bad_env = subprocess.run(
+        [openxiv, "stats"],
+        env={**env, "OPENXIV_BM25_K1": "high"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad_env.returncode == EXIT_USAGE and "OPENXIV_BM25_K1" in bad_env.stderr, bad_env.stderr
+    bad_flag = subprocess.run(
+        [openxiv, "serve", "--port", "http"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert bad_flag.returncode == EXIT_USAGE and "--port" in bad_flag.stderr
+    not_a_db = tmp_path / "x.sqlite"
+    not_a_db.write_text("not sqlite")
+    broken = subprocess.run(
+        [openxiv, "stats", "--db", str(not_a_db)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert broken.returncode == EXIT_FAILED and "not a usable corpus database" in broken.stderr
+
+
+def test_make_index_does_not_rebuild_an_unchanged_corpus() -> None:
+    recipe = (ROOT / "Makefile").read_text().split("\nindex:", 1)[1].split("\n\n", 1)[0]
+    assert "--if-changed" in recipe and "--index" in recipe
+
+
+def test_a_path_from_the_environment_expands_home_as_before(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """OPENXIV_DB=~/corpus.sqlite meant the home directory before the option read the variable itself."""
+    db, _ = built
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "corpus.sqlite").write_bytes(db.read_bytes())
+    env = {"HOME": str(home), "OPENXIV_DB": "~/corpus.sqlite"}
+    res = CliRunner().invoke(cli, ["stats", "--json"], env=env)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["papers"] == 40
