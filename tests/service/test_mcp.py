@@ -8,6 +8,7 @@ unknown papers and sections must come back as tool errors (``isError``) that say
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -18,7 +19,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from live_index import BIN, SHARED, BuiltIndex, free_port
+from live_index import BIN, N_CS, SHARED, BuiltIndex, build, copy_index, free_port, ingest_more
 from mcp import Client
 from mcp.client import Transport
 from mcp.client.stdio import StdioServerParameters
@@ -32,8 +33,10 @@ PAPER = "1706.03762"  # read from its real PDF (v7): has sections
 TOKEN = "mcp-test-token"
 
 
-def _env(index: BuiltIndex) -> dict[str, str]:
-    return {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(index.root.parent)}
+def _env(index: BuiltIndex, **extra: str) -> dict[str, str]:
+    """The subprocess environment: the session's data dir (its exported model) and no other OPENXIV_*."""
+    env = {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(index.root.parent)}
+    return env | extra
 
 
 def _text(result: CallToolResult) -> str:
@@ -154,11 +157,11 @@ def test_stdio_tools_answer_like_the_http_api(test_index: BuiltIndex, client: ht
 class McpHttpServer:
     """``openxiv mcp --transport http`` in a subprocess; ``url`` once it accepts connections."""
 
-    def __init__(self, index: BuiltIndex, token: str | None) -> None:
+    def __init__(self, index: BuiltIndex, token: str | None, root: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{MCP_PATH}"
         self.log = index.root.parent / f"mcp-{self.port}.log"
-        cmd = [str(BIN / "openxiv"), "mcp", "--index", str(index.root), "--transport", "http"]
+        cmd = [str(BIN / "openxiv"), "mcp", "--index", str(root or index.root), "--transport", "http"]
         cmd += ["--port", str(self.port)] + (["--token", token] if token else [])
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")} | _env(index)
         self._fh = self.log.open("w")
@@ -237,3 +240,55 @@ def test_mcp_without_an_index_says_how_to_build_one(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "no index at" in out.stderr and "openxiv index build" in out.stderr
     assert out.stdout == ""
+
+
+# ------------------------------------------------------------------------------ reload
+async def _wait_for(mcp: Client, arxiv_id: str, present: bool, timeout: float = 60) -> None:
+    """Until ``get_paper_brief(arxiv_id)`` succeeds (``present``) or fails as unknown (not ``present``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await mcp.call_tool("get_paper_brief", {"arxiv_id": arxiv_id})
+        if result.is_error != present:
+            assert present or "not in this corpus" in _text(result)
+            return
+        assert time.monotonic() < deadline, f"{arxiv_id} still {'missing' if present else 'served'}"
+        await anyio.sleep(0.3)
+
+
+def test_reloads_on_sighup_and_by_watching_current(test_index: BuiltIndex, tmp_path: Path) -> None:
+    """The service's reload rules: SIGHUP (HTTP transport) and OPENXIV_WATCH_INTERVAL (stdio)."""
+    from openxiv.indexer.snapshot import current_snapshot, switch_current
+
+    private = copy_index(test_index, tmp_path / "copy")
+    first = current_snapshot(private.root)
+    assert first is not None
+    added = ingest_more(private.db, private.settings, N_CS, 5)[0]
+    second = build(private.db, private.root, private.settings, private.cache)
+    switch_current(private.root, first.name)
+
+    server = McpHttpServer(test_index, TOKEN, root=private.root)
+    try:
+
+        async def on_sighup(mcp: Client) -> None:
+            await _wait_for(mcp, added, present=False, timeout=0)
+            switch_current(private.root, second.name)
+            await _wait_for(mcp, added, present=False, timeout=0)  # nothing changes until asked
+            os.kill(server.proc.pid, signal.SIGHUP)
+            await _wait_for(mcp, added, present=True)
+
+        run_client(_http_transport(server.url, TOKEN), on_sighup)
+    finally:
+        server.stop()
+
+    watching = StdioServerParameters(
+        command=str(BIN / "openxiv"),
+        args=["mcp", "--index", str(private.root)],
+        env=_env(test_index, OPENXIV_WATCH_INTERVAL="0.5"),
+    )
+
+    async def by_watching(mcp: Client) -> None:
+        await _wait_for(mcp, added, present=True, timeout=0)
+        switch_current(private.root, first.name)
+        await _wait_for(mcp, added, present=False)
+
+    run_client(watching, by_watching)
