@@ -13,6 +13,7 @@ import click
 
 from openxiv.corpus.config import Settings
 from openxiv.service.holder import serve_threads
+from openxiv.service.search_cli import index_option
 from openxiv.service.serve import LOOPBACK, check_index, log_config
 
 __all__ = ["mcp"]
@@ -22,13 +23,7 @@ DEFAULT_HTTP_PORT = 8001
 
 
 @click.command("mcp")
-@click.option(
-    "--index",
-    "index_dir",
-    type=click.Path(path_type=Path, file_okay=True, dir_okay=True),
-    default=None,
-    help="Index directory (holds CURRENT and snapshots/). Default: $OPENXIV_INDEX_DIR or data/index.",
-)
+@index_option
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),

@@ -20,7 +20,7 @@ from openxiv.corpus.config import Settings
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.serve import check_index
 
-__all__ = ["paper", "search"]
+__all__ = ["index_option", "paper", "search"]
 
 index_option = click.option(
     "--index",
