@@ -180,6 +180,8 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
         ],
     ) -> Annotated[CallToolResult, SectionResponse]:
         """Full text of one section of a paper. An unknown name is an error that lists the sections."""
+        if not section_name.strip():
+            raise ToolError("section_name: required (a name listed by get_paper_metadata, or its index)")
         with _tool_errors():
             section: SectionResponse = library.paper("section", arxiv_id, section_name)
         return _result(section_text(section), section)

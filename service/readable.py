@@ -41,6 +41,10 @@ def _authors(authors: list[Author], limit: int = MAX_AUTHORS) -> str:
     return ", ".join(names) or "unknown"
 
 
+def _papers(n: int) -> str:
+    return f"{n} paper" if n == 1 else f"{n} papers"
+
+
 def _cut(text: str | None, limit: int) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -69,10 +73,10 @@ def search_text(response: SearchResponse, query: str, offset: int = 0) -> str:
     total = response.total_count
     if not hits:
         if total and offset:
-            return f"No papers on this page: '{query}' matches {total} papers and offset {offset} is past the end."
+            return f"No papers on this page: '{query}' matches {_papers(total)} and offset {offset} is past the end."
         return f"No papers found for '{query}'. Try other keywords or fewer filters."
     first, last = offset + 1, offset + len(hits)
-    out = [f"Found {total} papers for '{query}' (showing {first}-{last}):", ""]
+    out = [f"Found {_papers(total)} for '{query}' (showing {first}-{last}):", ""]
     for i, hit in enumerate(hits, start=first):
         out.extend(hit_lines(i, hit))
         out.append("")

@@ -85,6 +85,11 @@ async def check_tools(client: Client, http: httpx.Client) -> None:
     assert hits and all(any(c.startswith("astro-ph") for c in h["categories"]) for h in hits)
     assert all(h["date"] >= "2025-01-01" for h in hits)
 
+    one = {"query": "transformer", "authors": "Vaswani", "categories": ["cs.CL", "cs.LG"], "size": 3}
+    single = await client.call_tool("search_papers", one)
+    assert [h["arxiv_id"] for h in single.structured_content["result"]] == [PAPER]
+    assert "Found 1 paper for 'transformer' (showing 1-1):" in _text(single)  # probe: was "1 papers"
+
     head = await client.call_tool("get_paper_metadata", {"arxiv_id": f"arXiv:{PAPER}v7"})
     assert not head.is_error, _text(head)
     expected_head = http.get("/arxiv/", params={"type": "head", "arxiv_id": PAPER}).json()
@@ -129,6 +134,7 @@ async def check_errors(client: Client) -> None:
         ("search_papers", {"query": "transformers", "categories": "not a category"}, "categories"),
         ("search_papers", {"query": "transformers", "mode": "magic"}, "mode"),
         ("search_papers", {"size": 3}, "query"),
+        ("get_paper_section", {"arxiv_id": PAPER, "section_name": " "}, "section_name: required"),
     ]
     for tool, args, message in cases:
         result = await client.call_tool(tool, args)
