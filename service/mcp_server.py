@@ -78,9 +78,8 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 def _result(text: str, model: BaseModel) -> CallToolResult:
     """Readable ``text`` for the model plus ``model`` as structured content, the JSON the HTTP API
     sends (optional top-level fields it leaves out when empty are left out here too)."""
-    unset = {
-        k for k in ("results", "warnings") if k in type(model).model_fields and getattr(model, k) is None
-    }
+    fields = type(model).model_fields
+    unset: set[str] = {k for k in ("results", "warnings") if k in fields and getattr(model, k) is None}
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=model.model_dump(mode="json", exclude=unset),
