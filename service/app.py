@@ -28,7 +28,7 @@ from openxiv.service.guard import RequestGuardMiddleware
 from openxiv.service.holder import IndexHolder
 from openxiv.service.security import LOOPBACK_NAMES, AdminMiddleware, AuthMiddleware
 
-__all__ = ["app_from_env", "create_app"]
+__all__ = ["app_from_env", "create_app", "reload_triggers"]
 
 log = logging.getLogger("openxiv.service")
 
@@ -83,6 +83,34 @@ async def _watch(holder: IndexHolder, interval: float) -> None:
             last_error = error
 
 
+@asynccontextmanager
+async def reload_triggers(holder: IndexHolder, settings: Settings) -> AsyncIterator[None]:
+    """While inside: SIGHUP reloads ``holder`` and, with ``OPENXIV_WATCH_INTERVAL`` > 0, so does a
+    change of ``CURRENT``. The HTTP service and the MCP server both run under it, so they follow one
+    set of reload rules."""
+    loop = asyncio.get_running_loop()
+    hup = False
+    try:
+        loop.add_signal_handler(signal.SIGHUP, _on_sighup, holder)
+        hup = True
+    except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+        log.info("SIGHUP reload not available here; use POST /v1/admin/reload (OPENXIV_ADMIN_TOKEN)")
+    watcher = (
+        asyncio.ensure_future(_watch(holder, settings.watch_interval))
+        if settings.watch_interval > 0
+        else None
+    )
+    try:
+        yield
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+        if hup:
+            loop.remove_signal_handler(signal.SIGHUP)
+
+
 def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     holder = IndexHolder(Path(index_root), settings)
 
@@ -91,27 +119,10 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
         await run_in_threadpool(holder.load)
         limiter = anyio.to_thread.current_default_thread_limiter()
         limiter.total_tokens = serve_concurrency()
-        loop = asyncio.get_running_loop()
-        hup = False
         try:
-            loop.add_signal_handler(signal.SIGHUP, _on_sighup, holder)
-            hup = True
-        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
-            log.info("SIGHUP reload not available here; use POST /v1/admin/reload (OPENXIV_ADMIN_TOKEN)")
-        watcher = (
-            asyncio.ensure_future(_watch(holder, settings.watch_interval))
-            if settings.watch_interval > 0
-            else None
-        )
-        try:
-            yield
+            async with reload_triggers(holder, settings):
+                yield
         finally:
-            if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
-            if hup:
-                loop.remove_signal_handler(signal.SIGHUP)
             holder.close()
 
     app = FastAPI(

@@ -22,6 +22,9 @@ COMMANDS: dict[str, str] = {
     "agent": "openxiv.evaluator.agent:agent",
     "demo": "openxiv.evaluator.demo:demo",
     "config": "openxiv.corpus.config_cli:config",
+    "search": "openxiv.service.search_cli:search",
+    "paper": "openxiv.service.search_cli:paper",
+    "mcp": "openxiv.service.mcp_cli:mcp",
 }
 
 HELP: dict[str, str] = {
@@ -33,6 +36,9 @@ HELP: dict[str, str] = {
     "agent": "Retrieval-only baseline agent for AutoResearchBench-format questions.",
     "demo": "Whole loop on ../shared: ingest, index, serve, baseline agent, evaluation report.",
     "config": "Print the effective settings and where each value came from.",
+    "search": "Search an index snapshot from the terminal, without a server.",
+    "paper": "Read a paper (metadata and sections, one section, or the full text) from the terminal.",
+    "mcp": "Serve the index to agents over MCP (stdio or streamable HTTP).",
 }
 
 

@@ -47,7 +47,7 @@ from openxiv.service.routes_search import (
 )
 from openxiv.service.routes_unserved import unserved_detail
 
-__all__ = ["TYPES", "router"]
+__all__ = ["PREVIEW_CHARS", "TYPES", "paper_op", "router"]
 
 router = APIRouter()
 
@@ -74,7 +74,9 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
 
 
-def _paper_op(index: IndexLike, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
+def paper_op(index: IndexLike, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
+    """One paper operation (``head``, ``brief``, ``json``, ``section``, ``raw``, ``preview``) as its
+    response model: shared by ``GET /arxiv/``, the MCP tools and ``openxiv paper``."""
     paper = load_paper(index, arxiv_id)
     if kind == "head":
         return views.head(paper, index.store.sections(paper.arxiv_id))
@@ -169,7 +171,7 @@ def arxiv(
         if arxiv_id is None or not arxiv_id.strip():
             raise BadRequest(f"arxiv_id: required for type={kind}")
         with holder.acquire() as index:
-            out = _paper_op(index, kind, arxiv_id, section, characters)
+            out = paper_op(index, kind, arxiv_id, section, characters)
         return json_response(out.model_dump_json())
 
     if query is None:

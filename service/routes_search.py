@@ -44,7 +44,16 @@ from openxiv.service.params import (
     clamp_top_k,
 )
 
-__all__ = ["ERRORS", "MAX_TOP_K", "json_response", "router", "search_deepxiv", "unsupported_filters"]
+__all__ = [
+    "ERRORS",
+    "MAX_TOP_K",
+    "deepxiv_search",
+    "json_response",
+    "router",
+    "search_deepxiv",
+    "search_json",
+    "unsupported_filters",
+]
 
 router = APIRouter()
 
@@ -82,7 +91,7 @@ def json_response(body: str, timings: dict[str, float] | None = None) -> Respons
     return Response(content=body, media_type="application/json", headers=headers)
 
 
-def search_deepxiv(
+def deepxiv_search(
     holder: IndexHolder,
     queries: list[str],
     *,
@@ -94,8 +103,9 @@ def search_deepxiv(
     batch: bool,
     settings: Settings,
     warnings: list[str] | None = None,
-) -> Response:
-    """Run one query or a batch and answer in the DeepXiv ``{status, total_count, result}`` shape.
+) -> tuple[SearchResponse, dict[str, float]]:
+    """Run one query or a batch: the DeepXiv ``{status, total_count, result}`` model and the summed
+    timings. Shared by the HTTP routes, the MCP server and ``openxiv search``.
 
     The request's time budget covers the whole batch: it is checked before every query (and inside
     each search), so a batch that runs late stops at once with a 503 instead of holding the worker."""
@@ -129,8 +139,19 @@ def search_deepxiv(
         only = per_query[0]
         response = SearchResponse(total_count=only.total_count, result=only.result)
     response.warnings = warnings or None
+    return response, timings
+
+
+def search_json(response: SearchResponse) -> str:
+    """The response as ``POST /search`` sends it: ``results`` and ``warnings`` only when present."""
     exclude = {k for k in ("results", "warnings") if getattr(response, k) is None}
-    return json_response(response.model_dump_json(exclude=exclude), timings)
+    return response.model_dump_json(exclude=exclude)
+
+
+def search_deepxiv(holder: IndexHolder, queries: list[str], **kwargs: Any) -> Response:
+    """`deepxiv_search` answered as JSON with a ``Server-Timing`` header."""
+    response, timings = deepxiv_search(holder, queries, **kwargs)
+    return json_response(search_json(response), timings)
 
 
 SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's request shape).

@@ -1,0 +1,112 @@
+"""A snapshot read in-process, without HTTP: what the MCP server and ``openxiv search``/``paper`` use.
+
+`Library` wraps an `IndexHolder` (the one the HTTP service uses, so the same borrowing and reload
+rules apply) and calls the service's own functions: `deepxiv_search` for search (the ``POST /search``
+model) and `paper_op` for reading (the ``GET /arxiv/?type=...`` models). Parameters are checked by
+`openxiv.service.params`; every problem is an `ApiError` (`BadRequest`, `NotFound`, ...) whose
+message names the parameter, which the callers turn into a tool error or a CLI error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from openxiv.corpus.config import Settings
+from openxiv.service.errors import BadRequest
+from openxiv.service.holder import IndexHolder
+from openxiv.service.models import SearchResponse
+from openxiv.service.params import build_filters, check_mode, check_queries
+from openxiv.service.routes_arxiv import PREVIEW_CHARS, paper_op
+from openxiv.service.routes_search import MAX_TOP_K, deepxiv_search
+
+__all__ = ["MAX_OFFSET", "Library", "check_range"]
+
+MAX_OFFSET = 10_000
+"""The largest ``offset`` the HTTP API accepts; the same here."""
+
+StrList = str | Iterable[str] | None
+
+
+def check_range(value: int, name: str, low: int, high: int) -> int:
+    """``value`` when ``low <= value <= high``, else a `BadRequest` naming ``name`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"{name}: must be an integer between {low} and {high}, got {value!r}")
+    return value
+
+
+class Library:
+    """One index root served in-process. `load` opens ``CURRENT``; `holder` reloads like the server."""
+
+    def __init__(self, index_root: Path, settings: Settings, holder: IndexHolder | None = None) -> None:
+        self.settings = settings
+        self.holder = holder or IndexHolder(Path(index_root), settings)
+
+    def load(self) -> None:
+        self.holder.load()
+
+    def close(self) -> None:
+        self.holder.close()
+
+    @property
+    def snapshot(self) -> str | None:
+        return self.holder.snapshot
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        categories: StrList = None,
+        authors: StrList = None,
+        date_search_type: str | None = None,
+        date_str: StrList = None,
+        date_from: str | None = None,
+        date_to: str | None = None,
+        venue: StrList = None,
+        venue_year: int | None = None,
+        mode: str | None = None,
+        contents: bool = True,
+        top_k_name: str = "top_k",
+    ) -> SearchResponse:
+        """One query in the ``POST /search`` response shape. ``top_k_name`` is the caller's name for
+        the page size (the MCP tool calls it ``size``), so errors name what the caller sent."""
+        check_range(top_k, top_k_name, 1, MAX_TOP_K)
+        check_range(offset, "offset", 0, MAX_OFFSET)
+        queries = check_queries(query, self.settings.max_query_chars)
+        filters = build_filters(
+            categories=categories,
+            authors=authors,
+            date_search_type=date_search_type,
+            date_str=date_str,
+            date_from=date_from,
+            date_to=date_to,
+            venue=venue,
+            venue_year=venue_year,
+        )
+        response, _ = deepxiv_search(
+            self.holder,
+            queries,
+            top_k=top_k,
+            offset=offset,
+            filters=filters,
+            mode=check_mode(mode),
+            contents=contents,
+            batch=False,
+            settings=self.settings,
+        )
+        return response
+
+    def paper(
+        self, kind: str, arxiv_id: str, section: str | None = None, characters: int = PREVIEW_CHARS
+    ) -> Any:
+        """``head``, ``brief``, ``section``, ``raw``, ``preview`` or ``json`` of one paper (its model)."""
+        if not arxiv_id or not arxiv_id.strip():
+            raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
+        with self.holder.acquire() as index:
+            out: BaseModel = paper_op(index, kind, arxiv_id, section, characters)
+        return out

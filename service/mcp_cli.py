@@ -1,0 +1,103 @@
+"""``openxiv mcp``: the MCP server on stdio (desktop agents, IDEs) or streamable HTTP (remote agents).
+
+The ``mcp`` SDK is an optional dependency (``pip install 'openxiv[mcp]'``, included in ``dev``); it is
+imported only when the command runs, so the rest of the CLI works without it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from openxiv.corpus.config import Settings
+from openxiv.service.holder import serve_threads
+from openxiv.service.search_cli import index_option
+from openxiv.service.serve import LOOPBACK, check_index, log_config
+
+__all__ = ["mcp"]
+
+DEFAULT_HTTP_PORT = 8001
+"""Beside ``openxiv serve``'s 8000, so both can run on one machine."""
+
+
+@click.command("mcp")
+@index_option
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a desktop agent or IDE that starts the server; http for streamable HTTP at /mcp.",
+)
+@click.option("--host", default=None, help="http: address to bind. Default 127.0.0.1 (this machine only).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_HTTP_PORT,
+    show_default=True,
+    help="http: port.",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=). Default: $OPENXIV_API_TOKEN, else none.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="warning",
+    show_default=True,
+    help="Log level (logs go to stderr; stdout carries the protocol on stdio).",
+)
+def mcp(
+    index_dir: Path | None,
+    transport: str,
+    host: str | None,
+    port: int,
+    token: str | None,
+    log_level: str,
+) -> None:
+    """Serve the index to agents over the Model Context Protocol (MCP).
+
+    Tools: search_papers, get_paper_brief, get_paper_metadata, get_paper_section, get_full_paper,
+    get_paper_preview (DeepXiv's MCP tool names). The snapshot is read in-process; SIGHUP (and
+    OPENXIV_WATCH_INTERVAL) reload it as for `openxiv serve`.
+
+    \b
+    Desktop agent:  {"command": "openxiv", "args": ["mcp", "--index", "/path/to/index"]}
+    Remote agents:  openxiv mcp --transport http --port 8001 --token T   (URL http://HOST:8001/mcp)
+    """
+    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
+    try:
+        from openxiv.service.mcp_server import MCP_PATH, build_server, http_app
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP SDK is not installed ({exc}); install it with: pip install 'openxiv[mcp]'"
+        ) from exc
+    from openxiv.service.library import Library
+
+    settings = Settings.from_env().replace(index_dir=index_dir, host=host, api_token=token)
+    root = settings.index_root
+    snapshot = check_index(root)
+    server = build_server(Library(root, settings), log_level.upper())
+    if transport == "stdio":
+        click.echo(f"openxiv mcp: serving {snapshot.name} from {root} on stdio", err=True)
+        server.run("stdio")
+        return
+
+    import uvicorn
+
+    if settings.host not in LOOPBACK and not settings.api_token:
+        click.echo(
+            f"Warning: serving MCP on {settings.host} without a token: anyone who can reach this port can use it "
+            "(set --token or OPENXIV_API_TOKEN).",
+            err=True,
+        )
+    click.echo(
+        f"openxiv mcp: serving {snapshot.name} from {root} on http://{settings.host}:{port}{MCP_PATH}",
+        err=True,
+    )
+    app = http_app(server, settings.host, settings.api_token)
+    uvicorn.run(app, host=settings.host, port=port, log_level=log_level, log_config=log_config(log_level))
