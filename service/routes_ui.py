@@ -112,17 +112,18 @@ def _names(authors: tuple[str, ...]) -> str:
     )
 
 
-def _paper_url(base: str, arxiv_id: str, query: str = "", section: str | None = None) -> str:
-    params = {k: v for k, v in (("section", section), ("q", query)) if v}
+def _paper_url(base: str, arxiv_id: str, query: str = "", section: str | None = None, back: str = "") -> str:
+    """A paper page; ``q`` highlights the query in it, ``back`` is the results page it came from."""
+    params = {k: v for k, v in (("section", section), ("q", query), ("back", back)) if v}
     return f"{base}/ui/paper/{arxiv_id}" + (f"?{urlencode(params)}" if params else "")
 
 
-def _hit_view(r: ResolvedHit, query: str, base: str, language: str) -> dict[str, Any]:
+def _hit_view(r: ResolvedHit, query: str, base: str, language: str, back: str) -> dict[str, Any]:
     p, ev = r.paper, r.evidence
     return {
         "arxiv_id": p.arxiv_id,
         "title": highlight(p.title or p.arxiv_id, query, language),
-        "url": _paper_url(base, p.arxiv_id, query),
+        "url": _paper_url(base, p.arxiv_id, query, back=back),
         "abs_url": abs_url(p.arxiv_id),
         "pdf_url": pdf_url(p.arxiv_id),
         "authors": _names(p.authors),
@@ -130,7 +131,7 @@ def _hit_view(r: ResolvedHit, query: str, base: str, language: str) -> dict[str,
         "categories": list(p.categories),
         "evidence": excerpt(ev.text, query, language) if ev else None,
         "evidence_where": (ev.section or "") if ev else "",
-        "evidence_url": _paper_url(base, p.arxiv_id, query, ev.section)
+        "evidence_url": _paper_url(base, p.arxiv_id, query, ev.section, back) + "#text"
         if ev and ev.source in ("passage", "fulltext") and ev.section
         else None,
     }
@@ -191,14 +192,21 @@ def ui_search(request: Request) -> HTMLResponse:
     except ApiError as exc:
         return render(request, "search.html", status=exc.status_code, **{**context, "error": exc.detail})
     language = settings.bm25_stemmer
-    context["hits"] = [_hit_view(h, query, base, language) for h in out.hits]
+    back = form.url("", page)
+    context["hits"] = [_hit_view(h, query, base, language, back) for h in out.hits]
     context["pager"] = _pager(form, base, page, len(out.hits), out.total_count)
     return render(request, "search.html", **context)
 
 
 def _paper_view(
-    paper: PaperView, sections: list[SectionView], query: str, base: str, language: str
+    paper: PaperView,
+    sections: list[SectionView],
+    chosen: SectionView | None,
+    query: str,
+    links: tuple[str, str],
+    language: str,
 ) -> dict[str, Any]:
+    base, back = links
     return {
         "arxiv_id": paper.arxiv_id,
         "title": paper.title or paper.arxiv_id,
@@ -214,8 +222,10 @@ def _paper_view(
         "sections": [
             {
                 "label": f"{s.number} {s.name}" if s.number else s.name,
-                "url": _paper_url(base, paper.arxiv_id, query, s.name) + "#text",
+                "url": _paper_url(base, paper.arxiv_id, query, s.name, back) + "#text",
                 "tokens": token_count(s.text),
+                "depth": min(3, s.number.count(".")) if s.number else 0,
+                "current": chosen is not None and s.idx == chosen.idx,
             }
             for s in sections
         ],
@@ -228,6 +238,8 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
     section's text (names are matched like ``/v1/papers/{id}/sections/{name}``)."""
     query = request.query_params.get("q", "")
     wanted = request.query_params.get("section", "")
+    back = request.query_params.get("back", "")
+    back = _safe_next(back) if back else ""
     base = request.scope.get("root_path", "")
     language = settings_of(request).bm25_stemmer
     try:
@@ -254,10 +266,12 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
         request,
         "paper.html",
         status=status,
-        paper=_paper_view(paper, sections, query, base, language),
+        paper=_paper_view(paper, sections, chosen, query, (base, back), language),
         section=section,
         error=error,
         query=query,
+        back=base + back if back else "",
+        here=_paper_url(base, paper.arxiv_id, query, back=back),
     )
 
 

@@ -207,7 +207,7 @@ def test_paper_page_has_metadata_tldr_abstract_sections_and_links(ui: TestClient
     )
     assert f"<p>{paper['tldr']}</p>" in unescape(r.text)
     assert "<mark>attention</mark>" in r.text.split('class="abstract"')[1]
-    listed = re.findall(r'<li><a href="[^"]*section=([^"&]+)[^"]*">', r.text)
+    listed = re.findall(r'<li class="depth-\d"><a href="[^"]*section=([^"&]+)[^"]*">', r.text)
     assert len(listed) == len(paper["sections"]) > 5
     assert 'id="text"' not in r.text  # no section asked for
 
@@ -223,8 +223,26 @@ def test_section_page_shows_the_sections_text(ui: TestClient) -> None:
     assert "<mark>Recurrent</mark>" in text or "<mark>recurrent</mark>" in text
     # every section link of the paper page opens its own section
     page = ui.get("/ui/paper/1706.03762").text
-    link = unescape(re.findall(r'<li><a href="([^"]+)">', page)[3])
-    assert ui.get(link).status_code == 200 and 'id="text"' in ui.get(link).text
+    links = [unescape(u) for u in re.findall(r'<li class="depth-\d"><a href="([^"]+)">', page)]
+    opened = ui.get(links[3])
+    assert opened.status_code == 200 and 'id="text"' in opened.text
+    assert re.search(r'<li class="depth-\d current"><a [^>]*aria-current="page">3.1 Encoder', opened.text)
+
+
+def test_paper_links_lead_back_to_the_same_results_page(ui: TestClient) -> None:
+    results = ui.get("/ui", params={"q": "neural networks", "categories": "cs", "page": 2})
+    link = unescape(re.search(r'<li class="hit">\s*<h2><a href="([^"]+)"', results.text).group(1))  # type: ignore[union-attr]
+    assert "back=" in link
+    paper = ui.get(link).text
+    back = unescape(re.search(r'<p class="back"><a href="([^"]+)">← Back to the results', paper).group(1))  # type: ignore[union-attr]
+    assert back == "/ui?q=neural+networks&categories=cs&page=2"
+    assert hit_ids(ui.get(back).text) == hit_ids(results.text)
+    with_sections = ui.get("/ui/paper/1706.03762", params={"back": back}).text
+    section_link = unescape(re.findall(r'<li class="depth-\d"><a href="([^"]+)">', with_sections)[0])
+    assert "back=" in section_link and "← Back to the results" in ui.get(section_link).text
+    for foreign in ("//evil.example/ui", "https://evil.example/", "/v1/search?q=x"):
+        page = ui.get("/ui/paper/1706.03762", params={"back": foreign}).text
+        assert "evil.example" not in page and "/v1/search" not in page
 
 
 def test_paper_and_section_errors_are_friendly(ui: TestClient) -> None:
