@@ -340,6 +340,11 @@ def ui_logout() -> RedirectResponse:
 router.include_router(routes_ui_reports.router)
 
 
-@router.get("/ui/{rest:path}", response_class=HTMLResponse)
-def ui_unknown(rest: str, request: Request) -> HTMLResponse:
+@router.get("/ui/{rest:path}", response_model=None)
+def ui_unknown(rest: str, request: Request) -> Response:
+    if not rest:  # /ui/ is the page
+        query = request.url.query
+        return RedirectResponse(
+            f"{request.scope.get('root_path', '')}/ui" + (f"?{query}" if query else ""), 307
+        )
     return render(request, "error.html", status=404, error=f"no page /ui/{rest}", title="Not found")

@@ -71,6 +71,11 @@ def test_root_redirects_people_to_the_page_and_post_root_still_searches(ui: Test
     assert posted.status_code == 200 and len(posted.json()["result"]) == 3
 
 
+def test_trailing_slash_reaches_the_page(ui: TestClient) -> None:
+    r = ui.get("/ui/", params={"q": "neural"}, follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"] == "/ui?q=neural"
+
+
 def test_empty_page_is_a_search_form_with_local_assets_only(ui: TestClient) -> None:
     r = ui.get("/ui")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
