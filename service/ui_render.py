@@ -3,7 +3,7 @@
 Templates live in ``templates/`` of this package and are autoescaped: every value from the corpus or
 the request is escaped unless it went through `highlight`, which escapes the text itself and adds
 only ``<mark>`` elements. Pages carry a Content-Security-Policy that allows nothing but this
-server's stylesheet and forms (no script, no external URL), and ``Referrer-Policy: no-referrer`` so
+server's stylesheet and forms (no script, no external URL), and ``Referrer-Policy: same-origin`` so
 a ``?token=`` in the address never travels to arXiv with a click.
 """
 
@@ -20,6 +20,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
+from openxiv.service.security import UI_COOKIE
 from openxiv.service.text import query_terms
 
 __all__ = ["EXCERPT_CHARS", "PAGE_HEADERS", "excerpt", "highlight", "paragraphs", "render", "stylesheet"]
@@ -30,7 +31,9 @@ PAGE_HEADERS = {
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # not no-referrer: Chrome then sends "Origin: null" with the sign-in form, which the cross-site
+    # check must refuse; same-origin keeps the address (and a ?token= in it) from other sites
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 EXCERPT_CHARS = 480
@@ -63,7 +66,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
         .get_template(template)
         .render(
             base=request.scope.get("root_path", ""),
-            signed_in=bool(settings.api_token),
+            signed_in=bool(settings.api_token) and UI_COOKIE in request.cookies,
             snapshot=request.app.state.holder.snapshot,
             **context,
         )

@@ -83,6 +83,9 @@ def test_empty_page_is_a_search_form_with_local_assets_only(ui: TestClient) -> N
     assert "<script" not in r.text
     assert not re.search(r'(?:src|href)="(?:https?:)?//', r.text.split("<main>")[0])  # no CDN
     assert "script-src" not in r.headers["content-security-policy"]
+    assert (
+        r.headers["referrer-policy"] == "same-origin"
+    )  # no-referrer made Chrome post the sign-in form with Origin: null
     css = ui.get("/ui/static/ui.css")
     assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
     assert "@media (max-width" in css.text
@@ -344,7 +347,8 @@ def test_reports_cannot_reach_other_files(ui: TestClient, written_report: Path, 
 def test_with_a_token_the_page_sends_browsers_to_the_form(ui_token: TestClient) -> None:
     r = ui_token.get("/ui?q=neural", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/ui/login?next=%2Fui%3Fq%3Dneural"
-    assert ui_token.get("/ui/login").status_code == 200
+    login = ui_token.get("/ui/login")
+    assert login.status_code == 200 and "Sign out" not in login.text
     assert ui_token.get("/ui/static/ui.css").status_code == 200
     assert ui_token.get("/", follow_redirects=False).status_code == 307
     assert ui_token.post("/", json={"query": "neural"}).status_code == 401  # POST / is the API: token

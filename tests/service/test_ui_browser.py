@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_index import LiveServer
-from ui_browser import VIEWPORTS, find_browser, tour
+from live_index import BuiltIndex, LiveServer
+from ui_browser import VIEWPORTS, WebDriver, find_browser, tour
 
 pytestmark = [
     pytest.mark.browser,
@@ -55,3 +55,29 @@ def test_search_page_paper_and_section_in_a_browser(
         assert s.screenshot.read_bytes()[:8] == PNG and s.screenshot.stat().st_size > 5000, s.name
         assert s.width_px == VIEWPORTS[viewport][0], f"{viewport} {s.name}: viewport {s.width_px}px wide"
         assert s.overflow_px <= 0, f"{viewport} {s.name}: page {s.overflow_px}px wider than the screen"
+
+
+def test_sign_in_with_the_token_form_in_a_browser(test_index: BuiltIndex, shots: Path) -> None:
+    """The form's POST must pass the server's cross-site check from a real browser (Chrome sends
+    ``Origin: null`` when the page's referrer policy is ``no-referrer``)."""
+    found = find_browser()
+    assert found is not None
+    live = LiveServer(test_index.root, token="browser-token")
+    d = WebDriver(*found, *VIEWPORTS["desktop"])
+    try:
+        d.get(live.url + "/ui?q=neural+networks")
+        assert "/ui/login?next=" in d.url
+        assert not d.find_all("form.inline")  # no "Sign out" before signing in
+        d.type(d.find("input[name=token]"), "not-the-token")
+        d.click(d.find("form.login button"))
+        error = d.wait("p.error")
+        assert error and d.text(error[0]) == "wrong token"
+        d.type(d.find("input[name=token]"), "browser-token")
+        d.click(d.find("form.login button"))
+        hits = d.wait("li.hit", "q=neural")
+        d.screenshot(shots / "ui-desktop-signed-in.png")
+        assert len(hits) == 10 and d.url.endswith("/ui?q=neural+networks")
+        assert d.find_all("form.inline")  # "Sign out"
+    finally:
+        d.quit()
+        live.stop()
