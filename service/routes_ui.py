@@ -251,6 +251,8 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
                 error, status = None, 200
             except ApiError as exc:  # the paper is still worth showing, with the reason
                 chosen, error, status = None, exc.detail, exc.status_code
+                if sections:  # the API's message lists them all; the page lists them anyway
+                    error = f"this paper has no section {wanted!r}; its sections are listed below"
     except ApiError as exc:
         return render(request, "error.html", status=exc.status_code, error=exc.detail, title="Paper")
     section = (
