@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     shared: Path | None = Field(default=None, json_schema_extra=_default("`../shared` beside the checkout"))
     """Where the real data lives (used by `openxiv demo`, tests and `scripts/`); the Makefile sets it
     from `SHARED`."""
+    reports_dir: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/reports`"))
+    """Folder of HTML evaluation reports (`openxiv eval --html`) that the web page lists at
+    `/ui/reports`; only `*.html` files directly inside it are served."""
     secrets_dir: Path | None = None
     """Directory of secret files named like the variables (`openxiv_api_token`, ...), e.g.
     `/run/secrets`; a variable or `.env` line wins over a file."""
@@ -203,6 +206,10 @@ class Settings(BaseSettings):
     @property
     def index_root(self) -> Path:
         return self.index_dir if self.index_dir is not None else self.data_dir / "index"
+
+    @property
+    def reports_root(self) -> Path:
+        return self.reports_dir if self.reports_dir is not None else self.data_dir / "reports"
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with the given fields changed; ``None`` values are ignored (unset CLI flags)."""

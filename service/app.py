@@ -22,7 +22,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.config import Settings, get_settings
 from openxiv.indexer import layout
-from openxiv.service import routes_arxiv, routes_search, routes_unserved, routes_v1
+from openxiv.service import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
 from openxiv.service.errors import CatchAllMiddleware, install_handlers
 from openxiv.service.guard import RequestGuardMiddleware
 from openxiv.service.holder import IndexHolder
@@ -139,6 +139,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     app.include_router(routes_arxiv.router)
     app.include_router(routes_v1.router)
     app.include_router(routes_unserved.router)
+    app.include_router(routes_ui.router)  # the web page at /ui; GET / redirects there
     # Middleware added last runs first: catch-all, admin guard, search token, then body/text checks.
     app.add_middleware(
         RequestGuardMiddleware, max_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout

@@ -1,7 +1,11 @@
 """Who may do what: the search token, the separate admin token, Host/Origin checks, secrets in logs.
 
 - **Search token** (``Settings.api_token``): when set, every path but `OPEN_PATHS` and the admin
-  routes needs ``Authorization: Bearer <token>`` or ``?token=<token>``.
+  routes needs ``Authorization: Bearer <token>`` or ``?token=<token>``. The web page (``/ui``) also
+  takes the cookie its token form (``/ui/login``) sets: an HMAC of the token (`ui_cookie_value`), so
+  the cookie is not the token; ``HttpOnly``, ``SameSite=Strict``, path ``/ui``, so it never
+  authenticates an API call. A browser without it is sent to the form; ``GET /`` (a redirect to
+  ``/ui``), the form and the stylesheet are open.
 - **Admin routes** (``/v1/admin/...``, they change what the server serves) are off unless
   ``Settings.admin_token`` is set: a search client must not be able to swap the index, and with no
   token at all any local web page could POST to them. When on, they need ``Authorization: Bearer
@@ -14,11 +18,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import re
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from openxiv.service.errors import ASGIApp, Receive, Scope, Send, send_error
 
@@ -26,16 +31,41 @@ __all__ = [
     "ADMIN_PREFIX",
     "LOOPBACK_NAMES",
     "OPEN_PATHS",
+    "UI_COOKIE",
     "AdminMiddleware",
     "AuthMiddleware",
     "RedactingFilter",
+    "is_ui_path",
     "redact",
+    "ui_cookie_value",
 ]
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
 """Paths that never need the token (liveness/readiness probes and the API documentation)."""
 ADMIN_PREFIX = "/v1/admin/"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+UI_COOKIE = "openxiv_ui"
+"""The web page's session cookie (see `ui_cookie_value`)."""
+UI_LOGIN = "/ui/login"
+UI_STATIC = "/ui/static/"
+
+
+def is_ui_path(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
+
+
+def ui_cookie_value(token: str) -> str:
+    """What the web page's cookie holds: an HMAC of the token, so a leaked cookie is not the API token."""
+    return hmac.new(token.encode(), b"openxiv web page session", hashlib.sha256).hexdigest()
+
+
+def _cookie(scope: Scope, name: str) -> str | None:
+    for part in (_header(scope, b"cookie") or "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
 
 ADMIN_OFF = (
     "admin endpoints are off: start the server with OPENXIV_ADMIN_TOKEN=<secret> (or "
@@ -70,11 +100,26 @@ class AuthMiddleware:
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self.token = token.encode()
+        self.ui_cookie = ui_cookie_value(token).encode()
+
+    @staticmethod
+    def _open(scope: Scope, path: str) -> bool:
+        return (
+            path in OPEN_PATHS
+            or path.startswith(ADMIN_PREFIX)
+            or path == UI_LOGIN
+            or path.startswith(UI_STATIC)
+            or (path == "/" and scope.get("method") in ("GET", "HEAD"))
+        )
 
     def _allowed(self, scope: Scope) -> bool:
         given = _bearer(scope)
         if given is not None and hmac.compare_digest(given, self.token):
             return True
+        if is_ui_path(scope.get("path", "")):
+            cookie = _cookie(scope, UI_COOKIE)
+            if cookie is not None and hmac.compare_digest(cookie.encode(), self.ui_cookie):
+                return True
         query = scope.get("query_string", b"").decode("latin-1")
         if "token=" in query:
             for value in parse_qs(query).get("token", []):
@@ -84,13 +129,21 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if (
-            scope["type"] != "http"
-            or path in OPEN_PATHS
-            or path.startswith(ADMIN_PREFIX)
-            or self._allowed(scope)
-        ):
+        if scope["type"] != "http" or self._open(scope, path) or self._allowed(scope):
             await self.app(scope, receive, send)
+            return
+        if is_ui_path(path):  # a browser: to the token form, then back here
+            query = scope.get("query_string", b"").decode("latin-1")
+            back = path + (f"?{query}" if query and "token=" not in query else "")
+            location = f"{UI_LOGIN}?next={quote(back, safe='')}".encode("latin-1")
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 303,
+                    "headers": [(b"location", location), (b"content-length", b"0")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
             return
         await send_error(
             send,
