@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Connection, insert, inspect, select, update
+from sqlalchemy import Connection, Table, insert, inspect, select, update
 
 from openxiv.corpus.records import ReadError
 from openxiv.corpus.schema import IngestRun
@@ -36,7 +36,7 @@ __all__ = [
     "terminate_as_interrupt",
 ]
 
-RUNS = IngestRun.__table__
+RUNS = cast(Table, IngestRun.__table__)
 RUN_STATUSES = ("running", "finished", "interrupted", "failed")
 
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, Select, create_engine, event, func, insert, select
+from sqlalchemy import Engine, Select, Table, create_engine, event, func, insert, select
 from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
@@ -35,8 +35,8 @@ from openxiv.corpus.writer import PAS, RECORD_COLUMNS, SEC, BatchCounts, P, pape
 __all__ = ["IngestSummary", "Store"]
 
 S = SourceRow.__table__
-RUNS = IngestRun.__table__
-ERRS = IngestError.__table__
+RUNS = cast(Table, IngestRun.__table__)
+ERRS = cast(Table, IngestError.__table__)
 
 BATCH_RECORDS = 5000
 BATCH_CHARS = 16_000_000

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Connection, Row, Table, delete, func, select
 
@@ -26,12 +26,12 @@ from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, 
 
 __all__ = ["RECORD_COLUMNS", "BatchCounts", "paper_from_row", "write_batch"]
 
-P: Table = PaperRow.__table__
-A: Table = AuthorRow.__table__
-C: Table = CategoryRow.__table__
-S: Table = SourceRow.__table__
-SEC: Table = SectionRow.__table__
-PAS: Table = PassageRow.__table__
+P: Table = cast(Table, PaperRow.__table__)
+A: Table = cast(Table, AuthorRow.__table__)
+C: Table = cast(Table, CategoryRow.__table__)
+S: Table = cast(Table, SourceRow.__table__)
+SEC: Table = cast(Table, SectionRow.__table__)
+PAS: Table = cast(Table, PassageRow.__table__)
 
 _IN_CHUNK = 900
 

@@ -63,8 +63,8 @@ def pair_items(
     """Submission item per gold item id (by ``qid``, else by question text) and the unmatched submissions."""
     by_id = {g.item_id: g for g in gold}
     by_q: dict[str, GoldItem] = {}
-    for g in gold:
-        by_q.setdefault(_key(g.question), g)
+    for item in gold:
+        by_q.setdefault(_key(item.question), item)
     out: dict[str, SubmissionItem] = {}
     unknown: list[SubmissionItem] = []
     for s in subs:

@@ -284,7 +284,7 @@ def taxobench(gold: Path, submission: Path, compare_path: Path | None, similarit
         raise EvalCliError(f"the TaxoBench scorer is not available: {exc}") from None
     gpath = gold
     accepted = inspect.signature(evaluate_taxobench).parameters
-    kwargs = {
+    kwargs: dict[str, Any] = {
         k: v
         for k, v in (("seed", seed), ("n_boot", resamples), ("similarity", similarity))
         if k in accepted and v is not None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -71,7 +72,7 @@ def mcp(
     """
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     try:
-        from openxiv.service.mcp_server import MCP_PATH, build_server, http_app
+        from openxiv.service.mcp_server import MCP_PATH, LogLevel, build_server, http_app
     except ImportError as exc:
         raise click.ClickException(
             f"the MCP SDK is not installed ({exc}); install it with: pip install 'openxiv[mcp]'"
@@ -81,7 +82,7 @@ def mcp(
     settings = Settings.from_env().replace(index_dir=index_dir, host=host, api_token=token)
     root = settings.index_root
     snapshot = check_index(root)
-    server = build_server(Library(root, settings), log_level.upper())
+    server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))
     if transport == "stdio":
         click.echo(f"openxiv mcp: serving {snapshot.name} from {root} on stdio", err=True)
         server.run("stdio")

@@ -81,21 +81,31 @@ class SearchRequest(BaseModel):
     )
     offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
     return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")
-    categories: StrOrList = Field(None, description="Keep papers in any of these categories/archives.")
-    authors: StrOrList = Field(None, description="Keep papers with an author matching any of these names.")
-    orgs: StrOrList = Field(None, description="400: the corpus has no affiliations (lenient mode: warning).")
+    categories: StrOrList = Field(
+        default=None, description="Keep papers in any of these categories/archives."
+    )
+    authors: StrOrList = Field(
+        default=None, description="Keep papers with an author matching any of these names."
+    )
+    orgs: StrOrList = Field(
+        default=None, description="400: the corpus has no affiliations (lenient mode: warning)."
+    )
     min_citation: int | None = Field(
-        None, description="400: the corpus has no citation counts (lenient mode: warning)."
+        default=None, description="400: the corpus has no citation counts (lenient mode: warning)."
     )
-    date_search_type: str | None = Field(None, description="between | exact | after | before")
-    date_str: StrOrList = Field(None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between.")
-    date_from: str | None = Field(None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
-    date_to: str | None = Field(None, description="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).")
+    date_search_type: str | None = Field(default=None, description="between | exact | after | before")
+    date_str: StrOrList = Field(
+        default=None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between."
+    )
+    date_from: str | None = Field(default=None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
+    date_to: str | None = Field(default=None, description="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).")
     venue: StrOrList = Field(
-        None, description="Keep papers whose journal reference names any of these venues (phrase)."
+        default=None, description="Keep papers whose journal reference names any of these venues (phrase)."
     )
-    venue_year: int | None = Field(None, description="Keep papers whose journal reference names this year.")
-    mode: str | None = Field(None, description=mode_help())
+    venue_year: int | None = Field(
+        default=None, description="Keep papers whose journal reference names this year."
+    )
+    mode: str | None = Field(default=None, description=mode_help())
 
 
 class Author(BaseModel):
@@ -107,7 +117,7 @@ class Author(BaseModel):
 
 
 class Content(BaseModel):
-    section_title: str | None = Field(None, description="Section the passage comes from.")
+    section_title: str | None = Field(default=None, description="Section the passage comes from.")
     section_contents: list[str] = Field(description="The evidence passage (one string).")
 
 
@@ -125,10 +135,10 @@ class Hit(BaseModel):
         description="ISO 8601 date: v1 date, else first listing day, else the first day of the month "
         "the arXiv id encodes (then only the month is known; the v1 API says so in date_precision)."
     )
-    citation_count: int | None = Field(None, description="Always null: citation counts are unknown.")
+    citation_count: int | None = Field(default=None, description="Always null: citation counts are unknown.")
     categories: list[str]
     contents: list[Content] | None = Field(
-        None, description="`[{section_title, section_contents: [evidence passage]}]` when asked for."
+        default=None, description="`[{section_title, section_contents: [evidence passage]}]` when asked for."
     )
 
 
@@ -149,9 +159,12 @@ class SearchResponse(BaseModel):
     status: Literal["success"] = "success"
     total_count: int
     result: list[Hit]
-    results: list[QueryResult] | None = Field(None, description="Batch only: per-query hits, in order.")
+    results: list[QueryResult] | None = Field(
+        default=None, description="Batch only: per-query hits, in order."
+    )
     warnings: list[str] | None = Field(
-        None, description="What the server changed or did not apply (clamped top_k, skipped queries, ...)."
+        default=None,
+        description="What the server changed or did not apply (clamped top_k, skipped queries, ...).",
     )
 
 
@@ -159,7 +172,7 @@ class SearchResponse(BaseModel):
 class HeadSection(BaseModel):
     name: str
     idx: int = Field(description="0-based position in the paper.")
-    number: str | None = Field(None, description="Section number as printed, when known.")
+    number: str | None = Field(default=None, description="Section number as printed, when known.")
     tldr: str | None
     token_count: int = Field(description="Estimate: words × 1.3.")
 
@@ -181,7 +194,7 @@ class BriefResponse(BaseModel):
     arxiv_id: str
     title: str | None
     tldr: str | None
-    keywords: list[str] | None = Field(None, description="Always null: no keywords in the corpus.")
+    keywords: list[str] | None = Field(default=None, description="Always null: no keywords in the corpus.")
     publish_at: str | None
     citations: int | None = None
     citation_count: int | None = None
@@ -263,9 +276,11 @@ class V1SearchRequest(BaseModel):
     offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
     categories: list[str] = Field(default_factory=list)
     authors: list[str] = Field(default_factory=list)
-    date_from: str | None = Field(None, description="Inclusive, YYYY[-MM[-DD]] (start of the period).")
-    date_to: str | None = Field(None, description="Inclusive, YYYY[-MM[-DD]] (end of the period).")
-    mode: str | None = Field(None, description=mode_help())
+    date_from: str | None = Field(
+        default=None, description="Inclusive, YYYY[-MM[-DD]] (start of the period)."
+    )
+    date_to: str | None = Field(default=None, description="Inclusive, YYYY[-MM[-DD]] (end of the period).")
+    mode: str | None = Field(default=None, description=mode_help())
     return_contents: bool = True
 
 

@@ -117,7 +117,7 @@ def serve(
         raise click.ClickException(
             f"{ENV_PREFIX}WATCH_INTERVAL={settings.watch_interval:g}: expected seconds >= 0 (0 = off)"
         )
-    common = {
+    common: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
         "log_level": log_level,
