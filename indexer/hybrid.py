@@ -42,6 +42,7 @@ from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check
 from openxiv.indexer.fusion import FUSION_METHODS, Side, fuse, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
@@ -94,6 +95,9 @@ class HybridBackend:
         self._encode_lock = threading.Lock()
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
+        self._doc_terms: dict[str, DocTerms] = {}
+        """Built on first use; the same dict in every `tuned` view, so the transpose is made once."""
+        self._terms_lock = threading.Lock()
         self.side_weights: dict[str, float] = {}
         """Family weight overrides (``{"bm25": 2.0}``); otherwise ``weight_bm25`` / ``weight_dense``."""
         self.sides = tuple(
@@ -161,6 +165,18 @@ class HybridBackend:
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
+        if (
+            self.feedback.enabled
+            and "bm25_papers" in sides
+            and (mode or self.settings.fusion) in FUSION_METHODS
+        ):
+            first = (
+                paper_s
+                if passage_scores is None
+                else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
+            )
+            if (fb := feedback_list(self._paper_terms(), paper_s, first, self.feedback, depth)) is not None:
+                results["bm25_feedback"] = _SideResult(*fb)
         timings["bm25"] = _ms(t)
         if lexical is not None:
             total = int(lexical.sum())
@@ -226,6 +242,18 @@ class HybridBackend:
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
+    @property
+    def feedback(self) -> FeedbackConfig:
+        """Pseudo-relevance feedback of this view (`openxiv.indexer.prf`, ``OPENXIV_PRF_*``)."""
+        return FeedbackConfig.of(self.settings)
+
+    def _paper_terms(self) -> DocTerms:
+        """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
+        with self._terms_lock:
+            if "bm25_papers" not in self._doc_terms:
+                self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
+            return self._doc_terms["bm25_papers"]
+
     def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode``."""
         # a family or side as the configured default still fuses within it by the built-in method
@@ -267,6 +295,9 @@ class HybridBackend:
             if present:
                 weight = self.side_weights.get(family, self._weight(members[0]))
                 out.append(merge_max(family, present, weight))
+        if "bm25_feedback" in results:
+            fb = results["bm25_feedback"]
+            out.append(Side("bm25_feedback", fb.rows, fb.scores, self.feedback.weight))
         return out
 
     def _weight(self, side: str) -> float:
