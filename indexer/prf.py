@@ -45,13 +45,13 @@ __all__ = ["DocTerms", "FeedbackConfig", "confident", "expand", "feedback_list",
 
 @dataclass(frozen=True)
 class FeedbackConfig:
-    docs: int = 0
+    docs: int = 10
     """Feedback papers: the query's best BM25 papers taken as relevant (0 = feedback off)."""
     terms: int = 20
     """Words of the expanded query."""
-    weight: float = 0.5
+    weight: float = 0.3
     """Weight of the feedback list in the fusion (the BM25 family has ``weight_bm25``)."""
-    gate: float = 0.0
+    gate: float = 1.4
     """No feedback when the first pass's best BM25 score is at least ``gate`` times its 10th (<= 1: always)."""
 
     @classmethod

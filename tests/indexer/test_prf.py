@@ -89,7 +89,7 @@ def test_backend_with_feedback_keeps_counts_titles_and_order(sparse_index: Any) 
     """Feedback on: the same papers match (total_count), a paper's own title still finds it first,
     and a topic query's list changes."""
     plain = sparse_index.backend
-    fed = plain.tuned(prf_docs=10, prf_terms=20, prf_weight=1.0)
+    fed = plain.tuned(prf_docs=10, prf_terms=20, prf_weight=1.0, prf_gate=0.0)
     query = "large language model reasoning"
     a = plain.search(query, top_k=30, mode="weighted")
     b = fed.search(query, top_k=30, mode="weighted")
