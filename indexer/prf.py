@@ -25,8 +25,9 @@ that expansion drifts (Cronen-Townsend, Zhou & Croft 2004).
 
 Only papers the original query matches get a feedback score (the expansion reorders, it adds none),
 so ``total_count`` and the filters mean what they meant without feedback. The per-paper term view
-is a transpose of the BM25 matrix made once, on the first query that uses feedback (half a second
-and ~75 MB for the whole shared corpus); each query then costs a few milliseconds more.
+is a transpose of the BM25 matrix made once, on the first query that uses feedback (0.2 s and ~75 MB
+for the whole shared corpus); each query then costs about 1.3 ms more (p50; `scripts/bench_quality.py
+--feedback-cost`).
 """
 
 from __future__ import annotations

@@ -155,9 +155,37 @@ def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
     cells = " · ".join(f"{n} {statistics.mean(v):.3f}" for n, v in recall.items())
     return (
         f"Feedback papers/words by 2-fold cross-validation over the topic queries (weighted 1:0.3, feedback "
-        f"x{weight}; topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
+        f"x{weight}, gate {settings.prf_gate}; topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
         f"{' and '.join(picks)}; held-out topic R@100 {statistics.mean(held_out):.3f} against "
         f"{statistics.mean(recall['no feedback']):.3f} without feedback."
+    )
+
+
+def feedback_cost(index_dir: Path, settings: Settings) -> str:
+    """What pseudo-relevance feedback adds: the one-off transpose and the per-query expansion plus
+    second sparse sum (`feedback_list`, gate off), on the dev topic queries."""
+    from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
+
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(shared_dir() / "gold" / f)]
+    opened = open_index(index_dir, settings)
+    try:
+        papers = opened.backend.bm25_papers
+        t = time.perf_counter()
+        terms = DocTerms(papers)
+        transpose = time.perf_counter() - t
+        config = FeedbackConfig(settings.prf_docs or 10, settings.prf_terms, settings.prf_weight, 0.0)
+        scores = [papers.scores(papers.query_tokens(q["query"])) for q in topics]
+        feedback_list(terms, scores[0], scores[0], config, settings.candidates)  # compile
+        ms = []
+        for s in scores:
+            t = time.perf_counter()
+            feedback_list(terms, s, s, config, settings.candidates)
+            ms.append((time.perf_counter() - t) * 1000)
+    finally:
+        opened.close()
+    return (
+        f"Feedback cost: transpose {transpose:.2f} s once; per topic query p50 {statistics.median(ms):.2f} ms, "
+        f"p95 {sorted(ms)[int(0.95 * (len(ms) - 1))]:.2f} ms (1-minute load average {os.getloadavg()[0]:.1f})."
     )
 
 
@@ -316,9 +344,16 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     parser.add_argument("--sweep", action="store_true", help="also run the neighbouring configurations")
     parser.add_argument(
+        "--feedback-cost", action="store_true", help="only time pseudo-relevance feedback itself, then exit"
+    )
+    parser.add_argument(
         "--cv", action="store_true", help="choose feedback papers/words by cross-validation (topic queries)"
     )
     args = parser.parse_args()
+    load = os.getloadavg()
+    if args.feedback_cost:
+        print(feedback_cost(args.index[0], Settings.from_env()))
+        return
     if args.replot:
         rows = json.loads(args.replot.read_text(encoding="utf-8"))
     else:
@@ -358,7 +393,8 @@ def main() -> None:
         + verdict
         + "\n\n![quality against latency](docs/quality_vs_latency.png)\n\nCommand: `"
         + cmd
-        + "`\n",
+        + f"` (1-minute load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: "
+        "latencies grow with it)\n",
     )
 
 
