@@ -29,6 +29,7 @@ under a lock (tokenizers of transformer models are not safe to share across thre
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -235,6 +236,7 @@ class HybridBackend:
                 "weight_dense": self.settings.weight_dense,
                 "candidates": self.settings.candidates,
                 "bm25_passage_scale": self.passage_scale,
+                "feedback": dataclasses.asdict(self.feedback),
             },
         }
 

@@ -109,6 +109,13 @@ def test_backend_with_feedback_keeps_counts_titles_and_order(sparse_index: Any) 
         assert fed.search(title, top_k=1).hits[0].arxiv_id == arxiv_id, title
 
 
+def test_feedback_is_on_by_default_and_reported(sparse_index: Any) -> None:
+    backend = sparse_index.backend.tuned()  # built-in defaults (the fixture's Settings set no prf_*)
+    assert backend.feedback.enabled and backend.feedback == FeedbackConfig.of(Settings())
+    assert backend.info()["ranking"]["feedback"] == {"docs": 10, "terms": 20, "weight": 0.3, "gate": 1.4}
+    assert not backend.tuned(prf_docs=0).feedback.enabled
+
+
 def test_feedback_settings_are_checked() -> None:
     with pytest.raises((ConfigError, ValueError)):
         Settings(prf_docs=-1)
