@@ -143,6 +143,17 @@ class Settings(BaseSettings):
     recall and lose known items (docs/indexing.md)."""
     candidates: int = 1000
     """Hits taken from each side before fusion."""
+    prf_docs: int = Field(10, ge=0)
+    """Pseudo-relevance feedback: the query's best BM25 papers (paper text) whose words make an
+    expanded query, ranked as a third list in the fusion (0 = off; docs/indexing.md, "Pseudo-relevance
+    feedback"). Applies to the fusion modes (`weighted`, `zscore`, `rrf`) only."""
+    prf_terms: int = Field(20, ge=1)
+    """Words of the expanded query (pseudo-relevance feedback)."""
+    prf_weight: float = Field(0.3, ge=0.0)
+    """Weight of the feedback list in the fusion, beside `weight_bm25` and `weight_dense`."""
+    prf_gate: float = Field(1.4, ge=0.0)
+    """No feedback for a query whose best BM25 score is at least this many times its 10th (an exact
+    sentence or a paper's rare words already found); values <= 1 mean always."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"

@@ -18,7 +18,8 @@ passing the filters. ``deadline`` is checked between the stages (filter, BM25, e
 Sides of one family share a score scale and merge by max (a paper scores its best unit: its
 title + abstract or its best passage), so a paper with full text is not counted twice. The two
 families (``bm25``, ``dense``) are then fused (`openxiv.indexer.fusion`) by ``mode`` (default
-``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf``; ``bm25`` / ``dense`` use that family alone; a side name
+``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf`` (these also fuse the pseudo-relevance feedback
+list ``bm25_feedback``, `openxiv.indexer.prf`); ``bm25`` / ``dense`` use that family alone; a side name
 (``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
 to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
 is stored on the backend, so one instance serves many threads; only the query encoder is called
@@ -28,6 +29,7 @@ under a lock (tokenizers of transformer models are not safe to share across thre
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -54,6 +56,7 @@ from openxiv.indexer.backend import UnknownMode as UnsupportedMode  # kept for o
 from openxiv.indexer.fusion import Side, fuse, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
@@ -98,6 +101,9 @@ class HybridBackend:
         self._encode_lock = threading.Lock()
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
+        self._doc_terms: dict[str, DocTerms] = {}
+        """Built on first use; the same dict in every `tuned` view, so the transpose is made once."""
+        self._terms_lock = threading.Lock()
         self.side_weights: dict[str, float] = {}
         """Family weight overrides (``{"bm25": 2.0}``); otherwise ``weight_bm25`` / ``weight_dense``."""
         self.sides = tuple(
@@ -164,6 +170,18 @@ class HybridBackend:
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
+        if (
+            self.feedback.enabled
+            and "bm25_papers" in sides
+            and (mode or self.settings.fusion) in FUSION_METHODS
+        ):
+            first = (
+                paper_s
+                if passage_scores is None
+                else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
+            )
+            if (fb := feedback_list(self._paper_terms(), paper_s, first, self.feedback, depth)) is not None:
+                results["bm25_feedback"] = _SideResult(*fb)
         timings["bm25"] = _ms(t)
         if lexical is not None:
             total = int(lexical.sum())
@@ -223,6 +241,7 @@ class HybridBackend:
                 "weight_dense": self.settings.weight_dense,
                 "candidates": self.settings.candidates,
                 "bm25_passage_scale": self.passage_scale,
+                "feedback": dataclasses.asdict(self.feedback),
             },
         }
 
@@ -231,6 +250,18 @@ class HybridBackend:
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
+    @property
+    def feedback(self) -> FeedbackConfig:
+        """Pseudo-relevance feedback of this view (`openxiv.indexer.prf`, ``OPENXIV_PRF_*``)."""
+        return FeedbackConfig.of(self.settings)
+
+    def _paper_terms(self) -> DocTerms:
+        """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
+        with self._terms_lock:
+            if "bm25_papers" not in self._doc_terms:
+                self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
+            return self._doc_terms["bm25_papers"]
+
     def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
         is the configured default). The vocabulary is the engine's (`openxiv.indexer.backend`); the
@@ -268,6 +299,9 @@ class HybridBackend:
             if present:
                 weight = self.side_weights.get(family, self._weight(members[0]))
                 out.append(merge_max(family, present, weight))
+        if "bm25_feedback" in results:
+            fb = results["bm25_feedback"]
+            out.append(Side("bm25_feedback", fb.rows, fb.scores, self.feedback.weight))
         return out
 
     def _weight(self, side: str) -> float:

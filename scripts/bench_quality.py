@@ -26,7 +26,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.config import Settings, repo_root
-from openxiv.evaluator.ranked import score_ranked
+from openxiv.evaluator.ranked import score_query, score_ranked
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
@@ -39,6 +39,7 @@ KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
 # name -> (mode, settings changes, family weights). Weights are explicit so that the rows do not move
 # when the shipped defaults (corpus/config.py) change.
 BM25_DENSE = {"bm25": 1.0, "dense": 1.0}
+W03 = {"bm25": 1.0, "dense": 0.3}
 CONFIGS: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
     "bm25 (papers + passages)": ("bm25", {}, {}),
     "bm25 papers only": ("bm25_papers", {}, {}),
@@ -62,6 +63,26 @@ SWEEP: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
         {"bm25": 1.0, "dense": 0.5},
     ),
 }
+# pseudo-relevance feedback (openxiv.indexer.prf): the feedback list's weight decides what known items
+# lose; the number of feedback papers and words is chosen by --cv (2-fold over the topic queries)
+FEEDBACK = {"prf_docs": 10, "prf_terms": 20, "prf_gate": 0.0}
+CONFIGS.update(
+    {
+        f"hybrid weighted 1:0.3 + feedback x{w}": ("weighted", {**FEEDBACK, "prf_weight": w}, W03)
+        for w in (0.2, 0.3, 0.5)
+    }
+)
+CONFIGS["hybrid weighted 1:0.3 + feedback x0.3, gate 1.4"] = (
+    "weighted",
+    {**FEEDBACK, "prf_weight": 0.3, "prf_gate": 1.4},
+    W03,
+)
+SWEEP["hybrid zscore 1:0.5 + feedback x0.3"] = (
+    "zscore",
+    {**FEEDBACK, "prf_weight": 0.3},
+    {"bm25": 1.0, "dense": 0.5},
+)
+CV_GRID = [{"prf_docs": d, "prf_terms": t} for d in (5, 10, 20) for t in (10, 20, 40)]
 DENSE_MODES = ("dense", "rrf", "weighted", "zscore")
 CEILING_DEPTHS = (100, 300, 1000)
 
@@ -104,6 +125,71 @@ def ceiling(index_dir: Path, settings: Settings) -> str:
     )
 
 
+def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
+    """Feedback papers and words (`CV_GRID`) chosen honestly: 2-fold cross-validation over the topic
+    queries (even / odd positions), each fold's setting picked by the other fold's Recall@100, so no
+    query scores the setting it chose. Known items do not enter: the grid leaves their rule to the
+    feedback weight (`CONFIGS`)."""
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
+    opened = open_index(index_dir, settings)
+    recall: dict[str, list[float]] = {}
+    try:
+        for changes in [{"prf_docs": 0}, *CV_GRID]:
+            backend = opened.backend.tuned(side_weights=W03, prf_weight=weight, **changes)
+            run = run_queries(backend, topics, "weighted", 100)[0]
+            name = (
+                "no feedback" if not changes["prf_docs"] else f"{changes['prf_docs']}/{changes['prf_terms']}"
+            )
+            recall[name] = [
+                score_query([d for d, _ in run[q["qid"]]], set(q["relevant"]), (100,))["recall@100"]
+                for q in topics
+            ]
+    finally:
+        opened.close()
+    folds = [list(range(0, len(topics), 2)), list(range(1, len(topics), 2))]
+    held_out: list[float] = []
+    picks = []
+    for train, test in (folds, folds[::-1]):
+        pick = max(recall, key=lambda n: (statistics.mean(recall[n][i] for i in train), n))
+        picks.append(pick)
+        held_out += [recall[pick][i] for i in test]
+    cells = " · ".join(f"{n} {statistics.mean(v):.3f}" for n, v in recall.items())
+    return (
+        f"Feedback papers/words by 2-fold cross-validation over the topic queries (weighted 1:0.3, feedback "
+        f"x{weight}, gate {settings.prf_gate}; topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
+        f"{' and '.join(picks)}; held-out topic R@100 {statistics.mean(held_out):.3f} against "
+        f"{statistics.mean(recall['no feedback']):.3f} without feedback."
+    )
+
+
+def feedback_cost(index_dir: Path, settings: Settings) -> str:
+    """What pseudo-relevance feedback adds: the one-off transpose and the per-query expansion plus
+    second sparse sum (`feedback_list`, gate off), on the dev topic queries."""
+    from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
+
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
+    opened = open_index(index_dir, settings)
+    try:
+        papers = opened.backend.bm25_papers
+        t = time.perf_counter()
+        terms = DocTerms(papers)
+        transpose = time.perf_counter() - t
+        config = FeedbackConfig(settings.prf_docs or 10, settings.prf_terms, settings.prf_weight, 0.0)
+        scores = [papers.scores(papers.query_tokens(q["query"])) for q in topics]
+        feedback_list(terms, scores[0], scores[0], config, settings.candidates)  # compile
+        ms = []
+        for s in scores:
+            t = time.perf_counter()
+            feedback_list(terms, s, s, config, settings.candidates)
+            ms.append((time.perf_counter() - t) * 1000)
+    finally:
+        opened.close()
+    return (
+        f"Feedback cost: transpose {transpose:.2f} s once; per topic query p50 {statistics.median(ms):.2f} ms, "
+        f"p95 {sorted(ms)[int(0.95 * (len(ms) - 1))]:.2f} ms (1-minute load average {os.getloadavg()[0]:.1f})."
+    )
+
+
 def evaluate(queries: list[dict[str, Any]], run: dict, ks: tuple[int, ...]) -> dict[str, float]:
     qrels = {q["qid"]: {str(d): 1 for d in q["relevant"]} for q in queries}
     report = score_ranked(qrels, run, ks=ks, n_boot=200)
@@ -121,10 +207,11 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
         emb = opened.manifest.get("embedding") or {}
         encoder = f"{emb['model']}@{emb.get('max_tokens')}" if emb.get("model") else "none"
         base.search("warm up the encoder and the numba kernels", top_k=10)
-        for name, (mode, changes, weights) in configs.items():
+        for name, (mode, row_changes, weights) in configs.items():
             if mode in DENSE_MODES and "dense_papers" not in base.sides:
                 continue
-            backend = base.tuned(side_weights=weights, **changes) if (changes or weights) else base
+            changes = {"prf_docs": 0, **row_changes}  # no feedback unless the row says so
+            backend = base.tuned(side_weights=weights, **changes)
             try:
                 trun, tlat = run_queries(backend, topics, mode, 100)
             except ValueError as exc:  # e.g. dense mode on an index built without vectors
@@ -257,7 +344,17 @@ def main() -> None:
     parser.add_argument("--replot", type=Path, help="redraw the plot from a --json file of an earlier run")
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     parser.add_argument("--sweep", action="store_true", help="also run the neighbouring configurations")
+    parser.add_argument(
+        "--feedback-cost", action="store_true", help="only time pseudo-relevance feedback itself, then exit"
+    )
+    parser.add_argument(
+        "--cv", action="store_true", help="choose feedback papers/words by cross-validation (topic queries)"
+    )
     args = parser.parse_args()
+    load = os.getloadavg()
+    if args.feedback_cost:
+        print(feedback_cost(args.index[0], Settings.from_env()))
+        return
     if args.replot:
         rows = json.loads(args.replot.read_text(encoding="utf-8"))
     else:
@@ -274,6 +371,8 @@ def main() -> None:
     verdict = choose(rows)
     if not args.replot:
         verdict += "\n\n" + ceiling(args.index[0], Settings.from_env())
+    if args.cv and not args.replot:
+        verdict += "\n\n" + cross_validate(args.index[0], Settings.from_env(), 0.3)
     print(text + "\n" + verdict)
     if args.no_write:
         return
@@ -281,6 +380,7 @@ def main() -> None:
         f"--index {p}" for p in args.index
     )
     cmd += " --sweep" if args.sweep else ""
+    cmd += " --cv" if args.cv else ""
     plot(rows, repo_root() / "docs" / "quality_vs_latency.png")
     write_section(
         "Retrieval quality",
@@ -294,36 +394,49 @@ def main() -> None:
         + verdict
         + "\n\n![quality against latency](docs/quality_vs_latency.png)\n\nCommand: `"
         + cmd
-        + "`\n",
+        + f"` (1-minute load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: "
+        "latencies grow with it)\n",
     )
 
 
+TARGET_EXACT, TARGET_KEYWORDS = 0.98, 0.95
+"""Known-item success@10 the shipped ranking must keep (issue 14)."""
+RECALL_NOISE = 0.005
+"""Topic Recall@100 differences below this are noise on 103 queries (one relevant paper in ~70
+queries); among rows that close to the best, the one with the best known-item MRR@10 is chosen."""
+
+
 def choose(rows: list[dict[str, Any]]) -> str:
-    """The rule that picks the shipped ranking: the most topic recall among hybrid configurations whose
-    known-item success stays at BM25's (exact not lower, keywords at most 0.01 lower), on the
-    default encoder's index."""
+    """The rule that picks the shipped ranking: the most topic Recall@100 among hybrid configurations
+    on the default encoder's index whose known-item success@10 keeps the targets (exact >= 0.98,
+    keywords >= 0.95; issue 14), preferring the best known-item MRR@10 among rows within
+    `RECALL_NOISE` of that recall. Until issue 14 the bar was BM25's own success (0.997 / 0.970),
+    which no configuration that reorders topic results by more than the dense side could pass."""
     encoder = default_encoder()
     base = next((r for r in rows if r["config"].startswith("bm25 (papers")), None)
     candidates = [r for r in rows if r["encoder"] == encoder and r["config"].startswith("hybrid")]
     if base is None or not candidates:
         return "(no BM25 row or no hybrid row on the default encoder's index: nothing to choose from)"
+    eps = 1e-9  # 285/300 is 0.95
     ok = [
         r
         for r in candidates
-        if r["exact_success@10"] >= base["exact_success@10"]
-        and r["kw_success@10"] >= base["kw_success@10"] - 0.01
+        if r["exact_success@10"] >= TARGET_EXACT - eps and r["kw_success@10"] >= TARGET_KEYWORDS - eps
     ]
     if not ok:
-        return "No hybrid configuration keeps known-item success at BM25's level on the default encoder."
-    best = max(ok, key=lambda r: (r["topic_recall@100"], r["kw_success@10"]))
+        return "No hybrid configuration keeps the known-item targets on the default encoder."
+    top = max(r["topic_recall@100"] for r in ok)
+    near = [r for r in ok if r["topic_recall@100"] >= top - RECALL_NOISE]
+    best = max(near, key=lambda r: (r["exact_mrr@10"] + r["kw_mrr@10"], r["topic_recall@100"]))
     dense = next((r for r in rows if r["encoder"] == encoder and r["config"] == "dense only"), None)
     beats = best["topic_recall@100"] > base["topic_recall@100"] and (
         dense is None or best["topic_recall@100"] > dense["topic_recall@100"]
     )
     return (
         f"Rule: the most topic Recall@100 among hybrid rows on the default encoder ({encoder}) whose "
-        f"known-item success@10 stays at BM25's (exact >= {base['exact_success@10']:.3f}, keywords >= "
-        f"{base['kw_success@10'] - 0.01:.3f}). Chosen: **{best['config']}** (topic R@100 "
+        f"known-item success@10 keeps the targets (exact >= {TARGET_EXACT}, keywords >= {TARGET_KEYWORDS}); "
+        f"among rows within {RECALL_NOISE} of that recall, the best known-item MRR@10 (exact + keywords). "
+        f"Chosen: **{best['config']}** (topic R@100 "
         f"{best['topic_recall@100']:.3f} against {base['topic_recall@100']:.3f} for BM25 and "
         f"{dense['topic_recall@100'] if dense else float('nan'):.3f} for dense alone; "
         f"{'beats both' if beats else 'does NOT beat both'}). "

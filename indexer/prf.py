@@ -1,0 +1,152 @@
+"""Pseudo-relevance feedback (RM3-style) on BM25 over paper text: a third ranked list for fusion.
+
+A topic query names a field in a few words ("diffusion language models"); the papers of that field
+share many more words than the query holds. Feedback takes the query's ``docs`` best papers by BM25
+on paper text as if they were relevant and builds an expanded query from their words (relevance
+model, Lavrenko & Croft 2001; RM3 as in Anserini):
+
+- ``P(d|q)``: the feedback papers' BM25 scores, normalised to sum 1;
+- ``P(w|d)``: a paper's BM25 term weights (idf · saturated tf, the index's own matrix), normalised
+  per paper, so a word common to the whole corpus counts little;
+- ``P(w|R) = Σ_d P(d|q) · P(w|d)``; the ``terms`` best words (query words among them when they are
+  characteristic) with weights normalised to sum 1 form the expanded query.
+
+The expanded query ranks the papers once more (``Σ_w P(w|R) · bm25(w, d)``) and that list enters the
+fusion as its own side with weight ``weight`` next to the BM25 and dense families. It replaces
+nothing: the original query's BM25 list still carries the exact matches a known-item query needs.
+Feeding the expansion back into the BM25 paper scores instead (classic RM3 interpolation) lets the
+expanded paper texts outscore full-text passages and loses known items (docs/indexing.md).
+
+Feedback is skipped when the first pass is *confident*: its best BM25 score (paper text or passage)
+is at least ``gate`` times its 10th. An exact sentence or a bag of a paper's rare words stands out
+like that; a topic query's scores are flat (dev sets: the ratio's median is 1.21 for topic queries,
+2.29 / 1.68 for exact / keyword known items). Selective feedback is the usual remedy for queries
+that expansion drifts (Cronen-Townsend, Zhou & Croft 2004).
+
+Only papers the original query matches get a feedback score (the expansion reorders, it adds none),
+so ``total_count`` and the filters mean what they meant without feedback. The per-paper term view
+is a transpose of the BM25 matrix made once, on the first query that uses feedback (0.2 s and ~75 MB
+for the whole shared corpus); each query then costs about 1.3 ms more (p50; `scripts/bench_quality.py
+--feedback-cost`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse
+
+from openxiv.corpus.config import Settings
+from openxiv.indexer.sparse import SparseIndex, top_k_rows
+
+__all__ = ["DocTerms", "FeedbackConfig", "confident", "expand", "feedback_list", "rescore"]
+
+
+@dataclass(frozen=True)
+class FeedbackConfig:
+    docs: int = 10
+    """Feedback papers: the query's best BM25 papers taken as relevant (0 = feedback off)."""
+    terms: int = 20
+    """Words of the expanded query."""
+    weight: float = 0.3
+    """Weight of the feedback list in the fusion (the BM25 family has ``weight_bm25``)."""
+    gate: float = 1.4
+    """No feedback when the first pass's best BM25 score is at least ``gate`` times its 10th (<= 1: always)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> FeedbackConfig:
+        return cls(settings.prf_docs, settings.prf_terms, settings.prf_weight, settings.prf_gate)
+
+    @property
+    def enabled(self) -> bool:
+        return self.docs > 0 and self.terms > 0 and self.weight > 0
+
+
+@numba.njit(nogil=True)
+def _accumulate_weighted(data, indptr, indices, token_ids, weights, out):  # pragma: no cover - compiled
+    for i in range(token_ids.size):
+        t = token_ids[i]
+        w = weights[i]
+        for j in range(indptr[t], indptr[t + 1]):
+            out[indices[j]] += w * data[j]
+
+
+class DocTerms:
+    """Row-major copy of a `SparseIndex` matrix: the terms (and BM25 weights) of each document."""
+
+    def __init__(self, sparse: SparseIndex) -> None:
+        self.sparse = sparse
+        n_vocab = sparse.indptr.size - 1
+        csc = scipy.sparse.csc_matrix(
+            (sparse.data, sparse.indices, sparse.indptr), shape=(sparse.n_docs, n_vocab), copy=False
+        )
+        csr = csc.tocsr()  # one O(nnz) pass in C
+        self.ptr = csr.indptr.astype(np.int64)
+        """Terms of document d: ``terms[ptr[d]:ptr[d+1]]``."""
+        self.terms = csr.indices
+        self.weights = csr.data.astype(np.float32, copy=False)
+
+    def relevance_model(
+        self, rows: np.ndarray, doc_weights: np.ndarray, n_terms: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``P(w|R)`` over the terms of ``rows`` (weighted by ``doc_weights``): the ``n_terms`` best
+        term ids and their weights (summing to 1), best first, ties by term id."""
+        terms, contrib = [], []
+        for row, dw in zip(rows.tolist(), doc_weights.tolist(), strict=True):
+            lo, hi = int(self.ptr[row]), int(self.ptr[row + 1])
+            w = self.weights[lo:hi].astype(np.float64)
+            total = float(w.sum())
+            if hi <= lo or total <= 0:
+                continue
+            terms.append(self.terms[lo:hi])
+            contrib.append(dw * w / total)
+        if not terms:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        uniq, inv = np.unique(np.concatenate(terms), return_inverse=True)
+        p = np.bincount(inv, weights=np.concatenate(contrib), minlength=uniq.size)
+        order = np.lexsort((uniq, -p))[:n_terms]
+        best, pw = uniq[order].astype(np.int64), p[order]
+        return best, pw / pw.sum()
+
+
+def confident(scores: np.ndarray, ratio: float) -> bool:
+    """Whether the first pass already singles out its answer: the best score is at least ``ratio``
+    times the 10th (an exact sentence or a title matched). ``ratio`` <= 1 never says so."""
+    if ratio <= 1.0:
+        return False
+    _, top = top_k_rows(scores, 10)
+    return top.size == 10 and float(top[0]) >= ratio * float(top[-1])
+
+
+def expand(doc_terms: DocTerms, scores: np.ndarray, config: FeedbackConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The expansion terms and weights for a query whose BM25 scores over all rows are ``scores``."""
+    rows, top = top_k_rows(scores, config.docs)
+    if rows.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    return doc_terms.relevance_model(rows, top / top.sum(), config.terms)
+
+
+def rescore(doc_terms: DocTerms, scores: np.ndarray, config: FeedbackConfig) -> np.ndarray:
+    """The expanded query's BM25 score of every row, kept only where the original query matches
+    (``scores`` > 0); all zeros when nothing matches."""
+    terms, weights = expand(doc_terms, scores, config)
+    out = np.zeros(doc_terms.sparse.n_docs, dtype=np.float32)
+    if terms.size:
+        sparse = doc_terms.sparse
+        _accumulate_weighted(
+            sparse.data, sparse.indptr, sparse.indices, terms, weights.astype(np.float32), out
+        )
+        out[scores <= 0] = 0.0
+    return out
+
+
+def feedback_list(
+    doc_terms: DocTerms, paper_scores: np.ndarray, first_pass: np.ndarray, config: FeedbackConfig, depth: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The feedback side: the ``depth`` best papers for the expanded query, or None when the first
+    pass (the BM25 family's scores, ``first_pass``) is confident (`confident`)."""
+    if confident(first_pass, config.gate):
+        return None
+    return top_k_rows(rescore(doc_terms, paper_scores, config), depth)
