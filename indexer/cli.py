@@ -86,6 +86,18 @@ def index() -> None:
     help="When another build runs on the same --out: wait for it (up to SECONDS, or as long as it "
     "takes) instead of failing at once.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["embedded", "milvus"]),
+    default=None,
+    help="Engine the build writes to: embedded (bm25s + FAISS in the snapshot) or milvus "
+    f"(collections on --milvus-uri) (default: OPENXIV_BACKEND or {_DEFAULTS.backend!r}).",
+)
+@click.option(
+    "--milvus-uri",
+    default=None,
+    help="Milvus to build into: a .db file (milvus-lite) or http://host:19530 (default: OPENXIV_MILVUS_URI).",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when on a terminal).")
 def build(
     db: Path | None,
@@ -97,6 +109,8 @@ def build(
     keep: int,
     if_changed: bool,
     wait: float,
+    backend: str | None,
+    milvus_uri: str | None,
     progress: bool | None,
 ) -> None:
     """Build a new snapshot of the corpus and switch INDEX_DIR/CURRENT to it atomically.
@@ -106,7 +120,9 @@ def build(
     are never pruned (kept beyond --keep until it lets go of them)."""
     from openxiv.indexer.build import BuildError, build_index_report
 
-    settings = Settings.from_env().replace(embed=embed, model=model, embed_max_tokens=max_tokens)
+    settings = Settings.from_env().replace(
+        embed=embed, model=model, embed_max_tokens=max_tokens, backend=backend, milvus_uri=milvus_uri
+    )
     db_path = db or settings.db_path
     root = out or settings.index_root
     show = sys.stderr.isatty() if progress is None else progress

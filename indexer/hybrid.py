@@ -44,7 +44,7 @@ from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
-__all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
+__all__ = ["FAMILIES", "SIDES", "HybridBackend", "Ranking", "SideResult", "UnsupportedMode", "encoder_for"]
 
 SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
 FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}
@@ -64,14 +64,71 @@ class UnsupportedMode(ValueError):
 
 
 @dataclass
-class _SideResult:
+class SideResult:
     rows: np.ndarray
     scores: np.ndarray
     passages: dict[int, int] = field(default_factory=dict)
     """Winning passage id per paper row (passage sides only)."""
 
 
-class HybridBackend:
+class Ranking:
+    """How modes map to sides and how sides fuse, shared by every backend that ranks by the same
+    rules (`HybridBackend`, `openxiv.indexer.milvus_backend.MilvusBackend`): the subclass sets
+    ``settings``, ``sides``, ``side_weights`` and ``passage_scale``."""
+
+    settings: Settings
+    sides: tuple[str, ...]
+    side_weights: dict[str, float]
+    passage_scale: float
+
+    def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
+        """Sides to run and the fusion method for ``mode``."""
+        # a family or side as the configured default still fuses within it by the built-in method
+        default = (
+            self.settings.fusion
+            if self.settings.fusion in FUSION_METHODS
+            else Settings.model_fields["fusion"].default
+        )
+        if mode in FUSION_METHODS:
+            return self.sides, mode
+        if mode in FAMILIES:
+            wanted = tuple(s for s in FAMILIES[mode] if s in self.sides)
+        elif mode in SIDES:
+            wanted = (mode,) if mode in self.sides else ()
+        else:
+            raise UnsupportedMode(
+                f"unknown mode {mode!r}: expected one of {', '.join((*FUSION_METHODS, *FAMILIES, *SIDES))}"
+            )
+        if not wanted:
+            raise UnsupportedMode(
+                f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
+                f"rebuild with --embed to add dense vectors"
+            )
+        return wanted, default
+
+    def _families(self, results: dict[str, SideResult], sides: tuple[str, ...]) -> list[Side]:
+        """One fused input per family: a family's sides share a score scale and merge by max."""
+        out = []
+        for family, members in FAMILIES.items():
+            present = [
+                Side(
+                    n,
+                    results[n].rows,
+                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
+                )
+                for n in members
+                if n in results and n in sides
+            ]
+            if present:
+                weight = self.side_weights.get(family, self._weight(members[0]))
+                out.append(merge_max(family, present, weight))
+        return out
+
+    def _weight(self, side: str) -> float:
+        return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
+
+
+class HybridBackend(Ranking):
     def __init__(
         self, path: Path, settings: Settings, manifest: dict[str, Any], encoder: Any | None = None
     ) -> None:
@@ -90,7 +147,7 @@ class HybridBackend:
                 self.dense[side] = DenseIndex.load(self.path / sub)
         self.encoder = encoder
         if self.dense and self.encoder is None:
-            self.encoder = _encoder_for(manifest, settings, self.path)
+            self.encoder = encoder_for(manifest, settings, self.path)
         self._encode_lock = threading.Lock()
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
@@ -142,7 +199,7 @@ class HybridBackend:
         t = time.perf_counter()
         allowed = self.meta.mask(filters)
         timings["filter"] = _ms(t)
-        results: dict[str, _SideResult] = {}
+        results: dict[str, SideResult] = {}
         passage_scores: np.ndarray | None = None
         lexical: np.ndarray | None = None
         """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
@@ -152,12 +209,12 @@ class HybridBackend:
         if "bm25_papers" in sides:
             paper_s = self.bm25_papers.masked_scores(query, allowed)
             rows, scores = top_k_rows(paper_s, depth)
-            results["bm25_papers"] = _SideResult(rows, scores)
+            results["bm25_papers"] = SideResult(rows, scores)
             lexical = paper_s > 0
         if "bm25_passages" in sides and self.passages is not None:
             ph = self.passages.search(query, depth, allowed)
             passage_scores = ph.passage_scores
-            results["bm25_passages"] = _SideResult(
+            results["bm25_passages"] = SideResult(
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
@@ -226,59 +283,13 @@ class HybridBackend:
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
-    def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
-        """Sides to run and the fusion method for ``mode``."""
-        # a family or side as the configured default still fuses within it by the built-in method
-        default = (
-            self.settings.fusion
-            if self.settings.fusion in FUSION_METHODS
-            else Settings.model_fields["fusion"].default
-        )
-        if mode in FUSION_METHODS:
-            return self.sides, mode
-        if mode in FAMILIES:
-            wanted = tuple(s for s in FAMILIES[mode] if s in self.sides)
-        elif mode in SIDES:
-            wanted = (mode,) if mode in self.sides else ()
-        else:
-            raise UnsupportedMode(
-                f"unknown mode {mode!r}: expected one of {', '.join((*FUSION_METHODS, *FAMILIES, *SIDES))}"
-            )
-        if not wanted:
-            raise UnsupportedMode(
-                f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
-                f"rebuild with --embed to add dense vectors"
-            )
-        return wanted, default
-
-    def _families(self, results: dict[str, _SideResult], sides: tuple[str, ...]) -> list[Side]:
-        """One fused input per family: a family's sides share a score scale and merge by max."""
-        out = []
-        for family, members in FAMILIES.items():
-            present = [
-                Side(
-                    n,
-                    results[n].rows,
-                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
-                )
-                for n in members
-                if n in results and n in sides
-            ]
-            if present:
-                weight = self.side_weights.get(family, self._weight(members[0]))
-                out.append(merge_max(family, present, weight))
-        return out
-
-    def _weight(self, side: str) -> float:
-        return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
-
-    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> _SideResult:
+    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> SideResult:
         index = self.dense[side]
         if side == "dense_papers":
             scores, ids = index.search(qvec, depth, allowed=allowed)
             s, r = np.asarray(scores)[0], np.asarray(ids)[0]
             keep = r >= 0
-            return _SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
+            return SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
         assert self.passages is not None
         pallowed = None if allowed is None else allowed[self.passages.paper_row]
         k = min(depth * PASSAGE_OVERFETCH, self.passages.n_passages)
@@ -293,10 +304,10 @@ class HybridBackend:
         first = np.sort(first)[:depth]
         rows, best = papers[first], s[first].astype(np.float32)
         winners = self.passages.passage_ids[r[first]]
-        return _SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
+        return SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
 
 
-def _encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
+def encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
     """The encoder that made the snapshot's vectors: the one stored in ``<snapshot>/encoder/`` (ONNX:
     onnxruntime + tokenizers, nothing written), else the manifest's model loaded from the settings
     (torch / model2vec builds, and snapshots made before encoders were stored)."""
