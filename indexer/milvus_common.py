@@ -48,8 +48,9 @@ MAX_CATEGORIES = 64
 MAX_AUTHORS = 1024
 """Authors stored per paper for the author filter (collaboration papers beyond this keep the first)."""
 MAX_VENUE_KEYS = 64
-NOTHING = "row < 0"
-"""An expression no entity satisfies (a filter whose names match nothing in the corpus)."""
+NOTHING = f"date_start < {NO_DATE}"
+"""An expression no paper or passage satisfies (a filter whose names match nothing in the corpus);
+it names a field both collections have."""
 
 
 def redact_uri(uri: str) -> str:
