@@ -34,7 +34,9 @@ COPY corpus ./corpus
 COPY indexer ./indexer
 COPY service ./service
 COPY evaluator ./evaluator
-RUN pip install -c constraints-cpu.txt . \
+# OPENXIV_EXTRAS=milvus adds pymilvus + milvus-lite (the compose file's `milvus` profile builds it)
+ARG OPENXIV_EXTRAS=""
+RUN pip install -c constraints-cpu.txt ".${OPENXIV_EXTRAS:+[${OPENXIV_EXTRAS}]}" \
     && python -c "import openxiv.service.app, openxiv.indexer.snapshot, openxiv.corpus.store"
 
 RUN useradd --create-home --uid 10001 openxiv \
