@@ -84,9 +84,18 @@ class BuildReport:
     """True when the live snapshot already matched the corpus and settings (nothing was built)."""
 
 
-def _versions() -> dict[str, str | None]:
+def _versions(*extra: str) -> dict[str, str | None]:
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("openxiv", "bm25s", "faiss-cpu", "sentence-transformers", "torch", "numpy", "PyStemmer"):
+    for dist in (
+        "openxiv",
+        "bm25s",
+        "faiss-cpu",
+        "sentence-transformers",
+        "torch",
+        "numpy",
+        "PyStemmer",
+        *extra,
+    ):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -118,6 +127,17 @@ def _bar(iterable: Any, total: int, desc: str, progress: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(iterable, total=total, desc=desc, unit="row", smoothing=0.05)
+
+
+def fusion_manifest(settings: Settings) -> dict[str, Any]:
+    """The manifest's ``fusion`` part: the ranking settings the snapshot was built with."""
+    return {
+        "fusion": settings.fusion,
+        "rrf_k": settings.rrf_k,
+        "weight_bm25": settings.weight_bm25,
+        "weight_dense": settings.weight_dense,
+        "candidates": settings.candidates,
+    }
 
 
 def _build_config(settings: Settings, embed: str) -> dict[str, Any]:
@@ -384,13 +404,7 @@ def _build_into(
             "papers": sp.params,
             "passages": passages.sparse.params if passages is not None else None,
         },
-        "fusion": {
-            "fusion": settings.fusion,
-            "rrf_k": settings.rrf_k,
-            "weight_bm25": settings.weight_bm25,
-            "weight_dense": settings.weight_dense,
-            "candidates": settings.candidates,
-        },
+        "fusion": fusion_manifest(settings),
         "versions": _versions(),
         "settings": settings.as_dict(),
     }

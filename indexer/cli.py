@@ -214,6 +214,11 @@ def _human(m: dict[str, Any], others: list[str]) -> str:
         f"size         {_size(m.get('sizes_bytes', {}).get('total'))}",
         "versions     " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v),
     ]
+    if m.get("backend") == "milvus":
+        mv = m["milvus"]
+        lines.append(
+            f"milvus       {mv['uri']}: " + ", ".join(f"{k} {v}" for k, v in mv["collections"].items())
+        )
     if others:
         lines.append("snapshots    " + ", ".join(others))
     return "\n".join(lines)

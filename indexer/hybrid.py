@@ -81,6 +81,17 @@ class Ranking:
     side_weights: dict[str, float]
     passage_scale: float
 
+    def ranking_info(self) -> dict[str, Any]:
+        """The ranking settings in force (``/v1/index``)."""
+        return {
+            "fusion": self.settings.fusion,
+            "rrf_k": self.settings.rrf_k,
+            "weight_bm25": self.settings.weight_bm25,
+            "weight_dense": self.settings.weight_dense,
+            "candidates": self.settings.candidates,
+            "bm25_passage_scale": self.passage_scale,
+        }
+
     def _plan(self, mode: str) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode``."""
         # a family or side as the configured default still fuses within it by the built-in method
@@ -268,14 +279,7 @@ class HybridBackend(Ranking):
             "sides": list(self.sides),
             "papers": self.meta.n,
             "passages": self.passages.n_passages if self.passages is not None else 0,
-            "ranking": {
-                "fusion": self.settings.fusion,
-                "rrf_k": self.settings.rrf_k,
-                "weight_bm25": self.settings.weight_bm25,
-                "weight_dense": self.settings.weight_dense,
-                "candidates": self.settings.candidates,
-                "bm25_passage_scale": self.passage_scale,
-            },
+            "ranking": self.ranking_info(),
         }
 
     def close(self) -> None:

@@ -199,14 +199,7 @@ class MilvusBackend(Ranking):
             "sides": list(self.sides),
             "papers": self.meta.n,
             "passages": int((self.manifest.get("counts") or {}).get("passages", 0)),
-            "ranking": {
-                "fusion": self.settings.fusion,
-                "rrf_k": self.settings.rrf_k,
-                "weight_bm25": self.settings.weight_bm25,
-                "weight_dense": self.settings.weight_dense,
-                "candidates": self.settings.candidates,
-                "bm25_passage_scale": self.passage_scale,
-            },
+            "ranking": self.ranking_info(),
         }
 
     def close(self) -> None:

@@ -170,7 +170,14 @@ def build_into_milvus(
     corpus: Any,
 ) -> dict[str, Any]:
     """Write the snapshot's collections on ``settings.milvus_uri``; the manifest of the build."""
-    from openxiv.indexer.build import TOKEN_PATTERN, BuildError, _versions, embed_vectors, paper_bm25_text
+    from openxiv.indexer.build import (
+        TOKEN_PATTERN,
+        BuildError,
+        _versions,
+        embed_vectors,
+        fusion_manifest,
+        paper_bm25_text,
+    )
     from openxiv.indexer.sparse import STOPWORDS
 
     if not settings.milvus_uri:
@@ -279,25 +286,10 @@ def build_into_milvus(
             },
             "paper_text": "title + newline + abstract, analysed",
         },
-        "fusion": {
-            "fusion": settings.fusion,
-            "rrf_k": settings.rrf_k,
-            "weight_bm25": settings.weight_bm25,
-            "weight_dense": settings.weight_dense,
-            "candidates": settings.candidates,
-        },
-        "versions": {**_versions(), "pymilvus": _version("pymilvus"), "milvus-lite": _version("milvus-lite")},
+        "fusion": fusion_manifest(settings),
+        "versions": _versions("pymilvus", "milvus-lite"),
         "settings": settings.as_dict(),
     }
-
-
-def _version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def switch_aliases(settings: Settings, manifest: dict[str, Any]) -> None:

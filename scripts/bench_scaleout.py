@@ -16,13 +16,13 @@ average.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import shlex
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,42 +31,30 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+from bench_index import PeakRSS
 
 from openxiv.corpus.config import Settings, shared_dir
 
 MODES = ("bm25", "dense", "weighted")
 
 
-class PeakTreeRSS:
-    """Peak resident memory of this process and its children while the block runs (sampled)."""
-
-    def __init__(self) -> None:
-        self.proc = psutil.Process()
-        self.peak = 0
-        self._stop = threading.Event()
+class PeakTreeRSS(PeakRSS):
+    """`PeakRSS` of this process plus its children (milvus-lite runs as a child process)."""
 
     def rss(self) -> int:
-        total = self.proc.memory_info().rss
+        total = int(self.proc.memory_info().rss)
         for child in self.proc.children(recursive=True):
-            try:
+            with contextlib.suppress(psutil.Error):
                 total += child.memory_info().rss
-            except psutil.Error:
-                pass
         return total
 
-    def __enter__(self) -> PeakTreeRSS:
-        self.peak = self.rss()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-        return self
-
     def _run(self) -> None:
+        self.peak = max(self.peak, self.rss())
         while not self._stop.wait(0.2):
             self.peak = max(self.peak, self.rss())
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._t.join()
+        super().__exit__(*exc)
         self.peak = max(self.peak, self.rss())
 
 
@@ -194,9 +182,7 @@ def main() -> None:
         "",
         "Top-10 overlap Milvus vs embedded: " + ", ".join(f"{m} {v:.2f}" for m, v in overlap.items()) + ".",
         "Build stages (s): "
-        + "; ".join(
-            f"{n}: " + ", ".join(f"{k} {v:.1f}" for k, v in built[n]["stages"].items()) for n in runs
-        )
+        + "; ".join(f"{n}: " + ", ".join(f"{k} {v:.1f}" for k, v in built[n]["stages"].items()) for n in runs)
         + ".",
     ]
     body = "\n".join(lines)
