@@ -14,7 +14,7 @@ against the snapshot's metadata so filters mean what they mean on the embedded b
 The text fields hold terms analysed by openxiv's own tokenizer (`openxiv.indexer.milvus_common.analyse`),
 so both backends score the same terms. ``total_count`` is, as there, the papers holding at least one
 query term after filters on the sides the mode runs: when every BM25 side returned fewer matches
-than Milvus' largest limit (16,384), those are all of them; otherwise a ``TEXT_MATCH`` ``count(*)`` over papers
+than its candidate depth, those are all of them; otherwise a ``TEXT_MATCH`` ``count(*)`` over papers
 plus the papers matching only through a passage. Dense sides rank only among those papers when a
 lexical side runs. The service fuses the
 candidate lists itself (`openxiv.indexer.fusion`) rather than with Milvus' ``hybrid_search``
@@ -275,21 +275,17 @@ class MilvusBackend(Ranking):
         words = match_expr("text", terms)
         complete = True
         matched: set[int] = set()
-        # ask each side for every match (Milvus' largest limit costs about what 1,000 does): the
-        # matches are then counted exactly and the side keeps its best ``depth``
         if "bm25_papers" in sides:
-            side = self._bm25_papers(terms, MAX_TOPK, expr)
-            results["bm25_papers"] = _cut(side, depth)
+            side = results["bm25_papers"] = self._bm25_papers(terms, depth, expr)
             matched.update(side.rows.tolist())
-            complete = side.rows.size < MAX_TOPK
+            complete = side.rows.size < depth
         if "bm25_passages" in sides:
-            side = self._bm25_passages(terms, MAX_TOPK, expr)
-            results["bm25_passages"] = _cut(side, depth)
+            side = results["bm25_passages"] = self._bm25_passages(terms, depth, expr)
             matched.update(side.rows.tolist())
-            complete = complete and side.rows.size < MAX_TOPK
-        if complete:
+            complete = complete and side.rows.size < depth
+        if complete:  # every side returned fewer than it was asked for: those are all the matches
             return len(matched), matched
-        total = 0  # more than Milvus returns at once: count inside Milvus
+        total = 0  # more matches than candidates: count them inside Milvus
         if "bm25_papers" in sides:
             total += self._count("papers", _and(expr, words))
         if "bm25_passages" in sides:
@@ -361,13 +357,6 @@ class MilvusBackend(Ranking):
             )
             out.update({int(r["paper_row"]): int(r["pid"]) for r in first})
         return out
-
-
-def _cut(side: SideResult, depth: int) -> SideResult:
-    """The best ``depth`` candidates of a side (its winning passages kept for them)."""
-    rows = side.rows[:depth]
-    keep = set(rows.tolist())
-    return SideResult(rows, side.scores[:depth], {r: p for r, p in side.passages.items() if r in keep})
 
 
 def _pk(hit: Any) -> int:
