@@ -157,8 +157,8 @@ class MilvusBackend(Ranking):
                 dense_expr = _and(expr, f"row in {sorted(matched)}")
             else:  # too many to list: rank title/abstract matches (a subset of the lexical papers)
                 dense_expr = _and(expr, match_expr("text", terms))
-        else:
-            total = self._count("papers", expr)
+        else:  # a dense side alone: every paper passing the filters
+            total = self.meta.n if expr is None else self._count("papers", expr)
         timings["bm25"] = _ms(t)
 
         dense_sides = [s for s in sides if s.startswith("dense")]
