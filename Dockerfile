@@ -34,8 +34,10 @@ COPY corpus ./corpus
 COPY indexer ./indexer
 COPY service ./service
 COPY evaluator ./evaluator
-# The image builds indexes too: the torch extra (MiniLM export) and the pdf extra (PDF reader).
-RUN pip install -c constraints-cpu.txt ".[torch,pdf]" \
+# The image builds indexes too: the torch extra (MiniLM export) and the pdf extra (PDF reader);
+# OPENXIV_EXTRAS=torch,pdf,milvus adds pymilvus + milvus-lite (the compose file's `milvus` profile builds it)
+ARG OPENXIV_EXTRAS="torch,pdf"
+RUN pip install -c constraints-cpu.txt ".[${OPENXIV_EXTRAS}]" \
     && python -c "import openxiv.service.app, openxiv.indexer.snapshot, openxiv.corpus.store"
 
 RUN useradd --create-home --uid 10001 openxiv \

@@ -13,7 +13,7 @@ and nothing here depends on them. Loading and provenance live in `openxiv.corpus
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 __all__ = ["ENV_PREFIX", "ConfigError", "Settings", "get_settings", "repo_root", "shared_dir"]
 
 ENV_PREFIX = "OPENXIV_"
-SECRET_FIELDS = frozenset({"api_token", "admin_token"})
+SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token"})
 """Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
@@ -110,6 +110,18 @@ class Settings(BaseSettings):
     """BM25 b."""
     bm25_stemmer: str = "english"
     """PyStemmer language for BM25 tokens."""
+
+    # --- search engine (indexer, service) ------------------------------------------------------
+    backend: Literal["embedded", "milvus"] = "embedded"
+    """Engine a build writes to: `embedded` (bm25s + FAISS inside the snapshot) or `milvus`
+    (collections on `milvus_uri`; docs/scale.md). Serving follows the snapshot's manifest."""
+    milvus_uri: str | None = None
+    """Milvus to build into or serve from: a `.db` file (milvus-lite) or `http://host:19530`
+    (standalone, cluster). Serving defaults to the URI the manifest recorded."""
+    milvus_token: str | None = Field(default=None, repr=False)
+    """Milvus credentials (`user:password` or an API key); never written to a manifest."""
+    milvus_prefix: str = "openxiv"
+    """Prefix of the Milvus collections and aliases a build writes (`<prefix>_papers`, ...)."""
 
     # --- ranking (service) ------------------------------------------------------------------
     fusion: str = "weighted"

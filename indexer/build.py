@@ -37,6 +37,7 @@ from openxiv.indexer.locks import BuildLock, BuildLocked
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.manifest import write as write_manifest
 from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.milvus_common import redact_uri
 from openxiv.indexer.snapshot import (
     BadIndexError,
     cleanup_tmp,
@@ -49,7 +50,16 @@ from openxiv.indexer.snapshot import (
 )
 from openxiv.indexer.sparse import STOPWORDS, PassageIndex, SparseIndex
 
-__all__ = ["EMBED_CHOICES", "BuildError", "BuildReport", "build_index", "paper_bm25_text"]
+__all__ = [
+    "EMBED_CHOICES",
+    "BuildError",
+    "BuildReport",
+    "CorpusRead",
+    "build_index",
+    "embed_vectors",
+    "paper_bm25_text",
+    "read_corpus",
+]
 
 EMBED_CHOICES = ("papers", "passages", "both", "none")
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -74,9 +84,18 @@ class BuildReport:
     """True when the live snapshot already matched the corpus and settings (nothing was built)."""
 
 
-def _versions() -> dict[str, str | None]:
+def _versions(*extra: str) -> dict[str, str | None]:
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("openxiv", "bm25s", "faiss-cpu", "sentence-transformers", "torch", "numpy", "PyStemmer"):
+    for dist in (
+        "openxiv",
+        "bm25s",
+        "faiss-cpu",
+        "sentence-transformers",
+        "torch",
+        "numpy",
+        "PyStemmer",
+        *extra,
+    ):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -110,6 +129,17 @@ def _bar(iterable: Any, total: int, desc: str, progress: bool) -> Any:
     return tqdm(iterable, total=total, desc=desc, unit="row", smoothing=0.05)
 
 
+def fusion_manifest(settings: Settings) -> dict[str, Any]:
+    """The manifest's ``fusion`` part: the ranking settings the snapshot was built with."""
+    return {
+        "fusion": settings.fusion,
+        "rrf_k": settings.rrf_k,
+        "weight_bm25": settings.weight_bm25,
+        "weight_dense": settings.weight_dense,
+        "candidates": settings.candidates,
+    }
+
+
 def _build_config(settings: Settings, embed: str) -> dict[str, Any]:
     """The settings a snapshot depends on: equal config + equal corpus fingerprint = same snapshot."""
     return {
@@ -122,6 +152,11 @@ def _build_config(settings: Settings, embed: str) -> dict[str, Any]:
         "bm25_b": settings.bm25_b,
         "bm25_stemmer": settings.bm25_stemmer,
         "format_version": layout.FORMAT_VERSION,
+        **(
+            {"backend": "milvus", "milvus_uri": redact_uri(settings.milvus_uri or "")}
+            if settings.backend == "milvus"
+            else {}
+        ),
     }
 
 
@@ -258,11 +293,53 @@ def _build_locked(
             tmp.rename(final)
             switch_current(root, name)
             pruned = prune_snapshots(root, keep, lock)
+            if manifest.get("backend") == "milvus":
+                from openxiv.indexer.milvus_build import drop_unused, switch_aliases
+
+                switch_aliases(settings, manifest)
+                drop_unused(settings, root)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     manifest["build"]["pruned"] = pruned
     return BuildReport(final, stages.times, manifest)
+
+
+@dataclass
+class CorpusRead:
+    """What a build reads from the snapshot's corpus copy (papers in row order, passages in id order)."""
+
+    docs: list[Any]
+    meta: PaperMeta
+    stats: dict[str, Any]
+    texts: list[str]
+    """Passage texts."""
+    rows: list[int]
+    """Paper row of each passage."""
+    ids: list[int]
+    """Corpus passage id of each passage."""
+
+
+def read_corpus(tmp: Path, stages: _Stages, progress: bool) -> CorpusRead:
+    """Read papers and passages from ``tmp``'s corpus copy and save the paper metadata arrays."""
+    from openxiv.corpus.store import Store
+
+    store = Store.open_readonly(tmp / layout.CORPUS)
+    try:
+        stats = store.stats()
+        with stages("read"):
+            docs = list(_bar(store.iter_index_docs(), stats["papers"], "read papers", progress))
+            meta = PaperMeta.from_docs(docs)
+            meta.save(tmp / layout.META)
+            row_of = {d.arxiv_id: i for i, d in enumerate(docs)}
+            out = CorpusRead(docs, meta, stats, [], [], [])
+            for pv in _bar(store.iter_passages(), stats["passages"], "read passages", progress):
+                out.texts.append(pv.text)
+                out.rows.append(row_of[pv.arxiv_id])
+                out.ids.append(pv.passage_id)
+    finally:
+        store.close()
+    return out
 
 
 def _build_into(
@@ -275,26 +352,12 @@ def _build_into(
     cache_path: str | Path | None,
     embed: str,
 ) -> dict[str, Any]:
-    from openxiv.corpus.store import Store
+    corpus = read_corpus(tmp, stages, progress)
+    docs, stats, p_texts, p_rows, p_ids = corpus.docs, corpus.stats, corpus.texts, corpus.rows, corpus.ids
+    if settings.backend == "milvus":
+        from openxiv.indexer.milvus_build import build_into_milvus
 
-    store = Store.open_readonly(tmp / layout.CORPUS)
-    try:
-        stats = store.stats()
-        with stages("read"):
-            docs = list(_bar(store.iter_index_docs(), stats["papers"], "read papers", progress))
-            meta = PaperMeta.from_docs(docs)
-            meta.save(tmp / layout.META)
-            row_of = {d.arxiv_id: i for i, d in enumerate(docs)}
-            p_texts: list[str] = []
-            p_rows: list[int] = []
-            p_ids: list[int] = []
-            for pv in _bar(store.iter_passages(), stats["passages"], "read passages", progress):
-                p_texts.append(pv.text)
-                p_rows.append(row_of[pv.arxiv_id])
-                p_ids.append(pv.passage_id)
-    finally:
-        store.close()
-
+        return build_into_milvus(tmp, settings, config, stages, progress, encoder, cache_path, corpus)
     bm25_kw: dict[str, Any] = {"k1": settings.bm25_k1, "b": settings.bm25_b, "stemmer": settings.bm25_stemmer}
     with stages("bm25_papers"):
         sp = SparseIndex.build(
@@ -341,13 +404,7 @@ def _build_into(
             "papers": sp.params,
             "passages": passages.sparse.params if passages is not None else None,
         },
-        "fusion": {
-            "fusion": settings.fusion,
-            "rrf_k": settings.rrf_k,
-            "weight_bm25": settings.weight_bm25,
-            "weight_dense": settings.weight_dense,
-            "candidates": settings.candidates,
-        },
+        "fusion": fusion_manifest(settings),
         "versions": _versions(),
         "settings": settings.as_dict(),
     }
@@ -366,27 +423,55 @@ def _embed(
     counts: dict[str, int],
 ) -> dict[str, Any]:
     from openxiv.indexer.dense import DenseIndex, use_all_cores
-    from openxiv.indexer.embcache import EmbeddingCache, encode_cached
-    from openxiv.indexer.embed import load_encoder, paper_text, save_snapshot_encoder
 
     use_all_cores()  # explicit: importing dense no longer sizes FAISS's thread pool
+    info: dict[str, Any] = {}
+    for sub, vectors, count_key in embed_vectors(
+        tmp, settings, stages, progress, encoder, cache_path, embed, docs, p_texts, info
+    ):
+        index = DenseIndex.build(vectors, settings.ann_threshold, storage=settings.dense_storage)
+        index.save(tmp / sub)
+        info[sub] = index.info()
+        counts[count_key] = int(index.ntotal)
+    return info
+
+
+def embed_vectors(
+    tmp: Path,
+    settings: Settings,
+    stages: _Stages,
+    progress: bool,
+    encoder: Any | None,
+    cache_path: str | Path | None,
+    embed: str,
+    docs: list[Any],
+    p_texts: list[str],
+    info: dict[str, Any],
+) -> Iterator[tuple[str, np.ndarray, str]]:
+    """Vectors of the papers and/or passages ``embed`` names, through the shared embedding cache:
+    yields ``(layout part, vectors, count key)`` inside the part's stage timer, and fills ``info``
+    (the manifest's ``embedding`` part). The snapshot keeps the encoder for query encoding."""
+    from openxiv.indexer.embcache import EmbeddingCache, encode_cached
+    from openxiv.indexer.embed import load_encoder, paper_text, save_snapshot_encoder
 
     with stages("load_model"):
         enc = encoder if encoder is not None else load_encoder(settings)
         # the snapshot carries its encoder: serving loads it from there (no export, no torch)
         save_snapshot_encoder(enc, tmp / layout.ENCODER)
     cache_file = Path(cache_path) if cache_path is not None else Path(settings.data_dir) / "embcache.sqlite"
-    info: dict[str, Any] = {
-        "model": settings.model,
-        "encoder": enc.name,
-        "fingerprint": enc.fingerprint,
-        "dim": int(enc.dim),
-        "max_tokens": int(enc.max_tokens),
-        "paper_text": "title + '. ' + abstract",
-        "cache": str(cache_file.resolve()),
-        "encoded": 0,
-        "reused_from_cache": 0,
-    }
+    info.update(
+        {
+            "model": settings.model,
+            "encoder": enc.name,
+            "fingerprint": enc.fingerprint,
+            "dim": int(enc.dim),
+            "max_tokens": int(enc.max_tokens),
+            "paper_text": "title + '. ' + abstract",
+            "cache": str(cache_file.resolve()),
+            "encoded": 0,
+            "reused_from_cache": 0,
+        }
+    )
     jobs = []
     if embed in ("papers", "both"):
         jobs.append(
@@ -407,13 +492,9 @@ def _embed(
                     enc, texts, cache, progress=progress, batch_size=settings.embed_batch_size
                 )
                 encoded = cache.count(enc.fingerprint) - before
-                index = DenseIndex.build(vectors, settings.ann_threshold, storage=settings.dense_storage)
-                index.save(tmp / sub)
+                yield sub, vectors, count_key
             info["encoded"] += encoded
             info["reused_from_cache"] += len(set(texts)) - encoded
-            info[sub] = index.info()
-            counts[count_key] = int(index.ntotal)
-    return info
 
 
 def _write_manifest(tmp: Path, manifest: dict[str, Any], stages: _Stages, t_start: float) -> None:

@@ -75,6 +75,8 @@ def index() -> None:
     help="When another build runs on the same --index: wait for it (up to SECONDS, or as long as it "
     "takes) instead of failing at once.",
 )
+@setting_option("backend", type=click.Choice(["embedded", "milvus"]))
+@setting_option("milvus_uri")
 @progress_option()
 @click.pass_context
 def build(
@@ -89,6 +91,8 @@ def build(
     keep: int,
     if_changed: bool,
     wait: float,
+    backend: str | None,
+    milvus_uri: str | None,
     progress: bool | None,
 ) -> None:
     """Build a new snapshot of the corpus and switch INDEX/CURRENT to it atomically.
@@ -100,7 +104,13 @@ def build(
 
     index_dir = deprecated_alias(ctx, "index_dir", out, "--out", "--index")
     settings = Settings.from_env().replace(
-        db=db, index_dir=index_dir, embed=embed, model=model, embed_max_tokens=embed_max_tokens
+        db=db,
+        index_dir=index_dir,
+        embed=embed,
+        model=model,
+        embed_max_tokens=embed_max_tokens,
+        backend=backend,
+        milvus_uri=milvus_uri,
     )
     db_path = settings.db_path
     root = settings.index_root
@@ -204,6 +214,11 @@ def _human(m: dict[str, Any], others: list[str]) -> str:
         f"size         {_size(m.get('sizes_bytes', {}).get('total'))}",
         "versions     " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v),
     ]
+    if m.get("backend") == "milvus":
+        mv = m["milvus"]
+        lines.append(
+            f"milvus       {mv['uri']}: " + ", ".join(f"{k} {v}" for k, v in mv["collections"].items())
+        )
     if others:
         lines.append("snapshots    " + ", ".join(others))
     return "\n".join(lines)

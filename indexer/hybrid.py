@@ -59,7 +59,7 @@ from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
-__all__ = ["FAMILIES", "SIDES", "HybridBackend", "UnsupportedMode"]
+__all__ = ["FAMILIES", "SIDES", "HybridBackend", "Ranking", "SideResult", "UnsupportedMode", "encoder_for"]
 
 BM25_PASSAGE_SCALE = 0.8
 """BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
@@ -71,14 +71,92 @@ PASSAGE_OVERFETCH = 4
 
 
 @dataclass
-class _SideResult:
+class SideResult:
     rows: np.ndarray
     scores: np.ndarray
     passages: dict[int, int] = field(default_factory=dict)
     """Winning passage id per paper row (passage sides only)."""
 
 
-class HybridBackend:
+class Ranking:
+    """How modes map to sides and how sides fuse, shared by every backend that ranks by the same
+    rules (`HybridBackend`, `openxiv.indexer.milvus_backend.MilvusBackend`): the subclass sets
+    ``settings``, ``sides``, ``side_weights`` and ``passage_scale``."""
+
+    settings: Settings
+    sides: tuple[str, ...]
+    side_weights: dict[str, float]
+    passage_scale: float
+
+    def ranking_info(self) -> dict[str, Any]:
+        """The ranking settings in force (``/v1/index``)."""
+        return {
+            "fusion": self.settings.fusion,
+            "rrf_k": self.settings.rrf_k,
+            "weight_bm25": self.settings.weight_bm25,
+            "weight_dense": self.settings.weight_dense,
+            "candidates": self.settings.candidates,
+            "bm25_passage_scale": self.passage_scale,
+            **({"feedback": dataclasses.asdict(self.feedback)} if self.supports_feedback else {}),
+        }
+
+    supports_feedback = False
+    """Whether this backend runs pseudo-relevance feedback (`openxiv.indexer.prf`)."""
+
+    @property
+    def feedback(self) -> FeedbackConfig:
+        """Pseudo-relevance feedback of this view (`openxiv.indexer.prf`, ``OPENXIV_PRF_*``)."""
+        return FeedbackConfig.of(self.settings)
+
+    def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
+        """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
+        is the configured default). The vocabulary is the engine's (`openxiv.indexer.backend`); the
+        one check left here is the snapshot's: a mode needing a side this index lacks."""
+        mode = parse_mode(mode) or self.settings.fusion  # Settings.fusion is validated by parse_mode
+        # a family or side as the configured default still fuses within it by the built-in method
+        default = (
+            self.settings.fusion
+            if self.settings.fusion in FUSION_METHODS
+            else Settings.model_fields["fusion"].default
+        )
+        if mode in FUSION_METHODS:
+            return self.sides, mode
+        wanted = tuple(s for s in FAMILIES.get(mode, (mode,)) if s in self.sides)
+        if not wanted:
+            raise ModeUnavailable(
+                f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
+                f"rebuild with --embed to add dense vectors"
+            )
+        return wanted, default
+
+    def _families(self, results: dict[str, SideResult], sides: tuple[str, ...]) -> list[Side]:
+        """One fused input per family: a family's sides share a score scale and merge by max."""
+        out = []
+        for family, members in FAMILIES.items():
+            present = [
+                Side(
+                    n,
+                    results[n].rows,
+                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
+                )
+                for n in members
+                if n in results and n in sides
+            ]
+            if present:
+                weight = self.side_weights.get(family, self._weight(members[0]))
+                out.append(merge_max(family, present, weight))
+        if "bm25_feedback" in results:
+            fb = results["bm25_feedback"]
+            out.append(Side("bm25_feedback", fb.rows, fb.scores, self.feedback.weight))
+        return out
+
+    def _weight(self, side: str) -> float:
+        return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
+
+
+class HybridBackend(Ranking):
+    supports_feedback = True
+
     def __init__(
         self, path: Path, settings: Settings, manifest: dict[str, Any], encoder: Any | None = None
     ) -> None:
@@ -97,7 +175,7 @@ class HybridBackend:
                 self.dense[side] = DenseIndex.load(self.path / sub)
         self.encoder = encoder
         if self.dense and self.encoder is None:
-            self.encoder = _encoder_for(manifest, settings, self.path)
+            self.encoder = encoder_for(manifest, settings, self.path)
         self._encode_lock = threading.Lock()
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
@@ -151,7 +229,7 @@ class HybridBackend:
         t = time.perf_counter()
         allowed = self.meta.mask(filters)
         timings["filter"] = _ms(t)
-        results: dict[str, _SideResult] = {}
+        results: dict[str, SideResult] = {}
         passage_scores: np.ndarray | None = None
         lexical: np.ndarray | None = None
         """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
@@ -161,19 +239,19 @@ class HybridBackend:
         if "bm25_papers" in sides:
             paper_s = self.bm25_papers.masked_scores(query, allowed)
             rows, scores = top_k_rows(paper_s, depth)
-            results["bm25_papers"] = _SideResult(rows, scores)
+            results["bm25_papers"] = SideResult(rows, scores)
             lexical = paper_s > 0
         if "bm25_passages" in sides and self.passages is not None:
             ph = self.passages.search(query, depth, allowed)
             passage_scores = ph.passage_scores
-            results["bm25_passages"] = _SideResult(
+            results["bm25_passages"] = SideResult(
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
         if (
             self.feedback.enabled
             and "bm25_papers" in sides
-            and (mode or self.settings.fusion) in FUSION_METHODS
+            and (parse_mode(mode) or self.settings.fusion) in FUSION_METHODS
         ):
             first = (
                 paper_s
@@ -181,7 +259,7 @@ class HybridBackend:
                 else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
             )
             if (fb := feedback_list(self._paper_terms(), paper_s, first, self.feedback, depth)) is not None:
-                results["bm25_feedback"] = _SideResult(*fb)
+                results["bm25_feedback"] = SideResult(*fb)
         timings["bm25"] = _ms(t)
         if lexical is not None:
             total = int(lexical.sum())
@@ -234,15 +312,7 @@ class HybridBackend:
             "sides": list(self.sides),
             "papers": self.meta.n,
             "passages": self.passages.n_passages if self.passages is not None else 0,
-            "ranking": {
-                "fusion": self.settings.fusion,
-                "rrf_k": self.settings.rrf_k,
-                "weight_bm25": self.settings.weight_bm25,
-                "weight_dense": self.settings.weight_dense,
-                "candidates": self.settings.candidates,
-                "bm25_passage_scale": self.passage_scale,
-                "feedback": dataclasses.asdict(self.feedback),
-            },
+            "ranking": self.ranking_info(),
         }
 
     def close(self) -> None:
@@ -250,11 +320,6 @@ class HybridBackend:
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
-    @property
-    def feedback(self) -> FeedbackConfig:
-        """Pseudo-relevance feedback of this view (`openxiv.indexer.prf`, ``OPENXIV_PRF_*``)."""
-        return FeedbackConfig.of(self.settings)
-
     def _paper_terms(self) -> DocTerms:
         """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
         with self._terms_lock:
@@ -262,58 +327,13 @@ class HybridBackend:
                 self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
             return self._doc_terms["bm25_papers"]
 
-    def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
-        """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
-        is the configured default). The vocabulary is the engine's (`openxiv.indexer.backend`); the
-        one check left here is the snapshot's: a mode needing a side this index lacks."""
-        mode = parse_mode(mode) or self.settings.fusion  # Settings.fusion is validated by parse_mode
-        # a family or side as the configured default still fuses within it by the built-in method
-        default = (
-            self.settings.fusion
-            if self.settings.fusion in FUSION_METHODS
-            else Settings.model_fields["fusion"].default
-        )
-        if mode in FUSION_METHODS:
-            return self.sides, mode
-        wanted = tuple(s for s in FAMILIES.get(mode, (mode,)) if s in self.sides)
-        if not wanted:
-            raise ModeUnavailable(
-                f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
-                f"rebuild with --embed to add dense vectors"
-            )
-        return wanted, default
-
-    def _families(self, results: dict[str, _SideResult], sides: tuple[str, ...]) -> list[Side]:
-        """One fused input per family: a family's sides share a score scale and merge by max."""
-        out = []
-        for family, members in FAMILIES.items():
-            present = [
-                Side(
-                    n,
-                    results[n].rows,
-                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
-                )
-                for n in members
-                if n in results and n in sides
-            ]
-            if present:
-                weight = self.side_weights.get(family, self._weight(members[0]))
-                out.append(merge_max(family, present, weight))
-        if "bm25_feedback" in results:
-            fb = results["bm25_feedback"]
-            out.append(Side("bm25_feedback", fb.rows, fb.scores, self.feedback.weight))
-        return out
-
-    def _weight(self, side: str) -> float:
-        return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
-
-    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> _SideResult:
+    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> SideResult:
         index = self.dense[side]
         if side == "dense_papers":
             scores, ids = index.search(qvec, depth, allowed=allowed)
             s, r = np.asarray(scores)[0], np.asarray(ids)[0]
             keep = r >= 0
-            return _SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
+            return SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
         assert self.passages is not None
         pallowed = None if allowed is None else allowed[self.passages.paper_row]
         k = min(depth * PASSAGE_OVERFETCH, self.passages.n_passages)
@@ -328,10 +348,10 @@ class HybridBackend:
         first = np.sort(first)[:depth]
         rows, best = papers[first], s[first].astype(np.float32)
         winners = self.passages.passage_ids[r[first]]
-        return _SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
+        return SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
 
 
-def _encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
+def encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
     """The encoder that made the snapshot's vectors: the one stored in ``<snapshot>/encoder/`` (ONNX:
     onnxruntime + tokenizers, nothing written), else the manifest's model loaded from the settings
     (torch / model2vec builds, and snapshots made before encoders were stored)."""

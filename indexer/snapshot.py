@@ -179,7 +179,10 @@ def required_parts(manifest: dict[str, Any]) -> set[str]:
     declares (``sizes_bytes``) and every part its counts imply."""
     counts = manifest.get("counts") or {}
     parts = {k for k in manifest.get("sizes_bytes") or {} if k != "total"}
-    parts |= {layout.MANIFEST, layout.CORPUS, layout.META, layout.BM25_PAPERS}
+    parts |= {layout.MANIFEST, layout.CORPUS, layout.META}
+    if manifest.get("backend") == "milvus":
+        return parts  # the text and vector indexes live in Milvus collections
+    parts.add(layout.BM25_PAPERS)
     if counts.get("passages"):
         parts.add(layout.BM25_PASSAGES)
     if counts.get("paper_vectors"):
@@ -230,6 +233,12 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
         agree(layout.CORPUS, "papers", stats["papers"], "papers")
         agree(layout.CORPUS, "passages", stats["passages"], "passages")
         agree(layout.META, "papers", PaperMeta.load(snapshot / layout.META).n, "papers")
+        if manifest.get("backend") == "milvus":
+            from openxiv.indexer.milvus_backend import collection_counts
+
+            for key, found in collection_counts(manifest).items():
+                agree(f"Milvus collection {key}", "entities", found, key)
+            return manifest
         agree(layout.BM25_PAPERS, "papers", SparseIndex.load(snapshot / layout.BM25_PAPERS).n_docs, "papers")
         if layout.BM25_PASSAGES in needed:
             passages = PassageIndex.load(snapshot / layout.BM25_PASSAGES)
@@ -253,7 +262,8 @@ class OpenIndex:
     path: Path
     manifest: dict[str, Any]
     backend: Any
-    """`openxiv.indexer.hybrid.HybridBackend` (a `SearchBackend`)."""
+    """A `SearchBackend`: `openxiv.indexer.hybrid.HybridBackend`, or
+    `openxiv.indexer.milvus_backend.MilvusBackend` when the manifest says ``"backend": "milvus"``."""
     store: Any
     """Read-only `openxiv.corpus.store.Store` on the snapshot's corpus.sqlite."""
     lease: SnapshotLease | None = field(default=None, repr=False)
@@ -310,12 +320,18 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
     from openxiv.indexer.hybrid import HybridBackend
 
     manifest = read_manifest(snap)
-    for part in (layout.CORPUS, layout.META, layout.BM25_PAPERS):
+    milvus = manifest.get("backend") == "milvus"
+    for part in (layout.CORPUS, layout.META) if milvus else (layout.CORPUS, layout.META, layout.BM25_PAPERS):
         if not (snap / part).exists():
             raise BadIndexError(f"snapshot {snap} is incomplete: {part} is missing; rebuild the index")
     store = Store.open_readonly(snap / layout.CORPUS)
     try:
-        backend = HybridBackend(snap, settings, manifest, encoder=encoder)
+        if milvus:
+            from openxiv.indexer.milvus_backend import MilvusBackend
+
+            backend: Any = MilvusBackend(snap, settings, manifest, encoder=encoder)
+        else:
+            backend = HybridBackend(snap, settings, manifest, encoder=encoder)
     except BaseException:
         store.close()
         raise

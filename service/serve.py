@@ -69,6 +69,7 @@ def log_config(log_level: str = "info") -> dict[str, Any]:
 @click.option(
     "--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request."
 )
+@setting_option("milvus_uri", help="For an index built with --backend milvus: the Milvus to query.")
 def serve(
     index_dir: Path | None,
     host: str | None,
@@ -78,6 +79,7 @@ def serve(
     admin_token: str | None,
     log_level: str,
     access_log: bool,
+    milvus_uri: str | None,
 ) -> None:
     """Serve search and paper reading over HTTP (DeepXiv-compatible, plus /v1 and /docs).
 
@@ -101,6 +103,7 @@ def serve(
         workers=workers,
         api_token=api_token,
         admin_token=admin_token,
+        milvus_uri=milvus_uri,
     )
     root = settings.index_root
     snapshot = check_index(root)
@@ -137,4 +140,6 @@ def serve(
         os.environ[ENV_PREFIX + "API_TOKEN"] = settings.api_token
     if settings.admin_token:
         os.environ[ENV_PREFIX + "ADMIN_TOKEN"] = settings.admin_token
+    if settings.milvus_uri:
+        os.environ[ENV_PREFIX + "MILVUS_URI"] = settings.milvus_uri
     uvicorn.run("openxiv.service.app:app_from_env", factory=True, workers=settings.workers, **common)

@@ -14,11 +14,24 @@ from live_index import (
     KNOWN_ITEM,
     BuiltIndex,
     LiveServer,
+    MilvusIndex,
     build,
+    build_milvus,
     ingest_subset,
     require_shared,
     service_settings,
 )
+
+MILVUS_CONTRACT = {"test_api", "test_arb_contract", "test_sdk"}
+"""Modules whose tests also run against a server on the Milvus backend (milvus-lite)."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The HTTP contract modules run once per backend; every other module on the embedded one."""
+    if "backend" in metafunc.fixturenames:
+        module = metafunc.module.__name__.rsplit(".", 1)[-1]
+        backends = ["embedded", "milvus"] if module in MILVUS_CONTRACT else ["embedded"]
+        metafunc.parametrize("backend", backends, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +52,26 @@ def test_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
 
 
 @pytest.fixture(scope="session")
-def server(test_index: BuiltIndex) -> Iterator[LiveServer]:
-    live = LiveServer(test_index.root)
+def milvus_index(test_index: BuiltIndex, tmp_path_factory: pytest.TempPathFactory) -> MilvusIndex:
+    """The test corpus built again with ``--backend milvus`` into a milvus-lite file."""
+    pytest.importorskip("pymilvus")
+    pytest.importorskip("milvus_lite")
+    return build_milvus(test_index, tmp_path_factory.mktemp("openxiv-milvus"))
+
+
+@pytest.fixture(scope="session")
+def backend(request: pytest.FixtureRequest) -> str:
+    """Search engine behind ``server`` (parametrized by `pytest_generate_tests`)."""
+    return str(getattr(request, "param", "embedded"))
+
+
+@pytest.fixture(scope="session")
+def server(test_index: BuiltIndex, backend: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    if backend == "milvus":
+        mi: MilvusIndex = request.getfixturevalue("milvus_index")
+        live = LiveServer(mi.root, extra_env={"OPENXIV_MILVUS_URI": mi.serve_uri})
+    else:
+        live = LiveServer(test_index.root)
     try:
         yield live
     finally:

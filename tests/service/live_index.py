@@ -163,6 +163,54 @@ class LiveServer:
         return self.proc.returncode
 
 
+@dataclass
+class MilvusIndex:
+    root: Path
+    """Index root of the Milvus-backed snapshot (manifest, corpus copy, metadata, encoder)."""
+    uri: str
+    """The milvus-lite file the build wrote (opened by this test process)."""
+    serve_uri: str
+    """A copy of it for the server process (milvus-lite admits one process per file)."""
+    build_s: float
+
+
+def build_milvus(src: BuiltIndex, dest: Path) -> MilvusIndex:
+    """``openxiv index build --backend milvus`` on the test corpus into a milvus-lite file, run as a
+    subprocess (so its milvus-lite server is gone when it returns), then a copy for the server."""
+    dest.mkdir(parents=True, exist_ok=True)
+    uri = dest / "milvus.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
+    env.update({"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(dest)})
+    cmd = [
+        str(BIN / "openxiv"),
+        "index",
+        "build",
+        "--db",
+        str(src.db),
+        "--out",
+        str(dest / "index"),
+        "--backend",
+        "milvus",
+        "--milvus-uri",
+        str(uri),
+        "--embed",
+        src.settings.embed,
+        "--max-tokens",
+        str(src.settings.embed_max_tokens),
+        "--cache",
+        str(src.cache),
+        "--no-progress",
+    ]
+    t = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"openxiv index build --backend milvus failed:\n{done.stdout}\n{done.stderr}")
+    took = time.perf_counter() - t
+    serve = dest / "milvus-serve.db"
+    shutil.copytree(uri, serve)
+    return MilvusIndex(dest / "index", str(uri), str(serve), took)
+
+
 def copy_index(src: BuiltIndex, dest: Path) -> BuiltIndex:
     """A private copy (database + index root) for tests that rebuild or reload."""
     dest.mkdir(parents=True)
