@@ -193,8 +193,9 @@ class MilvusBackend(Ranking):
         return SearchResult(hits=hits, total_count=total, timings_ms=timings)
 
     def info(self) -> dict[str, Any]:
+        """Live facts only, as `HybridBackend.info` (the manifest, collections included, is shown once
+        by ``/v1/index``)."""
         return {
-            **self.manifest,
             "path": str(self.path),
             "sides": list(self.sides),
             "papers": self.meta.n,
