@@ -8,6 +8,7 @@ browser's zoom.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -49,13 +50,22 @@ def _xticks(lo: float, hi: float) -> str:
     return "".join(out)
 
 
-def _yticks(top: float) -> str:
+def _count_axis(top: float) -> tuple[float, float]:
+    """A count axis of whole, round steps (1, 2 or 5 x 10^k) reaching at least ``top``: (end, step)."""
+    raw = max(top / 4, 1.0)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    return step * math.ceil(top / step) if top > 0 else step, step
+
+
+def _yticks(top: float, step: float | None = None) -> str:
     out = []
-    for v in np.linspace(0.0, top, 5):
+    values = np.arange(0.0, top + step / 2, step) if step else np.linspace(0.0, top, 5)
+    for v in values:
         y = _H - (v / top * _H if top > 0 else 0.0)
         out.append(
             f'<line x1="-4" x2="0" y1="{y:.1f}" y2="{y:.1f}" stroke="#999"/>'
-            f'<text x="-6" y="{y + 3:.1f}" text-anchor="end" {_FONT}>{_nice(float(v))}</text>'
+            f'<text x="-6" y="{y + 3:.1f}" text-anchor="end" {_FONT}>{int(v) if step else _nice(float(v))}</text>'
         )
     return "".join(out)
 
@@ -73,7 +83,7 @@ def histogram(
     v = np.asarray(values, dtype=np.float64)
     counts, edges = np.histogram(v, bins=bins, range=value_range)
     lo, hi = float(edges[0]), float(edges[-1])
-    top = float(counts.max()) if counts.size and counts.max() > 0 else 1.0
+    top, step = _count_axis(float(counts.max()) if counts.size else 0.0)
     bar_w = _W / bins
     bars = []
     for k, c in enumerate(counts):
@@ -84,7 +94,7 @@ def histogram(
             f'<rect x="{k * bar_w:.1f}" y="{_H - h:.1f}" width="{max(bar_w - 1, 0.5):.1f}" height="{h:.1f}" '
             f'fill="{color}"><title>[{_nice(float(edges[k]))}, {_nice(float(edges[k + 1]))}): {int(c)}</title></rect>'
         )
-    return _frame(title, "", ylabel, "".join(bars), _xticks(lo, hi), _yticks(top))
+    return _frame(title, "", ylabel, "".join(bars), _xticks(lo, hi), _yticks(top, step))
 
 
 def density_scatter(
