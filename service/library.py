@@ -19,23 +19,20 @@ from openxiv.corpus.config import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import SearchResponse
-from openxiv.service.params import build_filters, check_mode, check_queries
+from openxiv.service.params import (
+    OFFSET_MAX,
+    TOP_K_MAX,
+    build_filters,
+    check_mode,
+    check_queries,
+    check_range,
+)
 from openxiv.service.routes_arxiv import PREVIEW_CHARS, paper_op
-from openxiv.service.routes_search import MAX_TOP_K, deepxiv_search
+from openxiv.service.routes_search import deepxiv_search
 
-__all__ = ["MAX_OFFSET", "Library", "check_range"]
-
-MAX_OFFSET = 10_000
-"""The largest ``offset`` the HTTP API accepts; the same here."""
+__all__ = ["Library"]
 
 StrList = str | Iterable[str] | None
-
-
-def check_range(value: int, name: str, low: int, high: int) -> int:
-    """``value`` when ``low <= value <= high``, else a `BadRequest` naming ``name`` and the range."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadRequest(f"{name}: must be an integer between {low} and {high}, got {value!r}")
-    return value
 
 
 class Library:
@@ -75,8 +72,8 @@ class Library:
     ) -> SearchResponse:
         """One query in the ``POST /search`` response shape. ``top_k_name`` is the caller's name for
         the page size (the MCP tool calls it ``size``), so errors name what the caller sent."""
-        check_range(top_k, top_k_name, 1, MAX_TOP_K)
-        check_range(offset, "offset", 0, MAX_OFFSET)
+        check_range(top_k, top_k_name, 1, TOP_K_MAX)
+        check_range(offset, "offset", 0, OFFSET_MAX)
         queries = check_queries(query, self.settings.max_query_chars)
         filters = build_filters(
             categories=categories,

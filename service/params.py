@@ -55,6 +55,7 @@ __all__ = [
     "build_filters",
     "check_mode",
     "check_queries",
+    "check_range",
     "check_size",
     "check_work",
     "clamp_top_k",
@@ -221,6 +222,14 @@ def check_mode(value: str | None, name: str = "mode") -> str | None:
         return parse_mode(value)
     except UnknownMode as exc:
         raise BadRequest(f"{name}: {exc}") from exc
+
+
+def check_range(value: int, name: str, low: int, high: int) -> int:
+    """``value`` when ``low <= value <= high``, else a `BadRequest` naming ``name`` and the range (for
+    callers whose values FastAPI did not check: the MCP tools and the terminal commands)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"{name}: must be an integer between {low} and {high}, got {value!r}")
+    return value
 
 
 def check_size(size: int) -> int:

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.indexer.backend import mode_help
+from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import views
 from openxiv.service.core import find_section, load_paper, raw_markdown
 from openxiv.service.errors import BadRequest, NotImplementedHere
-from openxiv.service.holder import IndexLike
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -74,7 +74,7 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
 
 
-def paper_op(index: IndexLike, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
+def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
     """One paper operation (``head``, ``brief``, ``json``, ``section``, ``raw``, ``preview``) as its
     response model: shared by ``GET /arxiv/``, the MCP tools and ``openxiv paper``."""
     paper = load_paper(index, arxiv_id)

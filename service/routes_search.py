@@ -46,7 +46,6 @@ from openxiv.service.params import (
 
 __all__ = [
     "ERRORS",
-    "MAX_TOP_K",
     "deepxiv_search",
     "json_response",
     "router",
@@ -57,8 +56,6 @@ __all__ = [
 
 router = APIRouter()
 
-MAX_TOP_K = TOP_K_MAX
-"""Kept for old imports: the limit is `openxiv.service.params.TOP_K_MAX`."""
 UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
 """Filters the corpus has no data for -> what it lacks."""
 

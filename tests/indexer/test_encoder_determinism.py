@@ -82,7 +82,7 @@ def test_rebuild_with_shuffled_half_warm_cache_is_bit_identical(
         cache_path=tmp_path / "a.sqlite",
     )
     with Store.open_readonly(small_db) as store:
-        texts = [paper_text(d.title, d.abstract) for d in store.iter_index_docs()]
+        texts = [paper_text(d.title, d.abstract) for d in store.iter_papers()]
     rng = np.random.default_rng(3)
     half = [texts[i] for i in rng.permutation(len(texts))[: len(texts) // 2]]
     with EmbeddingCache(tmp_path / "b.sqlite") as cache:

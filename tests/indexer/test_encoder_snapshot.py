@@ -55,7 +55,7 @@ def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tup
     assert settings.model.startswith("onnx-int8:")
     build_index(tmp / "corpus.sqlite", tmp / "index", settings, progress=False)
     with Store.open_readonly(tmp / "corpus.sqlite") as store:
-        titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_index_docs(), 3)]
+        titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_papers(), 3)]
     return tmp / "index", titles
 
 
