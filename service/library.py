@@ -9,7 +9,6 @@ message names the parameter, which the callers turn into a tool error or a CLI e
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from openxiv.service.models import SearchResponse
 from openxiv.service.params import (
     OFFSET_MAX,
     TOP_K_MAX,
-    build_filters,
+    FilterParams,
     check_mode,
     check_queries,
     check_range,
@@ -32,7 +31,7 @@ from openxiv.service.routes_search import deepxiv_search
 
 __all__ = ["Library"]
 
-StrList = str | Iterable[str] | None
+NO_FILTERS = FilterParams()
 
 
 class Library:
@@ -58,14 +57,7 @@ class Library:
         *,
         top_k: int = 10,
         offset: int = 0,
-        categories: StrList = None,
-        authors: StrList = None,
-        date_search_type: str | None = None,
-        date_str: StrList = None,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        venue: StrList = None,
-        venue_year: int | None = None,
+        filters: FilterParams = NO_FILTERS,
         mode: str | None = None,
         contents: bool = True,
         top_k_name: str = "top_k",
@@ -75,22 +67,12 @@ class Library:
         check_range(top_k, top_k_name, 1, TOP_K_MAX)
         check_range(offset, "offset", 0, OFFSET_MAX)
         queries = check_queries(query, self.settings.max_query_chars)
-        filters = build_filters(
-            categories=categories,
-            authors=authors,
-            date_search_type=date_search_type,
-            date_str=date_str,
-            date_from=date_from,
-            date_to=date_to,
-            venue=venue,
-            venue_year=venue_year,
-        )
         response, _ = deepxiv_search(
             self.holder,
             queries,
             top_k=top_k,
             offset=offset,
-            filters=filters,
+            filters=filters.build(),
             mode=check_mode(mode),
             contents=contents,
             batch=False,

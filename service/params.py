@@ -34,6 +34,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from datetime import date
 from typing import Annotated
 
@@ -50,6 +51,7 @@ __all__ = [
     "OFFSET_MAX",
     "TOP_K_MAX",
     "BadRequest",
+    "FilterParams",
     "Offset",
     "TopK",
     "build_filters",
@@ -192,6 +194,38 @@ def build_filters(
         date_from=lo,
         date_to=hi,
     )
+
+
+StrList = str | Iterable[str] | None
+
+
+@dataclass(frozen=True)
+class FilterParams:
+    """The filter parameters of one search as a caller sent them, before any check.
+
+    Every way in fills one: ``POST /search`` and ``/v1/search`` from their bodies (`of`), ``GET
+    /arxiv/`` from its query parameters, the web page from its form (`of`), the MCP tool and ``openxiv
+    search`` from their arguments; `build` is the one place they become the backend's `SearchFilters`,
+    so a new filter is a field here and a parameter of the callers that offer it.
+    """
+
+    categories: StrList = None
+    authors: StrList = None
+    date_search_type: str | None = None
+    date_str: StrList = None
+    date_from: str | None = None
+    date_to: str | None = None
+    venue: StrList = None
+    venue_year: int | None = None
+
+    @classmethod
+    def of(cls, source: object) -> FilterParams:
+        """The filter fields of a request body or form; a field it does not offer stays unset."""
+        return cls(**{f.name: getattr(source, f.name, None) for f in fields(cls)})
+
+    def build(self) -> SearchFilters:
+        """The checked `SearchFilters` (`build_filters`; a bad value is a `BadRequest` naming it)."""
+        return build_filters(**{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 def _venue_year(year: int | None) -> int | None:

@@ -30,9 +30,9 @@ from openxiv.service.models import (
 from openxiv.service.params import (
     OFFSET_MAX,
     TOP_K_MAX,
+    FilterParams,
     Offset,
     TopK,
-    build_filters,
     check_mode,
     check_queries,
     check_size,
@@ -184,7 +184,7 @@ def arxiv(
     legacy = check_mode(search_mode, "search_mode")
     ranking = check_mode(mode, "mode") if mode else legacy
     warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
-    filters = build_filters(
+    filters = FilterParams(
         categories=categories,
         authors=authors,
         date_search_type=date_search_type,
@@ -193,7 +193,7 @@ def arxiv(
         date_to=date_to,
         venue=venue,
         venue_year=venue_year,
-    )
+    ).build()
     settings = settings_of(request)
     queries = check_queries(query, settings.max_query_chars)
     return search_deepxiv(

@@ -33,7 +33,7 @@ from openxiv.service.core import (
     run_search,
 )
 from openxiv.service.errors import ApiError, BadRequest
-from openxiv.service.params import OFFSET_MAX, build_filters, check_mode, check_queries, check_work
+from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries, check_work
 from openxiv.service.routes_search import holder_of, settings_of
 from openxiv.service.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.text import token_count
@@ -171,9 +171,7 @@ def ui_search(request: Request) -> HTMLResponse:
     try:
         page = form.page_number()
         query = check_queries(form.q, settings.max_query_chars)[0]
-        filters = build_filters(
-            categories=form.categories, authors=form.authors, date_from=form.date_from, date_to=form.date_to
-        )
+        filters = FilterParams.of(form).build()
         mode = check_mode(form.mode)
         check_work([query], filters)
         with holder_of(request).acquire() as index:
