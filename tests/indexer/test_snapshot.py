@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from small_index import LISTING_CS
 from small_index import make_db as _make_db
 from small_index import records as _records
 
@@ -25,6 +24,7 @@ from openxiv.corpus.config import Settings
 from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
 from openxiv.indexer.build import build_index, build_index_report
@@ -278,7 +278,7 @@ def test_bad_index_dirs_have_clear_errors(tmp_path: Path, sparse_index: Any) -> 
         open_index(snap)
 
 
-def test_cli_build_and_info(shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_build_and_info(shared: SharedData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from openxiv.indexer.cli import index
 
     monkeypatch.setenv("OPENXIV_DATA_DIR", str(tmp_path))
@@ -314,7 +314,7 @@ def test_cli_build_and_info(shared: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
-    shared: Path, tmp_path: Path, encoder: Any
+    shared: SharedData, tmp_path: Path, encoder: Any
 ) -> None:
     db = _make_db(tmp_path / "c.sqlite", _records(shared, 80, 0, 3))
     settings = Settings(data_dir=tmp_path, embed="papers", embed_max_tokens=64)
@@ -336,7 +336,7 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     with Store(db) as store:
         store.ingest(_records(shared, 25, 0, 0, skip_cs=80))
         new_doc = store.get_paper(
-            next(r.arxiv_id for r in itertools.islice(read_path(shared / "data/corpus" / LISTING_CS), 90, 91))
+            next(r.arxiv_id for r in itertools.islice(read_path(shared.listing("cs")), 90, 91))
         )
     second = build_index_report(db, root, settings, progress=False, encoder=encoder)
     emb = second.manifest["embedding"]
