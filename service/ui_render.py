@@ -20,8 +20,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
-from openxiv.service.security import UI_COOKIE
 from openxiv.indexer.sparse import analyze
+from openxiv.service.security import UI_COOKIE
 
 __all__ = ["EXCERPT_CHARS", "PAGE_HEADERS", "excerpt", "highlight", "paragraphs", "render", "stylesheet"]
 
