@@ -21,6 +21,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from openxiv.corpus.records import Paper, Section
+from openxiv.indexer.backend import FAMILIES, FUSION_METHODS
 from openxiv.service import routes_ui_reports
 from openxiv.service.core import (
     ResolvedHit,
@@ -45,8 +46,9 @@ router = APIRouter(include_in_schema=False)
 
 PAGE_SIZE = 10
 MAX_PAGE = OFFSET_MAX // PAGE_SIZE + 1
-MODES = ("hybrid", "weighted", "zscore", "rrf", "bm25", "dense")
-"""Offered in the form (the API also takes the one-side diagnostic modes, and so does the page)."""
+MODES = ("hybrid", *FUSION_METHODS, *FAMILIES)
+"""Offered in the form: the engine's vocabulary without the one-side diagnostic modes (the API takes
+those, and so does the page)."""
 MAX_AUTHORS_SHOWN = 8
 
 

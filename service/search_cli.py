@@ -19,6 +19,7 @@ import click
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.options import emit_json, index_option, json_option
+from openxiv.indexer.backend import mode_help
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.serve import check_index
 
@@ -106,7 +107,7 @@ def _table(response: Any, offset: int, width: int) -> str:
 @click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
 @click.option("--offset", type=int, default=0, show_default=True, help="Hits to skip (paging), 0-10000.")
 @filter_options
-@click.option("--mode", default=None, help="hybrid (configured default), weighted, zscore, rrf, bm25, dense.")
+@click.option("--mode", default=None, help=mode_help())
 @click.option(
     "--contents/--no-contents", default=True, show_default=True, help="Add each hit's evidence passage."
 )
