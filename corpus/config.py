@@ -169,9 +169,13 @@ class Settings(BaseSettings):
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"
-    """Address `openxiv serve` binds."""
+    """Address the server binds (`openxiv serve`, `openxiv mcp --transport http`)."""
     port: int = 8000
     """Port `openxiv serve` listens on."""
+    mcp_port: int = 8001
+    """Port `openxiv mcp --transport http` listens on.
+
+    Beside `openxiv serve`'s port, so both run on one machine."""
     workers: int = 1
     """Server processes, each with its own copy of the index."""
     serve_threads: int = 1

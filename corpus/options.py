@@ -42,6 +42,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_SKIPPED",
     "EXIT_USAGE",
+    "LOG_LEVELS",
     "IntList",
     "db_option",
     "deprecated_alias",
@@ -49,6 +50,7 @@ __all__ = [
     "index_option",
     "input_option",
     "json_option",
+    "log_level_option",
     "output_option",
     "progress_option",
     "setting_help",
@@ -200,6 +202,22 @@ def emit_json(data: Any, dest: str | None) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot write {dest}: {exc.strerror}") from None
     click.echo(f"wrote {dest}", err=True)
+
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def log_level_option(
+    default: str = "info", help: str = "Lowest level of the log lines written."
+) -> Decorator[Any]:
+    """``--log-level``: the lowest level logged (uvicorn's and openxiv's loggers)."""
+    return click.option(
+        "--log-level",
+        type=click.Choice(LOG_LEVELS),
+        default=default,
+        show_default=True,
+        help=help,
+    )
 
 
 def progress_option() -> Decorator[Any]:

@@ -24,17 +24,13 @@ from openxiv.corpus.ids import id_month
 
 __all__ = [
     "DatePrecision",
-    "IndexDoc",
     "Paper",
     "PaperFields",
     "PaperRecord",
-    "PaperView",
     "Passage",
-    "PassageView",
     "ReadError",
     "Section",
     "SectionRecord",
-    "SectionView",
     "best_date",
     "field_values",
 ]
@@ -178,39 +174,3 @@ class Passage:
     char_start: int
     char_end: int
     """Offsets of the passage in its section's text."""
-
-
-# Names of the records before they were one; kept until every caller uses the new ones.
-PaperView = Paper
-SectionView = Section
-PassageView = Passage
-
-
-def IndexDoc(
-    arxiv_id: str,
-    title: str,
-    abstract: str,
-    categories: tuple[str, ...],
-    authors: tuple[str, ...],
-    date: date | None,
-    content_hash: str,
-    journal_ref: str | None = None,
-    date_precision: DatePrecision | None = "day",
-) -> Paper:
-    """The `Paper` an old ``IndexDoc(...)`` call described (what the indexer used to be given).
-
-    A ``day`` date becomes the v1 date; a ``month`` date must be the month the id encodes, the only
-    way a stored paper gets one."""
-    paper = Paper(
-        arxiv_id,
-        title=title,
-        abstract=abstract,
-        categories=tuple(categories),
-        authors=tuple(authors),
-        published=date if date_precision == "day" else None,
-        journal_ref=journal_ref,
-        content_hash=content_hash,
-    )
-    if (paper.date, paper.date_precision) != (date, date_precision):
-        raise ValueError(f"{arxiv_id}: a paper cannot be dated {date} to the {date_precision}")
-    return paper

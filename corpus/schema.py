@@ -57,7 +57,7 @@ class PaperRow(Base):
     """Latest version known from any source."""
     title: Mapped[str | None] = mapped_column(Text)
     title_norm: Mapped[str | None] = mapped_column(Text, index=True)
-    """`openxiv.corpus.titles.normalize_title` of the title, for exact title look-ups."""
+    """`openxiv.corpus.normalize.normalize_title` of the title, for exact title look-ups."""
     abstract: Mapped[str | None] = mapped_column(Text)
     primary_category: Mapped[str | None] = mapped_column(String(32), index=True)
     authors_json: Mapped[str] = mapped_column(Text, nullable=False, default="[]")
@@ -172,13 +172,3 @@ class IngestError(Base):
     source: Mapped[str] = mapped_column(Text, nullable=False)
     location: Mapped[str] = mapped_column(Text, nullable=False)
     reason: Mapped[str] = mapped_column(Text, nullable=False)
-
-
-# The row classes' names before the paper record took the name `Paper`; kept for callers on
-# other branches until they use the ``*Row`` names.
-Paper = PaperRow
-PaperAuthor = AuthorRow
-PaperCategory = CategoryRow
-PaperSource = SourceRow
-Section = SectionRow
-Passage = PassageRow

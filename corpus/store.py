@@ -311,9 +311,6 @@ class Store:
             for r in conn.execution_options(yield_per=2000).execute(q):
                 yield paper_from_row(r, ())
 
-    iter_index_docs = iter_papers
-    """The old name of `iter_papers`."""
-
     def iter_passages(self) -> Iterator[Passage]:
         """Every passage ordered by (arxiv_id, ordinal), streamed."""
         q = self._passage_query().order_by(P.c.arxiv_id, PAS.c.ordinal)

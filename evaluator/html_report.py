@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from openxiv.evaluator.report import EvalReport, fmt
+from openxiv.evaluator.report import EvalReport, aggregate_rows, fmt
 from openxiv.evaluator.svg_plots import density_scatter, histogram
 
 __all__ = ["render_html", "write_html"]
@@ -49,13 +49,7 @@ def _num_cell(v: Any) -> str:
 
 
 def _aggregates(report: EvalReport) -> str:
-    rows = []
-    for m in report.shown_metrics():
-        a = report.aggregates.get(m)
-        if a is None:
-            continue
-        ci = f"[{fmt(a.ci_low)}, {fmt(a.ci_high)}]" if a.ci_low is not None else ""
-        rows.append([m, fmt(a.value), ci, str(a.n)])
+    rows = aggregate_rows(report)
     others = [m for m in report.aggregates if m not in report.shown_metrics()]
     html = _table(["metric", "mean", "95% CI", "n items"], rows)
     if others:

@@ -39,6 +39,7 @@ __all__ = [
     "ComparisonRow",
     "Coverage",
     "EvalReport",
+    "aggregate_rows",
     "render_markdown",
     "render_terminal",
     "write_json",
@@ -191,7 +192,8 @@ def fmt(v: Any, digits: int = 4) -> str:
     return str(v)
 
 
-def _agg_rows(report: EvalReport) -> list[list[str]]:
+def aggregate_rows(report: EvalReport) -> list[list[str]]:
+    """Metric, mean, 95% CI and n per shown metric: the aggregates table of every report format."""
     rows = []
     for m in report.shown_metrics():
         a = report.aggregates.get(m)
@@ -216,7 +218,7 @@ def render_terminal(report: EvalReport) -> str:
     if report.coverage is not None:
         c = report.coverage
         parts.append(f"coverage: {c.answered}/{c.total} gold items answered ({c.fraction:.1%})")
-    parts.append(_table(["metric", "mean", "95% CI", "n"], _agg_rows(report)))
+    parts.append(_table(["metric", "mean", "95% CI", "n"], aggregate_rows(report)))
     for by, groups in report.breakdowns.items():
         shown = [m for m in report.shown_metrics() if any(m in g for g in groups.values())][:6]
         rows = [[g, *(fmt(groups[g][m].value) if m in groups[g] else "–" for m in shown)] for g in groups]
@@ -267,7 +269,7 @@ def render_markdown(report: EvalReport, max_items: int = 500) -> str:
     if report.coverage is not None:
         c = report.coverage
         out += [f"Coverage: **{c.answered}/{c.total}** gold items answered ({c.fraction:.1%}).", ""]
-    out += ["## Aggregates", "", _md_table(["metric", "mean", "95% CI", "n"], _agg_rows(report)), ""]
+    out += ["## Aggregates", "", _md_table(["metric", "mean", "95% CI", "n"], aggregate_rows(report)), ""]
     if report.counts:
         out += [
             "## Counts",

@@ -39,7 +39,6 @@ __all__ = [
     "align_drmi",
     "align_titles",
     "drmi_key",
-    "normalize_title",
     "strip_title_noise",
     "title_key",
     "title_similarity",
@@ -83,10 +82,6 @@ def title_key(title: str | None) -> str:
     if not title:
         return ""
     return _key_cached(title)
-
-
-normalize_title = title_key
-"""Old name of `title_key` (tests and older callers import it)."""
 
 
 def _ratio(a: str, b: str) -> float:

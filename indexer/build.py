@@ -4,7 +4,7 @@ Stages (each timed and recorded in the manifest):
 
 1. ``copy``: a consistent copy of the corpus DB into the snapshot (``Store.copy_to``); everything
    below reads that copy, so an ingest running meanwhile cannot make the parts disagree;
-2. ``read``: papers (``iter_index_docs``) -> metadata arrays and texts; passages (``iter_passages``);
+2. ``read``: papers (``iter_papers``) -> metadata arrays and texts; passages (``iter_passages``);
 3. ``bm25_papers`` / ``bm25_passages``: bm25s matrices;
 4. ``embed_papers`` / ``embed_passages``: vectors through the shared embedding cache
    (``encode_cached``), so unchanged texts are never re-encoded, then FAISS indexes;
@@ -35,6 +35,7 @@ from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.locks import BuildLock, BuildLocked
 from openxiv.indexer.manifest import Manifest
+from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.manifest import write as write_manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.milvus_common import redact_uri
@@ -44,7 +45,6 @@ from openxiv.indexer.snapshot import (
     current_snapshot,
     list_snapshots,
     prune_snapshots,
-    read_manifest,
     switch_current,
     verify_snapshot,
 )
@@ -328,7 +328,7 @@ def read_corpus(tmp: Path, stages: _Stages, progress: bool) -> CorpusRead:
     try:
         stats = store.stats()
         with stages("read"):
-            docs = list(_bar(store.iter_index_docs(), stats["papers"], "read papers", progress))
+            docs = list(_bar(store.iter_papers(), stats["papers"], "read papers", progress))
             meta = PaperMeta.from_docs(docs)
             meta.save(tmp / layout.META)
             row_of = {d.arxiv_id: i for i, d in enumerate(docs)}

@@ -14,7 +14,7 @@ row numbering as the BM25 paper matrix and the dense paper vectors. Stored as pl
 - ``categories.json`` + ``cat_ptr.npy`` + ``cat_rows.npy``: category names and, per name, the rows
   that carry it (CSR postings);
 - ``authors.json`` + ``author_ptr.npy`` + ``author_rows.npy``: distinct folded author names
-  (`openxiv.corpus.names.normalize_name`) and their postings; ``author_tokens_*``: their words
+  (`openxiv.corpus.normalize.normalize_name`) and their postings; ``author_tokens_*``: their words
   (`openxiv.indexer.postings.TokenIndex`);
 - ``venues.json`` + ``venue_ptr.npy`` + ``venue_rows.npy`` (+ ``venue_tokens_*``): distinct folded
   journal references and their postings; ``venue_years.npy`` + ``venue_year_ptr.npy`` +

@@ -311,7 +311,8 @@ def switch_aliases(settings: Settings, manifest: dict[str, Any]) -> None:
 def drop_unused(settings: Settings, index_root: Path) -> list[str]:
     """Drop this prefix's collections that no snapshot under ``index_root`` names any more (pruned
     snapshots); collections of snapshots still on disk, leased or not, stay."""
-    from openxiv.indexer.snapshot import list_snapshots, read_manifest
+    from openxiv.indexer.manifest import read as read_manifest
+    from openxiv.indexer.snapshot import list_snapshots
 
     wanted: set[str] = set()
     for snap in list_snapshots(index_root):

@@ -34,7 +34,6 @@ __all__ = [
     "missing_parts",
     "open_index",
     "prune_snapshots",
-    "read_manifest",
     "required_parts",
     "resolve_snapshot",
     "switch_current",
@@ -43,12 +42,6 @@ __all__ = [
 
 OPEN_RETRIES = 3
 """Times `open_index` re-reads ``CURRENT`` when the snapshot it named was pruned under it."""
-
-
-def read_manifest(snapshot: Path) -> dict[str, Any]:
-    """The snapshot's manifest, checked for the format this code reads (`openxiv.indexer.manifest.read`,
-    the one reader; this name is kept for existing callers)."""
-    return manifest_file.read(snapshot)
 
 
 def current_snapshot(index_root: Path) -> Path | None:
@@ -212,7 +205,7 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
     from openxiv.indexer.sparse import PassageIndex, SparseIndex
 
     snapshot = Path(snapshot)
-    manifest = read_manifest(snapshot)
+    manifest = manifest_file.read(snapshot)
     counts = manifest.get("counts") or {}
 
     def bad(what: str) -> BadIndexError:
@@ -319,7 +312,7 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
     from openxiv.corpus.store import Store
     from openxiv.indexer.hybrid import HybridBackend
 
-    manifest = read_manifest(snap)
+    manifest = manifest_file.read(snap)
     milvus = manifest.get("backend") == "milvus"
     for part in (layout.CORPUS, layout.META) if milvus else (layout.CORPUS, layout.META, layout.BM25_PAPERS):
         if not (snap / part).exists():

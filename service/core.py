@@ -1,7 +1,7 @@
 """Search and reading logic shared by the DeepXiv-compatible and the v1 routes (no HTTP here).
 
 All functions are synchronous and CPU/IO bound: routes call them from the threadpool. They take an
-open index (`IndexLike`: backend + read-only store of one snapshot), so a request sees one snapshot
+open index (`OpenIndex`: backend + read-only store of one snapshot), so a request sees one snapshot
 from start to finish even when a reload swaps in another meanwhile.
 """
 
@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
-from openxiv.corpus.records import PaperView, PassageView, SectionView
+from openxiv.corpus.records import Paper, Passage, Section
 from openxiv.indexer import evidence
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnknownMode, UnsupportedFilter
+from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest, NotFound
-from openxiv.service.holder import IndexLike
 from openxiv.service.models import Evidence, Hit, QueryResult
 from openxiv.service.text import match_section, sentence_with_context, split_sentences
 
@@ -57,7 +57,7 @@ class ResolvedHit:
     """A backend hit joined with its paper and evidence."""
 
     hit: PaperHit
-    paper: PaperView
+    paper: Paper
     evidence: Evidence | None
     tldr: str | None
 
@@ -105,7 +105,7 @@ def check_id(arxiv_id: str) -> str:
         raise BadRequest(f"arxiv_id: {arxiv_id!r} is not an arXiv id ({exc})") from exc
 
 
-def load_paper(index: IndexLike, arxiv_id: str) -> PaperView:
+def load_paper(index: OpenIndex, arxiv_id: str) -> Paper:
     canonical = check_id(arxiv_id)
     paper = index.store.get_paper(canonical)
     if paper is None:
@@ -113,7 +113,7 @@ def load_paper(index: IndexLike, arxiv_id: str) -> PaperView:
     return paper
 
 
-def find_section(index: IndexLike, paper: PaperView, name: str) -> SectionView:
+def find_section(index: OpenIndex, paper: Paper, name: str) -> Section:
     sections = index.store.sections(paper.arxiv_id)
     if not sections:
         raise NotFound(f"paper {paper.arxiv_id} has no full text in this corpus, so no sections")
@@ -124,7 +124,7 @@ def find_section(index: IndexLike, paper: PaperView, name: str) -> SectionView:
     return sections[pos]
 
 
-def raw_markdown(paper: PaperView, sections: list[SectionView]) -> str:
+def raw_markdown(paper: Paper, sections: list[Section]) -> str:
     """The paper as markdown: ``# title``, ``## Abstract``, then ``## <number> <name>`` per section."""
     parts = [f"# {paper.title or paper.arxiv_id}"]
     if paper.abstract:
@@ -137,7 +137,7 @@ def raw_markdown(paper: PaperView, sections: list[SectionView]) -> str:
 
 # ------------------------------------------------------------------------------- search
 def _evidence(
-    paper: PaperView, hit: PaperHit, query: str, passages: dict[int, PassageView], stemmer: str
+    paper: Paper, hit: PaperHit, query: str, passages: dict[int, Passage], stemmer: str
 ) -> Evidence | None:
     """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted."""
     passage = passages.get(hit.passage_id) if hit.passage_id is not None else None
@@ -166,7 +166,7 @@ def _evidence(
 
 
 def run_search(
-    index: IndexLike,
+    index: OpenIndex,
     query: str,
     *,
     top_k: int,
@@ -197,7 +197,7 @@ def run_search(
     t0 = time.perf_counter()
     ids = [h.arxiv_id for h in result.hits]
     papers = index.store.get_papers(ids)
-    passages: dict[int, PassageView] = {}
+    passages: dict[int, Passage] = {}
     if contents:
         pids = [h.passage_id for h in result.hits if h.passage_id is not None]
         if pids:

@@ -26,16 +26,14 @@ from typing import Any
 
 from openxiv.corpus.config import Settings, get_settings
 from openxiv.indexer.manifest import Manifest
-from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts, read_manifest
+from openxiv.indexer.manifest import read as read_manifest
+from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts
 from openxiv.service.errors import NotReady
 
-__all__ = ["IndexHolder", "IndexLike", "default_opener"]
+__all__ = ["IndexHolder", "default_opener"]
 
 log = logging.getLogger("openxiv.service")
 
-
-IndexLike = OpenIndex
-"""Kept for old imports: the holder serves `openxiv.indexer.snapshot.OpenIndex` itself."""
 
 Opener = Callable[[Path, Settings, OpenIndex | None], OpenIndex]
 

@@ -9,7 +9,6 @@ message names the parameter, which the callers turn into a tool error or a CLI e
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,23 +18,20 @@ from openxiv.corpus.config import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import SearchResponse
-from openxiv.service.params import build_filters, check_mode, check_queries
+from openxiv.service.params import (
+    OFFSET_MAX,
+    TOP_K_MAX,
+    FilterParams,
+    check_mode,
+    check_queries,
+    check_range,
+)
 from openxiv.service.routes_arxiv import PREVIEW_CHARS, paper_op
-from openxiv.service.routes_search import MAX_TOP_K, deepxiv_search
+from openxiv.service.routes_search import deepxiv_search
 
-__all__ = ["MAX_OFFSET", "Library", "check_range"]
+__all__ = ["Library"]
 
-MAX_OFFSET = 10_000
-"""The largest ``offset`` the HTTP API accepts; the same here."""
-
-StrList = str | Iterable[str] | None
-
-
-def check_range(value: int, name: str, low: int, high: int) -> int:
-    """``value`` when ``low <= value <= high``, else a `BadRequest` naming ``name`` and the range."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadRequest(f"{name}: must be an integer between {low} and {high}, got {value!r}")
-    return value
+NO_FILTERS = FilterParams()
 
 
 class Library:
@@ -61,39 +57,22 @@ class Library:
         *,
         top_k: int = 10,
         offset: int = 0,
-        categories: StrList = None,
-        authors: StrList = None,
-        date_search_type: str | None = None,
-        date_str: StrList = None,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        venue: StrList = None,
-        venue_year: int | None = None,
+        filters: FilterParams = NO_FILTERS,
         mode: str | None = None,
         contents: bool = True,
         top_k_name: str = "top_k",
     ) -> SearchResponse:
         """One query in the ``POST /search`` response shape. ``top_k_name`` is the caller's name for
         the page size (the MCP tool calls it ``size``), so errors name what the caller sent."""
-        check_range(top_k, top_k_name, 1, MAX_TOP_K)
-        check_range(offset, "offset", 0, MAX_OFFSET)
+        check_range(top_k, top_k_name, 1, TOP_K_MAX)
+        check_range(offset, "offset", 0, OFFSET_MAX)
         queries = check_queries(query, self.settings.max_query_chars)
-        filters = build_filters(
-            categories=categories,
-            authors=authors,
-            date_search_type=date_search_type,
-            date_str=date_str,
-            date_from=date_from,
-            date_to=date_to,
-            venue=venue,
-            venue_year=venue_year,
-        )
         response, _ = deepxiv_search(
             self.holder,
             queries,
             top_k=top_k,
             offset=offset,
-            filters=filters,
+            filters=filters.build(),
             mode=check_mode(mode),
             contents=contents,
             batch=False,

@@ -13,18 +13,15 @@ from typing import cast
 import click
 
 from openxiv.corpus.config import Settings
+from openxiv.corpus.options import index_option, log_level_option, setting_option
 from openxiv.service.holder import serve_threads
-from openxiv.service.search_cli import index_option
-from openxiv.service.serve import LOOPBACK, check_index, log_config
+from openxiv.service.serve import check_index, log_config, warn_without_token
 
 __all__ = ["mcp"]
 
-DEFAULT_HTTP_PORT = 8001
-"""Beside ``openxiv serve``'s 8000, so both can run on one machine."""
-
 
 @click.command("mcp")
-@index_option
+@index_option(help="The index to serve.")
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
@@ -32,32 +29,21 @@ DEFAULT_HTTP_PORT = 8001
     show_default=True,
     help="stdio for a desktop agent or IDE that starts the server; http for streamable HTTP at /mcp.",
 )
-@click.option("--host", default=None, help="http: address to bind. Default 127.0.0.1 (this machine only).")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=DEFAULT_HTTP_PORT,
-    show_default=True,
-    help="http: port.",
-)
-@click.option(
+@setting_option("host", help="http:")
+@setting_option("mcp_port", "--port", help="http:", type=click.IntRange(0, 65535))
+@setting_option(
+    "api_token",
     "--token",
-    default=None,
-    help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=). Default: $OPENXIV_API_TOKEN, else none.",
+    "--api-token",
+    help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=).",
 )
-@click.option(
-    "--log-level",
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-    default="warning",
-    show_default=True,
-    help="Log level (logs go to stderr; stdout carries the protocol on stdio).",
-)
+@log_level_option("warning", help="Log level (logs go to stderr; stdout carries the protocol on stdio).")
 def mcp(
     index_dir: Path | None,
     transport: str,
     host: str | None,
-    port: int,
-    token: str | None,
+    mcp_port: int | None,
+    api_token: str | None,
     log_level: str,
 ) -> None:
     """Serve the index to agents over the Model Context Protocol (MCP).
@@ -79,7 +65,9 @@ def mcp(
         ) from exc
     from openxiv.service.library import Library
 
-    settings = Settings.from_env().replace(index_dir=index_dir, host=host, api_token=token)
+    settings = Settings.from_env().replace(
+        index_dir=index_dir, host=host, mcp_port=mcp_port, api_token=api_token
+    )
     root = settings.index_root
     snapshot = check_index(root)
     server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))
@@ -90,15 +78,12 @@ def mcp(
 
     import uvicorn
 
-    if settings.host not in LOOPBACK and not settings.api_token:
-        click.echo(
-            f"Warning: serving MCP on {settings.host} without a token: anyone who can reach this port can use it "
-            "(set --token or OPENXIV_API_TOKEN).",
-            err=True,
-        )
+    warn_without_token(settings, "MCP ")
     click.echo(
-        f"openxiv mcp: serving {snapshot.name} from {root} on http://{settings.host}:{port}{MCP_PATH}",
+        f"openxiv mcp: serving {snapshot.name} from {root} on http://{settings.host}:{settings.mcp_port}{MCP_PATH}",
         err=True,
     )
     app = http_app(server, settings.host, settings.api_token)
-    uvicorn.run(app, host=settings.host, port=port, log_level=log_level, log_config=log_config(log_level))
+    uvicorn.run(
+        app, host=settings.host, port=settings.mcp_port, log_level=log_level, log_config=log_config(log_level)
+    )

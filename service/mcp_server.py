@@ -38,6 +38,7 @@ from openxiv.service.models import (
     SearchResponse,
     SectionResponse,
 )
+from openxiv.service.params import FilterParams
 from openxiv.service.readable import (
     brief_text,
     head_text,
@@ -144,10 +145,9 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
                 query,
                 top_k=size,
                 offset=offset,
-                categories=categories,
-                authors=authors,
-                date_from=date_from,
-                date_to=date_to,
+                filters=FilterParams(
+                    categories=categories, authors=authors, date_from=date_from, date_to=date_to
+                ),
                 mode=mode,
                 top_k_name="size",
             )

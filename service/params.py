@@ -34,6 +34,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from datetime import date
 from typing import Annotated
 
@@ -50,11 +51,13 @@ __all__ = [
     "OFFSET_MAX",
     "TOP_K_MAX",
     "BadRequest",
+    "FilterParams",
     "Offset",
     "TopK",
     "build_filters",
     "check_mode",
     "check_queries",
+    "check_range",
     "check_size",
     "check_work",
     "clamp_top_k",
@@ -193,6 +196,38 @@ def build_filters(
     )
 
 
+StrList = str | Iterable[str] | None
+
+
+@dataclass(frozen=True)
+class FilterParams:
+    """The filter parameters of one search as a caller sent them, before any check.
+
+    Every way in fills one: ``POST /search`` and ``/v1/search`` from their bodies (`of`), ``GET
+    /arxiv/`` from its query parameters, the web page from its form (`of`), the MCP tool and ``openxiv
+    search`` from their arguments; `build` is the one place they become the backend's `SearchFilters`,
+    so a new filter is a field here and a parameter of the callers that offer it.
+    """
+
+    categories: StrList = None
+    authors: StrList = None
+    date_search_type: str | None = None
+    date_str: StrList = None
+    date_from: str | None = None
+    date_to: str | None = None
+    venue: StrList = None
+    venue_year: int | None = None
+
+    @classmethod
+    def of(cls, source: object) -> FilterParams:
+        """The filter fields of a request body or form; a field it does not offer stays unset."""
+        return cls(**{f.name: getattr(source, f.name, None) for f in fields(cls)})
+
+    def build(self) -> SearchFilters:
+        """The checked `SearchFilters` (`build_filters`; a bad value is a `BadRequest` naming it)."""
+        return build_filters(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+
 def _venue_year(year: int | None) -> int | None:
     if year is None:
         return None
@@ -221,6 +256,14 @@ def check_mode(value: str | None, name: str = "mode") -> str | None:
         return parse_mode(value)
     except UnknownMode as exc:
         raise BadRequest(f"{name}: {exc}") from exc
+
+
+def check_range(value: int, name: str, low: int, high: int) -> int:
+    """``value`` when ``low <= value <= high``, else a `BadRequest` naming ``name`` and the range (for
+    callers whose values FastAPI did not check: the MCP tools and the terminal commands)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"{name}: must be an integer between {low} and {high}, got {value!r}")
+    return value
 
 
 def check_size(size: int) -> int:

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.indexer.backend import mode_help
+from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import views
 from openxiv.service.core import find_section, load_paper, raw_markdown
 from openxiv.service.errors import BadRequest, NotImplementedHere
-from openxiv.service.holder import IndexLike
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -30,9 +30,9 @@ from openxiv.service.models import (
 from openxiv.service.params import (
     OFFSET_MAX,
     TOP_K_MAX,
+    FilterParams,
     Offset,
     TopK,
-    build_filters,
     check_mode,
     check_queries,
     check_size,
@@ -74,7 +74,7 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
 
 
-def paper_op(index: IndexLike, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
+def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
     """One paper operation (``head``, ``brief``, ``json``, ``section``, ``raw``, ``preview``) as its
     response model: shared by ``GET /arxiv/``, the MCP tools and ``openxiv paper``."""
     paper = load_paper(index, arxiv_id)
@@ -184,7 +184,7 @@ def arxiv(
     legacy = check_mode(search_mode, "search_mode")
     ranking = check_mode(mode, "mode") if mode else legacy
     warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
-    filters = build_filters(
+    filters = FilterParams(
         categories=categories,
         authors=authors,
         date_search_type=date_search_type,
@@ -193,7 +193,7 @@ def arxiv(
         date_to=date_to,
         venue=venue,
         venue_year=venue_year,
-    )
+    ).build()
     settings = settings_of(request)
     queries = check_queries(query, settings.max_query_chars)
     return search_deepxiv(

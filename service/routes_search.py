@@ -35,9 +35,9 @@ from openxiv.service.models import (
 )
 from openxiv.service.params import (
     TOP_K_MAX,
+    FilterParams,
     Offset,
     TopK,
-    build_filters,
     check_mode,
     check_queries,
     check_work,
@@ -46,7 +46,6 @@ from openxiv.service.params import (
 
 __all__ = [
     "ERRORS",
-    "MAX_TOP_K",
     "deepxiv_search",
     "json_response",
     "router",
@@ -57,8 +56,6 @@ __all__ = [
 
 router = APIRouter()
 
-MAX_TOP_K = TOP_K_MAX
-"""Kept for old imports: the limit is `openxiv.service.params.TOP_K_MAX`."""
 UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
 """Filters the corpus has no data for -> what it lacks."""
 
@@ -216,16 +213,7 @@ def post_search(body: SearchRequest, request: Request) -> Response:
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
     top_k = clamp_top_k(body.top_k, warnings)
     queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
-    filters = build_filters(
-        categories=body.categories,
-        authors=body.authors,
-        date_search_type=body.date_search_type,
-        date_str=body.date_str,
-        date_from=body.date_from,
-        date_to=body.date_to,
-        venue=body.venue,
-        venue_year=body.venue_year,
-    )
+    filters = FilterParams.of(body).build()
     return search_deepxiv(
         holder_of(request),
         queries,
@@ -259,9 +247,7 @@ for _path, _name in (("/search", "search"), ("/arxiv/retrieve", "arxiv_retrieve"
 def _v1(request: Request, body: V1SearchRequest) -> Response:
     settings = settings_of(request)
     query = check_queries(body.query, settings.max_query_chars)[0]
-    filters = build_filters(
-        categories=body.categories, authors=body.authors, date_from=body.date_from, date_to=body.date_to
-    )
+    filters = FilterParams.of(body).build()
     mode = check_mode(body.mode, "mode")
     check_work([query], filters)
     holder = holder_of(request)

@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from openxiv.corpus.records import PaperView, SectionView
+from openxiv.corpus.records import Paper, Section
+from openxiv.indexer.backend import FAMILIES, FUSION_METHODS
 from openxiv.service import routes_ui_reports
 from openxiv.service.core import (
     ResolvedHit,
@@ -33,7 +34,7 @@ from openxiv.service.core import (
     run_search,
 )
 from openxiv.service.errors import ApiError, BadRequest
-from openxiv.service.params import build_filters, check_mode, check_queries, check_work
+from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries, check_work
 from openxiv.service.routes_search import holder_of, settings_of
 from openxiv.service.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.text import token_count
@@ -44,11 +45,10 @@ __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
 router = APIRouter(include_in_schema=False)
 
 PAGE_SIZE = 10
-MAX_OFFSET = 10_000
-"""The API's largest ``offset``."""
-MAX_PAGE = MAX_OFFSET // PAGE_SIZE + 1
-MODES = ("hybrid", "weighted", "zscore", "rrf", "bm25", "dense")
-"""Offered in the form (the API also takes the one-side diagnostic modes, and so does the page)."""
+MAX_PAGE = OFFSET_MAX // PAGE_SIZE + 1
+MODES = ("hybrid", *FUSION_METHODS, *FAMILIES)
+"""Offered in the form: the engine's vocabulary without the one-side diagnostic modes (the API takes
+those, and so does the page)."""
 MAX_AUTHORS_SHOWN = 8
 
 
@@ -173,9 +173,7 @@ def ui_search(request: Request) -> HTMLResponse:
     try:
         page = form.page_number()
         query = check_queries(form.q, settings.max_query_chars)[0]
-        filters = build_filters(
-            categories=form.categories, authors=form.authors, date_from=form.date_from, date_to=form.date_to
-        )
+        filters = FilterParams.of(form).build()
         mode = check_mode(form.mode)
         check_work([query], filters)
         with holder_of(request).acquire() as index:
@@ -199,9 +197,9 @@ def ui_search(request: Request) -> HTMLResponse:
 
 
 def _paper_view(
-    paper: PaperView,
-    sections: list[SectionView],
-    chosen: SectionView | None,
+    paper: Paper,
+    sections: list[Section],
+    chosen: Section | None,
     query: str,
     links: tuple[str, str],
     language: str,

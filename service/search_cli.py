@@ -8,30 +8,61 @@ with the message the HTTP API would give (a 400 there); an unknown paper or sect
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from openxiv.corpus.config import Settings
+from openxiv.corpus.options import emit_json, index_option, json_option
+from openxiv.indexer.backend import mode_help
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.serve import check_index
 
-__all__ = ["index_option", "paper", "search"]
+__all__ = ["filter_options", "paper", "search"]
 
-index_option = click.option(
-    "--index",
-    "index_dir",
-    type=click.Path(path_type=Path, file_okay=True, dir_okay=True),
-    default=None,
-    help="Index directory (holds CURRENT and snapshots/). Default: $OPENXIV_INDEX_DIR or data/index.",
+F = TypeVar("F", bound=Callable[..., Any])
+
+FILTER_OPTIONS = (
+    click.option(
+        "--category",
+        "categories",
+        multiple=True,
+        help="Keep papers in this category or archive (repeat or comma-separate).",
+    ),
+    click.option(
+        "--author",
+        "authors",
+        multiple=True,
+        help="Keep papers with an author matching this name (repeat or comma-separate).",
+    ),
+    click.option("--date-from", default=None, help="Earliest date, inclusive: YYYY[-MM[-DD]]."),
+    click.option("--date-to", default=None, help="Latest date, inclusive: YYYY[-MM[-DD]]."),
+    click.option(
+        "--date-search-type",
+        type=click.Choice(["between", "exact", "after", "before"]),
+        default=None,
+        help="With --date-str (twice for between): the DeepXiv date filter.",
+    ),
+    click.option("--date-str", multiple=True, help="YYYY[-MM[-DD]] for --date-search-type."),
+    click.option("--venue", multiple=True, help="Keep papers whose journal reference names this venue."),
+    click.option(
+        "--venue-year", type=int, default=None, help="Keep papers whose journal reference names this year."
+    ),
 )
-json_option = click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON object (the HTTP API's shape)."
-)
+"""The filters of ``POST /search`` on the command line; each option's name is a `FilterParams` field,
+so the command passes them on as ``FilterParams(**filter_args)``."""
+
+
+def filter_options(command: F) -> F:
+    """Add `FILTER_OPTIONS` to a command (its callback takes them as ``**filter_args``)."""
+    for option in reversed(FILTER_OPTIONS):
+        command = option(command)
+    return command
 
 
 @contextmanager
@@ -72,57 +103,26 @@ def _table(response: Any, offset: int, width: int) -> str:
 
 @click.command("search")
 @click.argument("query")
-@index_option
+@index_option(help="The index to search.")
 @click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
 @click.option("--offset", type=int, default=0, show_default=True, help="Hits to skip (paging), 0-10000.")
-@click.option(
-    "--category",
-    "categories",
-    multiple=True,
-    help="Keep papers in this category or archive (repeat or comma-separate).",
-)
-@click.option(
-    "--author",
-    "authors",
-    multiple=True,
-    help="Keep papers with an author matching this name (repeat or comma-separate).",
-)
-@click.option("--date-from", default=None, help="Earliest date, inclusive: YYYY[-MM[-DD]].")
-@click.option("--date-to", default=None, help="Latest date, inclusive: YYYY[-MM[-DD]].")
-@click.option(
-    "--date-search-type",
-    type=click.Choice(["between", "exact", "after", "before"]),
-    default=None,
-    help="With --date-str (twice for between): the DeepXiv date filter.",
-)
-@click.option("--date-str", multiple=True, help="YYYY[-MM[-DD]] for --date-search-type.")
-@click.option("--venue", multiple=True, help="Keep papers whose journal reference names this venue.")
-@click.option(
-    "--venue-year", type=int, default=None, help="Keep papers whose journal reference names this year."
-)
-@click.option("--mode", default=None, help="hybrid (configured default), weighted, zscore, rrf, bm25, dense.")
+@filter_options
+@click.option("--mode", default=None, help=mode_help())
 @click.option(
     "--contents/--no-contents", default=True, show_default=True, help="Add each hit's evidence passage."
 )
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
-@json_option
+@json_option(help="Print one JSON object, the POST /search response.")
 def search(
     query: str,
     index_dir: Path | None,
     top_k: int,
     offset: int,
-    categories: tuple[str, ...],
-    authors: tuple[str, ...],
-    date_from: str | None,
-    date_to: str | None,
-    date_search_type: str | None,
-    date_str: tuple[str, ...],
-    venue: tuple[str, ...],
-    venue_year: int | None,
     mode: str | None,
     contents: bool,
     long_form: bool,
-    as_json: bool,
+    json_out: str | None,
+    **filter_args: Any,
 ) -> None:
     """Search a snapshot without a server (the filters of POST /search).
 
@@ -130,6 +130,7 @@ def search(
     openxiv search "retrieval augmented generation" --category cs.CL --date-from 2025 -k 5
     openxiv search "diffusion language models" --json | jq '.result[].arxiv_id'
     """
+    from openxiv.service.params import FilterParams
     from openxiv.service.readable import search_text
     from openxiv.service.routes_search import search_json
 
@@ -138,20 +139,13 @@ def search(
             query,
             top_k=top_k,
             offset=offset,
-            categories=categories,
-            authors=authors,
-            date_search_type=date_search_type,
-            date_str=date_str,
-            date_from=date_from,
-            date_to=date_to,
-            venue=venue,
-            venue_year=venue_year,
+            filters=FilterParams(**filter_args),
             mode=mode,
             contents=contents or long_form,
         )
         snapshot = library.snapshot
-    if as_json:
-        click.echo(search_json(response))
+    if json_out is not None:
+        emit_json(json.loads(search_json(response)), json_out)
     elif long_form or not response.result:
         click.echo(search_text(response, query.strip(), offset), nl=False)
     else:
@@ -164,15 +158,15 @@ def search(
 
 @click.command("paper")
 @click.argument("arxiv_id")
-@index_option
+@index_option(help="The index to read from.")
 @click.option(
     "--section", default=None, help="Print this section (name, case-insensitive, or 0-based index)."
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
-@json_option
+@json_option(help="Print one JSON object, the GET /arxiv/ response.")
 def paper(
-    arxiv_id: str, index_dir: Path | None, section: str | None, full: bool, brief: bool, as_json: bool
+    arxiv_id: str, index_dir: Path | None, section: str | None, full: bool, brief: bool, json_out: str | None
 ) -> None:
     """Read a paper: its metadata and sections (default), one --section, --brief or --full.
 
@@ -196,4 +190,7 @@ def paper(
     }
     with _library(index_dir) as library:
         out = library.paper(kind, arxiv_id, section)
-    click.echo(out.model_dump_json() if as_json else render[kind](out), nl=as_json)
+    if json_out is not None:
+        emit_json(json.loads(out.model_dump_json()), json_out)
+    else:
+        click.echo(render[kind](out), nl=False)

@@ -10,12 +10,12 @@ from typing import Any
 import click
 
 from openxiv.corpus.config import ENV_PREFIX, Settings
-from openxiv.corpus.options import index_option, setting_option
+from openxiv.corpus.options import index_option, log_level_option, setting_option
 from openxiv.indexer import layout
 from openxiv.indexer.snapshot import current_snapshot
 from openxiv.service.holder import serve_threads
 
-__all__ = ["check_index", "log_config", "serve"]
+__all__ = ["check_index", "log_config", "serve", "warn_without_token"]
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -39,6 +39,16 @@ def check_index(index_root: Path) -> Path:
     return snapshot
 
 
+def warn_without_token(settings: Settings, what: str = "") -> None:
+    """Say on stderr that a server bound to an address other than loopback has no token."""
+    if settings.host not in LOOPBACK and not settings.api_token:
+        click.echo(
+            f"Warning: serving {what}on {settings.host} without a token: anyone who can reach this port "
+            "can use it (set --token or OPENXIV_API_TOKEN).",
+            err=True,
+        )
+
+
 def log_config(log_level: str = "info") -> dict[str, Any]:
     """uvicorn's logging setup plus a token-redacting filter on every handler and openxiv's own logger
     (reloads, the served snapshot, watch errors, unexpected errors) at ``log_level``."""
@@ -59,13 +69,7 @@ def log_config(log_level: str = "info") -> dict[str, Any]:
 @setting_option("workers", type=click.IntRange(1, 64))
 @setting_option("api_token", "--token", "--api-token")
 @setting_option("admin_token")
-@click.option(
-    "--log-level",
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-    default="info",
-    show_default=True,
-    help="Lowest level of the log lines written (uvicorn's and openxiv's).",
-)
+@log_level_option(help="Lowest level of the log lines written (uvicorn's and openxiv's).")
 @click.option(
     "--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request."
 )
@@ -107,12 +111,7 @@ def serve(
     )
     root = settings.index_root
     snapshot = check_index(root)
-    if settings.host not in LOOPBACK and not settings.api_token:
-        click.echo(
-            f"Warning: serving on {settings.host} without a token: anyone who can reach this port can use it "
-            "(set --token or OPENXIV_API_TOKEN).",
-            err=True,
-        )
+    warn_without_token(settings)
     click.echo(
         f"openxiv: serving {snapshot.name} from {root} on http://{settings.host}:{settings.port}", err=True
     )

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -16,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from openxiv.corpus.config import shared_dir
-from openxiv.corpus.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from openxiv.corpus.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, LOG_LEVELS
+from openxiv.corpus.store import Store
 from openxiv.service.cli import cli
 from openxiv.service.docgen import command_paths
 
@@ -100,11 +102,19 @@ def test_db_has_one_spelling_and_corpus_db_is_its_alias(built: tuple[Path, Path]
     assert flag_wins.exit_code == 0 and json.loads(flag_wins.stdout)["papers"] == 40
 
 
-@pytest.mark.parametrize("argv", [["stats"], ["index", "info"], ["config"]])
+@pytest.mark.parametrize(
+    "argv",
+    [["stats"], ["index", "info"], ["config"], ["search", "learning", "-k", "3"], ["paper", "FIRST"]],
+    ids=lambda argv: argv[0],
+)
 def test_json_means_stdout_or_a_file_everywhere(
     argv: list[str], built: tuple[Path, Path], tmp_path: Path
 ) -> None:
     db, root = built
+    if "FIRST" in argv:  # a paper of the small corpus
+        with Store.open_readonly(db) as store:
+            first = next(iter(store.iter_papers())).arxiv_id
+        argv = [first if a == "FIRST" else a for a in argv]
     env = {"OPENXIV_DB": str(db), "OPENXIV_INDEX_DIR": str(root)}
     runner = CliRunner()
     to_stdout = runner.invoke(cli, [*argv, "--json"], env=env)
@@ -118,6 +128,34 @@ def test_json_means_stdout_or_a_file_everywhere(
         == json.loads(dash.stdout)
         == json.loads((tmp_path / "out.json").read_text())
     )
+
+
+SHARED_OPTIONS: dict[str, Callable[[click.Option], bool]] = {
+    "--index": lambda o: o.envvar == "OPENXIV_INDEX_DIR" and o.show_envvar,
+    "--db": lambda o: "--corpus-db" in o.opts,
+    "--json": lambda o: not o.is_flag and o.flag_value == "-" and o.metavar == "[PATH]",
+    "--token": lambda o: o.envvar == "OPENXIV_API_TOKEN" and "--api-token" in o.opts,
+    "--host": lambda o: o.envvar == "OPENXIV_HOST",
+    "--log-level": lambda o: isinstance(o.type, click.Choice) and tuple(o.type.choices) == LOG_LEVELS,
+}
+"""What an option spelled like this must be in every command (the decorators of corpus/options.py)."""
+
+
+def _leaf_commands() -> list[tuple[str, click.Command]]:
+    """Every command but ``config``, whose one override per setting reads no variable on purpose."""
+    return [
+        (ctx.command_path.removeprefix("openxiv").strip(), command)
+        for ctx, command in command_paths()
+        if not isinstance(command, click.Group) and ctx.command_path != "openxiv config"
+    ]
+
+
+@pytest.mark.parametrize(("path", "command"), _leaf_commands(), ids=lambda v: v if isinstance(v, str) else "")
+def test_shared_options_are_the_same_option_in_every_command(path: str, command: click.Command) -> None:
+    for param in command.params:
+        for spelling, is_shared in SHARED_OPTIONS.items():
+            if isinstance(param, click.Option) and spelling in param.opts:
+                assert is_shared(param), f"openxiv {path} {spelling} is not the shared option"
 
 
 def test_eval_json_without_a_path_prints_the_report(tmp_path: Path) -> None:

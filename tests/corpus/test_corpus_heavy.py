@@ -31,7 +31,7 @@ def test_full_listing_ingest_merges_every_duplicate(listing_files: list[Path], t
         assert stats["papers"] == PAPERS
         both = [
             d.arxiv_id
-            for d in store.get_papers([d.arxiv_id for d in store.iter_index_docs()]).values()
+            for d in store.get_papers([d.arxiv_id for d in store.iter_papers()]).values()
             if len(d.sources) == 2
         ]
         assert len(both) == 26  # the 20 verbatim cross-listed ids + 6 with a version suffix in one file

@@ -14,10 +14,10 @@ import pytest
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
+from openxiv.corpus.normalize import normalize_title
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.store import IngestSummary, Store
-from openxiv.corpus.titles import normalize_title
 
 SETTINGS = Settings(passage_words=120, passage_overlap=30)
 PLAINTEXT_LINES = 150
@@ -94,7 +94,7 @@ def test_cross_listed_duplicates_are_one_paper(
     listing = set(distinct_ids(listing_subset["files"]))
     assert len(listing_subset["cross_raw"]) == 20
     assert len(listing_subset["dup"]) == 63  # 20 verbatim + 6 versioned cross-listed, 37 versioned repeats
-    docs = {d.arxiv_id for d in ro.iter_index_docs()}
+    docs = {d.arxiv_id for d in ro.iter_papers()}
     assert listing <= docs
     lines = sum(s.read for s in built["summaries"][:2])
     assert lines - len(listing) == 63
@@ -245,7 +245,7 @@ def test_sections_and_passages_line_up(ro: Store) -> None:
 
 
 def test_iterators_are_ordered_and_complete(ro: Store) -> None:
-    docs = list(ro.iter_index_docs())
+    docs = list(ro.iter_papers())
     ids = [d.arxiv_id for d in docs]
     assert ids == sorted(ids) and len(ids) == len(set(ids)) == ro.stats()["papers"]
     assert all(len(d.content_hash) == 64 for d in docs)
@@ -278,7 +278,7 @@ def test_stats_counts(ro: Store, built: dict[str, Any]) -> None:
 
 
 def test_readonly_store_is_shared_by_threads_and_refuses_writes(ro: Store) -> None:
-    ids = [d.arxiv_id for d in itertools.islice(ro.iter_index_docs(), 200)]
+    ids = [d.arxiv_id for d in itertools.islice(ro.iter_papers(), 200)]
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(ro.get_paper, ids * 3))
     assert [p.arxiv_id for p in got if p] == ids * 3

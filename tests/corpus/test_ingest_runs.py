@@ -19,7 +19,7 @@ import pytest
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
-from openxiv.service.demo import _openxiv, _step
+from openxiv.evaluator.demo import _openxiv, _step
 
 
 def openxiv_script() -> str:

@@ -16,7 +16,7 @@ from openxiv.corpus.ids import id_archive, id_month
 from openxiv.corpus.merge import merge_record, state_from_record
 from openxiv.corpus.readers.pdf import read_pdf
 from openxiv.corpus.readers.plaintext import parse_plaintext
-from openxiv.corpus.records import IndexDoc, PaperRecord
+from openxiv.corpus.records import Paper, PaperRecord
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.meta import PaperMeta
 
@@ -109,8 +109,8 @@ def test_pdf_authors_from_the_title_block(pdf_valid: Path) -> None:
 
 def test_month_precision_dates_answer_range_filters() -> None:
     docs = [
-        IndexDoc("1706.03762", "t", "", (), (), date(2017, 6, 1), "h1", date_precision="month"),
-        IndexDoc("1706.99999", "t", "", (), (), date(2017, 6, 1), "h2", date_precision="day"),
+        Paper("1706.03762", title="t", abstract="", content_hash="h1"),  # dated by its id: the month
+        Paper("1706.99999", title="t", abstract="", published=date(2017, 6, 1), content_hash="h2"),
     ]
     meta = PaperMeta.from_docs(docs)
 
@@ -139,11 +139,11 @@ def test_pdf_authors_for_every_title_block_and_never_an_address(pdf_valid: Path)
 def test_tldr_of_a_plain_text_is_a_real_sentence(
     plaintexts: dict[str, dict[str, str]], arxiv_id: str
 ) -> None:
-    from openxiv.corpus.records import PaperView, SectionView
+    from openxiv.corpus.records import Section
     from openxiv.service.core import paper_tldr
 
     rec = parse_plaintext(plaintexts[arxiv_id], "plaintext:x:1")
-    view = PaperView(
+    view = Paper(
         rec.arxiv_id,
         None,
         rec.title,
@@ -160,7 +160,7 @@ def test_tldr_of_a_plain_text_is_a_real_sentence(
         (),
         True,
     )
-    sections = [SectionView(i, s.name, s.text, s.number) for i, s in enumerate(rec.sections)]
+    sections = [Section(i, s.name, s.text, s.number) for i, s in enumerate(rec.sections)]
     text = paper_tldr(view, sections[:1])
     assert text is not None and len(text.split()) >= 6
     assert "11pt" not in text and "PAR-LPTHE" not in text and "Laboratoire" not in text

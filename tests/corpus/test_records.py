@@ -18,8 +18,6 @@ import pytest
 from openxiv.corpus.merge import PaperState, state_from_record
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.records import (
-    IndexDoc,
-    Paper,
     PaperFields,
     PaperRecord,
     best_date,
@@ -114,10 +112,3 @@ def test_paper_record_is_frozen_and_keeps_its_constructor() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         rec.title = "t"
     assert rec.date == date(2023, 1, 1) and rec.date_precision == "month"
-
-
-def test_index_doc_shim_refuses_a_date_a_stored_paper_cannot_have() -> None:
-    month = IndexDoc("1706.03762", "t", "", (), (), date(2017, 6, 1), "h", date_precision="month")
-    assert isinstance(month, Paper) and (month.date, month.date_precision) == (date(2017, 6, 1), "month")
-    with pytest.raises(ValueError, match=r"1706\.03762"):
-        IndexDoc("1706.03762", "t", "", (), (), date(2017, 7, 1), "h", date_precision="month")

@@ -84,7 +84,7 @@ def test_corpus_db_option(corpus_db: Path, tmp_path: Path) -> None:
     from openxiv.corpus.store import Store
 
     with Store.open_readonly(corpus_db) as store:
-        doc = next(iter(store.iter_index_docs()))
+        doc = next(iter(store.iter_papers()))
     g = tmp_path / "g.jsonl"
     g.write_text(json.dumps({"qid": "1", "question": "q", "arxiv_id": [doc.arxiv_id, "2101.00001"]}) + "\n")
     s = tmp_path / "s.jsonl"

@@ -88,7 +88,7 @@ def test_corpus_db_resolves_titles_and_flags_hallucinations(corpus_db: Path) -> 
 
     store = Store.open_readonly(corpus_db)
     try:
-        papers = [d for d in itertools.islice(store.iter_index_docs(), 3)]
+        papers = [d for d in itertools.islice(store.iter_papers(), 3)]
         a, b, c = papers
         pa = store.get_paper(a.arxiv_id)
         assert pa is not None and pa.date is not None

@@ -10,7 +10,7 @@ from openxiv.evaluator.titles import (
     align_drmi,
     align_titles,
     drmi_key,
-    normalize_title,
+    title_key,
     title_similarity,
 )
 
@@ -46,8 +46,8 @@ OXFORD_PRED = "The Role of Workers in AI Ethics and Governance"
         ("!!!", ""),
     ],
 )
-def test_normalize_title(raw: str | None, expected: str) -> None:
-    assert normalize_title(raw) == expected
+def test_title_key(raw: str | None, expected: str) -> None:
+    assert title_key(raw) == expected
 
 
 def test_title_similarity_basics() -> None:
@@ -62,7 +62,7 @@ def test_oppu_containment_aligns() -> None:
     # is a substring, so ratio = 2*84/(84+107) = 0.8796 >= 0.6 -> aligned.
     out = align_titles([OPPU_GOLD], [OPPU_PRED])
     assert [(i, j) for i, j, _ in out] == [(0, 0)]
-    g, p = normalize_title(OPPU_GOLD), normalize_title(OPPU_PRED)
+    g, p = title_key(OPPU_GOLD), title_key(OPPU_PRED)
     assert (len(g), len(p)) == (84, 107)
     assert out[0][2] == pytest.approx(2 * 84 / (84 + 107))
     assert 0.6 <= out[0][2] < 1.0
@@ -161,8 +161,8 @@ def test_native_and_ascii_spellings_of_a_title_align() -> None:
     gold = ["From Smør-re-brød to Subwords: Training LLMs on Danish, One Morpheme at a Time"]
     pred = ["[PDF] From Smor-re-brod to Subwords: Training LLMs on Danish, One Morpheme at a Time - arXiv"]
     assert (
-        normalize_title(pred[0])
-        == normalize_title(gold[0])
+        title_key(pred[0])
+        == title_key(gold[0])
         == ("from smor re brod to subwords training llms on danish one morpheme at a time")
     )
     assert align_titles(gold, pred) == [(0, 0, 1.0)]

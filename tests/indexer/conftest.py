@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from small_index import make_db, records
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.embed import Encoder, load_encoder, paper_text
 
 DENSE_N = 300
@@ -24,14 +25,14 @@ DENSE_N = 300
 @pytest.fixture(scope="session")
 def dense_papers() -> list[dict]:
     """The first ``DENSE_N`` cs and 60 astro listing papers (real titles and abstracts)."""
-    root = shared_dir() / "data" / "corpus"
-    files = {"listing-cs-2503-2606.jsonl.gz": DENSE_N, "listing-astro-2504-2606.jsonl.gz": 60}
-    if not all((root / f).exists() for f in files):
-        pytest.skip(f"shared listing files not found under {root} (set OPENXIV_SHARED)")
+    shared = SharedData.default()
+    files = {shared.listing("cs"): DENSE_N, shared.listing("astro"): 60}
+    if not all(f.exists() for f in files):
+        pytest.skip(f"shared listing files not found under {shared.corpus} (set OPENXIV_SHARED)")
     out: list[dict] = []
     seen: set[str] = set()
     for name, n in files.items():
-        with gzip.open(root / name, "rt", encoding="utf-8") as fh:
+        with gzip.open(name, "rt", encoding="utf-8") as fh:
             taken = 0
             for line in fh:
                 obj = json.loads(line)
@@ -72,15 +73,15 @@ def dense_vectors(minilm: Encoder, dense_texts: list[str]) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def shared() -> Path:
-    root = shared_dir()
-    if not (root / "data").is_dir():
-        pytest.skip(f"shared data not found at {root} (set OPENXIV_SHARED to the folder holding data/)")
-    return root
+def shared() -> SharedData:
+    data = SharedData.default()
+    if not data.available:
+        pytest.skip(data.missing_message())
+    return data
 
 
 @pytest.fixture(scope="module")
-def sparse_index(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def sparse_index(shared: SharedData, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A BM25-only snapshot of 300 cs + 60 astro listing papers and 12 plain-text full texts."""
     from openxiv.indexer.build import build_index
     from openxiv.indexer.snapshot import open_index

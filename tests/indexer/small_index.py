@@ -9,18 +9,14 @@ from typing import Any
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
-
-LISTING_CS = "listing-cs-2503-2606.jsonl.gz"
-LISTING_ASTRO = "listing-astro-2504-2606.jsonl.gz"
-PLAINTEXT = "plaintext-9108-1612.jsonl.gz"
+from openxiv.evaluator.shared import SharedData
 
 
-def records(shared: Path, cs: int, astro: int, full: int, skip_cs: int = 0) -> Iterator[Any]:
-    d = shared / "data"
+def records(shared: SharedData, cs: int, astro: int, full: int, skip_cs: int = 0) -> Iterator[Any]:
     return itertools.chain(
-        itertools.islice(read_path(d / "corpus" / LISTING_CS), skip_cs, skip_cs + cs),
-        itertools.islice(read_path(d / "corpus" / LISTING_ASTRO), astro),
-        itertools.islice(read_path(d / "fulltext" / PLAINTEXT), full),
+        itertools.islice(read_path(shared.listing("cs")), skip_cs, skip_cs + cs),
+        itertools.islice(read_path(shared.listing("astro")), astro),
+        itertools.islice(read_path(shared.plaintext), full),
     )
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.build import build_index
 from openxiv.indexer.embcache import EmbeddingCache, encode_cached
@@ -59,10 +60,9 @@ def test_half_warm_cache_in_shuffled_order_gives_the_same_bits(
 
 @pytest.fixture(scope="module")
 def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = shared_dir() / "data" / "corpus"
-    listing = root / "listing-cs-2503-2606.jsonl.gz"
+    listing = SharedData.default().listing("cs")
     if not listing.exists():
-        pytest.skip(f"shared listing not found under {root} (set OPENXIV_SHARED)")
+        pytest.skip(f"shared listing not found: {listing} (set OPENXIV_SHARED)")
     db = tmp_path_factory.mktemp("det-db") / "corpus.sqlite"
     with Store(db) as store:
         store.ingest(itertools.islice(read_path(listing), 1000, 1120))
@@ -82,7 +82,7 @@ def test_rebuild_with_shuffled_half_warm_cache_is_bit_identical(
         cache_path=tmp_path / "a.sqlite",
     )
     with Store.open_readonly(small_db) as store:
-        texts = [paper_text(d.title, d.abstract) for d in store.iter_index_docs()]
+        texts = [paper_text(d.title, d.abstract) for d in store.iter_papers()]
     rng = np.random.default_rng(3)
     half = [texts[i] for i in rng.permutation(len(texts))[: len(texts) // 2]]
     with EmbeddingCache(tmp_path / "b.sqlite") as cache:

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.build import build_index
 from openxiv.indexer.embed import Encoder
@@ -45,7 +46,7 @@ def _tree(path: Path) -> dict[str, tuple[int, int]]:
 @pytest.fixture(scope="module")
 def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str]]]:
     """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it."""
-    listing = shared_dir() / "data" / "corpus" / "listing-cs-2503-2606.jsonl.gz"
+    listing = SharedData.default().listing("cs")
     if not listing.exists():
         pytest.skip(f"shared listing not found: {listing} (set OPENXIV_SHARED)")
     tmp = tmp_path_factory.mktemp("onnx-index")
@@ -55,7 +56,7 @@ def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tup
     assert settings.model.startswith("onnx-int8:")
     build_index(tmp / "corpus.sqlite", tmp / "index", settings, progress=False)
     with Store.open_readonly(tmp / "corpus.sqlite") as store:
-        titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_index_docs(), 3)]
+        titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_papers(), 3)]
     return tmp / "index", titles
 
 
@@ -113,7 +114,7 @@ def test_serving_reads_the_encoder_from_the_snapshot_and_writes_nothing(
 
 
 def test_torch_built_snapshot_records_that_serving_needs_torch(minilm: Encoder, tmp_path: Path):
-    listing = shared_dir() / "data" / "corpus" / "listing-cs-2503-2606.jsonl.gz"
+    listing = SharedData.default().listing("cs")
     if not listing.exists():
         pytest.skip(f"shared listing not found: {listing}")
     with Store(tmp_path / "corpus.sqlite") as store:

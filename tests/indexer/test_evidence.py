@@ -84,7 +84,7 @@ def test_analyze_is_the_build_tokenizer(sparse_index: Any) -> None:
 
     from openxiv.indexer.sparse import STOPWORDS
 
-    texts = [f"{d.title}. {d.abstract}" for d in list(sparse_index.store.iter_index_docs())[::3]]
+    texts = [f"{d.title}. {d.abstract}" for d in list(sparse_index.store.iter_papers())[::3]]
     texts += ["", "the of and", "Über naïve 3D x y2 e.g. C++ state-of-the-art", "ΛCDM H₀ tension"]
     built = bm25s.tokenize(
         texts, stopwords=STOPWORDS, stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False

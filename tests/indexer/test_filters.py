@@ -7,15 +7,22 @@ from typing import Any
 
 import pytest
 
-from openxiv.corpus.names import fold_text, normalize_name
-from openxiv.corpus.records import IndexDoc
+from openxiv.corpus.normalize import fold, normalize_name
+from openxiv.corpus.records import Paper
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.meta import PaperMeta
 
 
-def _doc(n: int, authors: tuple[str, ...], journal_ref: str | None = None) -> IndexDoc:
-    return IndexDoc(
-        f"2501.{n:05d}", "t", "a", ("cs.CL",), authors, date(2025, 1, n), f"h{n}", journal_ref=journal_ref
+def _doc(n: int, authors: tuple[str, ...], journal_ref: str | None = None) -> Paper:
+    return Paper(
+        f"2501.{n:05d}",
+        title="t",
+        abstract="a",
+        categories=("cs.CL",),
+        authors=authors,
+        published=date(2025, 1, n),
+        journal_ref=journal_ref,
+        content_hash=f"h{n}",
     )
 
 
@@ -44,7 +51,7 @@ def _rows(meta: PaperMeta, *names: str) -> list[int]:
 def test_one_normaliser_transliterates() -> None:
     assert normalize_name("Søren  Hauberg") == normalize_name("Soren Hauberg") == "soren hauberg"
     assert normalize_name("Łukasz") == "lukasz"
-    assert normalize_name("王小明") == fold_text("WangXiaoMing") != ""
+    assert normalize_name("王小明") == fold("WangXiaoMing") != ""
     assert normalize_name("José  Núñez-Pérez") == "jose nunez perez"
     assert normalize_name("D'Incà, M.") == "d inca m"
 
@@ -120,7 +127,7 @@ def test_snapshot_round_trip_keeps_filters(meta: PaperMeta, tmp_path: Any) -> No
 def test_mask_is_built_once_for_a_batch(sparse_index: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch of queries with one filter set resolves the author values once, not once per query."""
     backend = sparse_index.backend
-    doc = next(d for d in sparse_index.store.iter_index_docs() if len(d.authors) >= 3)
+    doc = next(d for d in sparse_index.store.iter_papers() if len(d.authors) >= 3)
     calls = []
     original = PaperMeta.author_keys
 

@@ -116,10 +116,10 @@ def test_vectorised_build_equals_bm25s_build() -> None:
     import bm25s
     import Stemmer
 
-    from openxiv.corpus.config import shared_dir
+    from openxiv.evaluator.shared import SharedData
     from openxiv.indexer.sparse import _VectorisedBM25
 
-    path = shared_dir() / "data" / "corpus" / "listing-astro-2504-2606.jsonl.gz"
+    path = SharedData.default().listing("astro")
     if not path.exists():
         pytest.skip(f"shared data not found at {path.parent} (set OPENXIV_SHARED)")
     with gzip.open(path, "rt", encoding="utf-8") as fh:

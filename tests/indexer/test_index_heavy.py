@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.build import build_index_report
 from openxiv.indexer.snapshot import open_index
 
@@ -17,22 +18,20 @@ pytestmark = pytest.mark.heavy
 
 
 def test_whole_shared_corpus_bm25_snapshot(tmp_path: Path) -> None:
-    shared = shared_dir()
-    if not (shared / "data").is_dir():
-        pytest.skip(f"shared data not found at {shared} (set OPENXIV_SHARED)")
+    shared = SharedData.default()
+    if not shared.available:
+        pytest.skip(shared.missing_message())
     db = tmp_path / "corpus.sqlite"
     with Store(db) as store:
-        for sub in ("corpus", "fulltext", "pdfs"):
-            store.ingest(read_path(shared / "data" / sub))
+        for path in shared.ingest_inputs:
+            store.ingest(read_path(path))
         stats = store.stats()
     settings = Settings(data_dir=tmp_path, embed="none")
     report = build_index_report(db, tmp_path / "index", settings, progress=False)
     counts = report.manifest["counts"]
     assert counts["papers"] == stats["papers"] > 100_000
     assert counts["passages"] == stats["passages"] > 100_000
-    known = [
-        json.loads(x) for x in (shared / "gold" / "fulltext_known_item_dev.jsonl").read_text().splitlines()
-    ]
+    known = [json.loads(x) for x in shared.gold(SharedData.KNOWN_ITEM).read_text().splitlines()]
     exact = [q for q in known if q["kind"] == "exact"][:100]
     with open_index(tmp_path / "index", settings) as ix:
         found = sum(

@@ -19,9 +19,10 @@ from typing import IO, Any
 
 import pytest
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.build import BuildError, build_index, build_index_report
 from openxiv.indexer.snapshot import (
@@ -38,13 +39,10 @@ N_CS, N_PLAIN = 100, 20
 @pytest.fixture(scope="module")
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """100 cs listing papers and 20 plain-text full texts of ../shared, ingested by the real readers."""
-    data = shared_dir() / "data"
-    listing, plain = (
-        data / "corpus/listing-cs-2503-2606.jsonl.gz",
-        data / "fulltext/plaintext-9108-1612.jsonl.gz",
-    )
+    shared = SharedData.default()
+    listing, plain = shared.listing("cs"), shared.plaintext
     if not (listing.exists() and plain.exists()):
-        pytest.skip(f"shared data not found under {data} (set OPENXIV_SHARED)")
+        pytest.skip(shared.missing_message())
     db = tmp_path_factory.mktemp("locks") / "corpus.sqlite"
     with Store(db) as store:
         store.ingest(
@@ -64,7 +62,11 @@ def embcache(corpus_db: Path) -> Path:
 def _env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
     env.update(
-        {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(shared_dir()), "OPENXIV_DATA_DIR": str(data_dir)}
+        {
+            "HF_HUB_OFFLINE": "1",
+            "OPENXIV_SHARED": str(SharedData.default().root),
+            "OPENXIV_DATA_DIR": str(data_dir),
+        }
     )
     return env
 
@@ -195,7 +197,7 @@ def test_an_incomplete_snapshot_is_never_published(
     shutil.copy(corpus_db, db)
     settings = Settings(data_dir=tmp_path, embed="papers", embed_max_tokens=64)
     good = build_index(db, root, settings, progress=False, encoder=minilm, cache_path=embcache)
-    listing = shared_dir() / "data/corpus/listing-cs-2503-2606.jsonl.gz"
+    listing = SharedData.default().listing("cs")
     for i, part in enumerate((layout.META, layout.BM25_PAPERS)):
         with Store(db) as store:  # one new paper, so the build has something to encode
             store.ingest(itertools.islice(read_path(listing), N_CS + i, N_CS + i + 1))

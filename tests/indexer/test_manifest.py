@@ -10,7 +10,6 @@ import pytest
 from openxiv.indexer import layout
 from openxiv.indexer.manifest import BadIndexError, Manifest, read, write
 from openxiv.indexer.snapshot import BadIndexError as SnapshotBadIndexError
-from openxiv.indexer.snapshot import read_manifest
 
 
 def _manifest(**extra: object) -> dict[str, object]:
@@ -35,7 +34,6 @@ def test_write_then_read_round_trips_every_key_in_order(tmp_path: Path) -> None:
     write(tmp_path, original)
     back = read(tmp_path)
     assert back == original and list(back) == list(original)
-    assert read_manifest(tmp_path) == original  # the old name is the same reader
     assert not list(tmp_path.glob("*.tmp"))
 
 

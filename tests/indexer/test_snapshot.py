@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from small_index import LISTING_CS
 from small_index import make_db as _make_db
 from small_index import records as _records
 
 from openxiv.corpus.config import Settings
-from openxiv.corpus.names import normalize_name
+from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
 from openxiv.indexer.build import build_index, build_index_report
@@ -92,7 +92,7 @@ def test_open_index_is_a_search_backend_with_manifest(sparse_index: Any) -> None
 
 
 def test_finds_paper_by_exact_title(sparse_index: Any) -> None:
-    docs = list(sparse_index.store.iter_index_docs())
+    docs = list(sparse_index.store.iter_papers())
     for d in docs[::40]:
         res = sparse_index.backend.search(d.title, top_k=5)
         assert res.hits[0].arxiv_id == d.arxiv_id, d.title
@@ -100,7 +100,7 @@ def test_finds_paper_by_exact_title(sparse_index: Any) -> None:
 
 def test_finds_fulltext_sentence_with_its_passage(sparse_index: Any) -> None:
     store, backend = sparse_index.store, sparse_index.backend
-    fulltext = [d.arxiv_id for d in store.iter_index_docs() if store.passages(d.arxiv_id)]
+    fulltext = [d.arxiv_id for d in store.iter_papers() if store.passages(d.arxiv_id)]
     assert len(fulltext) >= 10
     for aid in fulltext[:6]:
         ps = store.passages(aid)
@@ -191,7 +191,7 @@ def test_category_exact_vs_archive(sparse_index: Any) -> None:
 
 def test_author_and_date_filters(sparse_index: Any) -> None:
     store, backend = sparse_index.store, sparse_index.backend
-    doc = next(d for d in store.iter_index_docs() if d.authors and d.date)
+    doc = next(d for d in store.iter_papers() if d.authors and d.date)
     surname = doc.authors[0].split()[-1]
     res = backend.search(doc.title, top_k=10, filters=SearchFilters(authors=(surname.upper(),)))
     assert res.hits[0].arxiv_id == doc.arxiv_id
@@ -210,12 +210,28 @@ def test_author_and_date_filters(sparse_index: Any) -> None:
 
 def test_author_matching_is_accent_and_case_insensitive() -> None:
     assert normalize_name("José  Núñez-Pérez") == "jose nunez perez"
-    from openxiv.corpus.records import IndexDoc
+    from openxiv.corpus.records import Paper
     from openxiv.indexer.meta import PaperMeta
 
     docs = [
-        IndexDoc("2501.00001", "t", "a", ("cs.CL",), ("José Núñez", "Wei Li"), date(2025, 1, 2), "h1"),
-        IndexDoc("2501.00002", "t", "a", ("cs.CL",), ("Olivia Lin",), date(2025, 1, 3), "h2"),
+        Paper(
+            "2501.00001",
+            title="t",
+            abstract="a",
+            categories=("cs.CL",),
+            authors=("José Núñez", "Wei Li"),
+            published=date(2025, 1, 2),
+            content_hash="h1",
+        ),
+        Paper(
+            "2501.00002",
+            title="t",
+            abstract="a",
+            categories=("cs.CL",),
+            authors=("Olivia Lin",),
+            published=date(2025, 1, 3),
+            content_hash="h2",
+        ),
     ]
     meta = PaperMeta.from_docs(docs)
     assert meta.mask(SearchFilters(authors=("jose nunez",))).tolist() == [True, False]
@@ -262,7 +278,7 @@ def test_bad_index_dirs_have_clear_errors(tmp_path: Path, sparse_index: Any) -> 
         open_index(snap)
 
 
-def test_cli_build_and_info(shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_build_and_info(shared: SharedData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from openxiv.indexer.cli import index
 
     monkeypatch.setenv("OPENXIV_DATA_DIR", str(tmp_path))
@@ -298,7 +314,7 @@ def test_cli_build_and_info(shared: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
-    shared: Path, tmp_path: Path, encoder: Any
+    shared: SharedData, tmp_path: Path, encoder: Any
 ) -> None:
     db = _make_db(tmp_path / "c.sqlite", _records(shared, 80, 0, 3))
     settings = Settings(data_dir=tmp_path, embed="papers", embed_max_tokens=64)
@@ -309,7 +325,7 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     assert first.manifest["counts"]["paper_vectors"] == 83
 
     with open_index(root, settings, encoder=encoder) as ix:
-        doc = next(d for d in ix.store.iter_index_docs() if ix.store.passages(d.arxiv_id))
+        doc = next(d for d in ix.store.iter_papers() if ix.store.passages(d.arxiv_id))
         res = ix.backend.search(doc.title, top_k=5, mode="dense")
         assert res.hits[0].arxiv_id == doc.arxiv_id
         # a paper found by the dense side alone still gets its best BM25 passage as evidence
@@ -320,7 +336,7 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     with Store(db) as store:
         store.ingest(_records(shared, 25, 0, 0, skip_cs=80))
         new_doc = store.get_paper(
-            next(r.arxiv_id for r in itertools.islice(read_path(shared / "data/corpus" / LISTING_CS), 90, 91))
+            next(r.arxiv_id for r in itertools.islice(read_path(shared.listing("cs")), 90, 91))
         )
     second = build_index_report(db, root, settings, progress=False, encoder=encoder)
     emb = second.manifest["embedding"]

@@ -26,19 +26,20 @@ from typing import Any
 import httpx
 import pytest
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.config import Settings
+from openxiv.evaluator.shared import SharedData
 
-SHARED = shared_dir()
+SHARED = SharedData.default()
 BIN = Path(sys.executable).parent
-LISTING_CS = SHARED / "data/corpus/listing-cs-2503-2606.jsonl.gz"
-LISTING_ASTRO = SHARED / "data/corpus/listing-astro-2504-2606.jsonl.gz"
-PLAINTEXT = SHARED / "data/fulltext/plaintext-9108-1612.jsonl.gz"
-UNARXIVE = SHARED / "data/fulltext/unarxive-2212-sample.jsonl.gz"
+LISTING_CS = SHARED.listing("cs")
+LISTING_ASTRO = SHARED.listing("astro")
+PLAINTEXT = SHARED.plaintext
+UNARXIVE = SHARED.unarxive
 PDFS = [
-    SHARED / "data/pdfs/valid" / n
+    SHARED.pdfs / "valid" / n
     for n in ("1502.03167.pdf", "1201.3077v1.pdf", "2007.01282.pdf", "1706.03762.pdf")
 ]
-KNOWN_ITEM = SHARED / "gold/fulltext_known_item_dev.jsonl"
+KNOWN_ITEM = SHARED.gold(SharedData.KNOWN_ITEM)
 N_CS, N_ASTRO, N_PLAIN = 2000, 400, 160
 
 
@@ -115,7 +116,11 @@ class LiveServer:
         self.log = log or index_root.parent / f"serve-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
         env.update(
-            {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(index_root.parent)}
+            {
+                "HF_HUB_OFFLINE": "1",
+                "OPENXIV_SHARED": str(SHARED.root),
+                "OPENXIV_DATA_DIR": str(index_root.parent),
+            }
         )
         env.update(extra_env or {})
         cmd = [

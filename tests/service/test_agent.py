@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from live_index import BuiltIndex, LiveServer
 
+from openxiv.evaluator.agent import AgentPolicy, agent, calibrate_wide, select
 from openxiv.evaluator.cli import eval_group
-from openxiv.service.agent import AgentPolicy, agent, calibrate_wide, select
 
 N_ITEMS = 30
 
@@ -22,7 +22,7 @@ def title_items(test_index: BuiltIndex, tmp_path_factory: pytest.TempPathFactory
     from openxiv.corpus.store import Store
 
     with Store.open_readonly(test_index.db) as store:
-        docs = [d for d in store.iter_index_docs() if d.title and d.abstract and "/" not in d.arxiv_id]
+        docs = [d for d in store.iter_papers() if d.title and d.abstract and "/" not in d.arxiv_id]
     chosen = docs[: N_ITEMS * 5 : 5]
     path = tmp_path_factory.mktemp("agent") / "items.jsonl"
     with path.open("w", encoding="utf-8") as fh:

@@ -53,7 +53,7 @@ def core_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("core-install")
     (folder / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
-    env.update({"PYTHONPATH": str(folder), "HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED)})
+    env.update({"PYTHONPATH": str(folder), "HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED.root)})
     return env
 
 
@@ -88,7 +88,7 @@ def test_core_install_serves_a_snapshot(test_index: BuiltIndex, core_env: dict[s
 
 
 def test_core_install_evaluates(core_env: dict[str, str], tmp_path: Path) -> None:
-    arb = SHARED / "gold" / "autoresearchbench"
+    arb = SHARED.gold("autoresearchbench")
     gold, sub = arb / "academic_widesearch_example.jsonl", arb / "sample_inference_output_wide.jsonl"
     if not gold.is_file():
         pytest.skip(f"AutoResearchBench examples not found under {arb}")
@@ -105,7 +105,7 @@ def test_core_install_evaluates(core_env: dict[str, str], tmp_path: Path) -> Non
 
 
 def test_minilm_similarity_without_torch_names_the_extra(core_env: dict[str, str]) -> None:
-    toy = SHARED / "gold" / "taxobench"
+    toy = SHARED.gold("taxobench")
     if not (toy / "toy_reference.jsonl").is_file():
         pytest.skip(f"TaxoBench toy files not found under {toy}")
     cmd = [str(BIN / "openxiv"), "eval", "taxobench", "-g", str(toy / "toy_reference.jsonl")]
@@ -118,7 +118,7 @@ def test_minilm_similarity_without_torch_names_the_extra(core_env: dict[str, str
 
 
 def test_pdf_reader_without_pymupdf_names_the_extra(core_env: dict[str, str], tmp_path: Path) -> None:
-    pdf = SHARED / "data" / "pdfs" / "valid" / "1706.03762.pdf"
+    pdf = SHARED.pdfs / "valid" / "1706.03762.pdf"
     if not pdf.is_file():
         pytest.skip(f"{pdf} not found")
     cmd = [str(BIN / "openxiv"), "ingest", "--db", str(tmp_path / "c.sqlite"), "--no-progress", str(pdf)]

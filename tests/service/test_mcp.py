@@ -35,7 +35,11 @@ TOKEN = "mcp-test-token"
 
 def _env(index: BuiltIndex, **extra: str) -> dict[str, str]:
     """The subprocess environment: the session's data dir (its exported model) and no other OPENXIV_*."""
-    env = {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(index.root.parent)}
+    env = {
+        "HF_HUB_OFFLINE": "1",
+        "OPENXIV_SHARED": str(SHARED.root),
+        "OPENXIV_DATA_DIR": str(index.root.parent),
+    }
     return env | extra
 
 

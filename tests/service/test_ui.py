@@ -272,7 +272,7 @@ def written_report(ui: TestClient, reports_dir: Path) -> Path:
     """A real report: `openxiv eval ranked --html` over runs the page's own API produced."""
     from openxiv.evaluator.cli import eval_group
 
-    gold = SHARED / "gold/topic_queries_dev.jsonl"
+    gold = SHARED.gold("topic_queries_dev.jsonl")
     lines = gold.read_text(encoding="utf-8").splitlines()[:5]
     run = reports_dir.parent / "run.jsonl"
     with run.open("w", encoding="utf-8") as fh:
