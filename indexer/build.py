@@ -165,25 +165,12 @@ def build_index(
     index_root: str | Path,
     settings: Settings | None = None,
     progress: bool = True,
-    *,
-    encoder: Any | None = None,
-    cache_path: str | Path | None = None,
-    keep: int = 2,
-    force: bool = True,
-    wait: float | None = 0.0,
+    **kw: Any,
 ) -> Path:
-    """Build a snapshot of ``db_path`` under ``index_root`` and make it live; returns its path."""
-    return build_index_report(
-        db_path,
-        index_root,
-        settings,
-        progress,
-        encoder=encoder,
-        cache_path=cache_path,
-        keep=keep,
-        force=force,
-        wait=wait,
-    ).path
+    """Build a snapshot of ``db_path`` under ``index_root`` and make it live; returns its path.
+
+    The keyword arguments are `build_index_report`'s (encoder, cache_path, keep, force, wait, on_wait)."""
+    return build_index_report(db_path, index_root, settings, progress, **kw).path
 
 
 def build_index_report(
