@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import islice
 
 from openxiv.corpus.normalize import heading_key
 
@@ -143,8 +144,10 @@ def is_boilerplate(sentence: str) -> bool:
 @lru_cache(maxsize=8192)
 def tldr(text: str | None) -> str | None:
     """First real sentence (plus the next when it is short); ``None`` when there is none."""
-    sentences = [_LABEL.sub("", s) for s in split_sentences(text or "")]
-    sentences = [s for s in sentences if not is_boilerplate(s)]
+    # lazily: only the first two real sentences are ever used, and testing every sentence of a long
+    # abstract or section for boilerplate was most of a search hit's hydration time
+    real = (s for s in (_LABEL.sub("", s) for s in _split_cached(text or "")) if not is_boilerplate(s))
+    sentences = list(islice(real, 2))
     if not sentences:
         return None
     out = sentences[0]
