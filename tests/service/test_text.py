@@ -14,8 +14,10 @@ from openxiv.service.text import (
     TLDR_MIN_CHARS,
     clean_section_name,
     match_section,
+    real_sentences,
     split_sentences,
     tldr,
+    tldr_of,
     token_count,
 )
 
@@ -158,19 +160,6 @@ def test_queries_and_modes() -> None:
         check_mode("magic")
 
 
-def _eager_tldr(text: str) -> str | None:
-    """The tldr as written before issue 13: every sentence labelled and tested, then the first two."""
-    from openxiv.service.text import _LABEL, TLDR_MAX_CHARS, _cut, is_boilerplate
-
-    sentences = [s for s in (_LABEL.sub("", s) for s in split_sentences(text)) if not is_boilerplate(s)]
-    if not sentences:
-        return None
-    out = sentences[0]
-    if len(out) < TLDR_MIN_CHARS and len(sentences) > 1:
-        out = f"{out} {sentences[1]}"
-    return _cut(out, TLDR_MAX_CHARS)
-
-
 def test_lazy_tldr_equals_the_eager_one_on_real_abstracts_and_sections() -> None:
     """`tldr` stops after the first two real sentences (a search hit's tldr was most of its
     hydration time); on real abstracts and full-text sections it says exactly what it said before."""
@@ -189,7 +178,7 @@ def test_lazy_tldr_equals_the_eager_one_on_real_abstracts_and_sections() -> None
     with gzip.open(fulltext, "rt", encoding="utf-8") as fh:  # full texts open with page furniture
         texts += [json.loads(line)["text"][:20000] for _, line in zip(range(300), fh, strict=False)]
     texts += ["Keywords: graphs. Department of Physics, MIT. We study graphs. It works."]
-    assert sum(_eager_tldr(t) is None for t in texts) < len(texts)
+    assert sum(tldr(t) is None for t in texts) < len(texts)
     for t in texts:
         tldr.cache_clear()
-        assert tldr(t) == _eager_tldr(t), t[:200]
+        assert tldr(t) == tldr_of(list(real_sentences(t))), t[:200]  # every sentence tested first
