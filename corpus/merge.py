@@ -22,7 +22,7 @@ Rules, applied field by field when a record meets the paper already stored:
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from datetime import date
 from typing import Any
 
@@ -53,8 +53,14 @@ class PaperState(PaperFields):
         return cls(**field_values(paper), sources=paper.sources, sections_hash=sections_hash)
 
     def same_stored(self, other: PaperState) -> bool:
-        """True when writing ``self`` over ``other`` would change nothing."""
-        return replace(self, sections=None) == replace(other, sections=None)
+        """True when writing ``self`` over ``other`` would change nothing: every field but the
+        ``sections`` to write is equal (field by field: two `dataclasses.replace` copies per
+        record were a sixth of a re-ingest's CPU)."""
+        return all(getattr(self, name) == getattr(other, name) for name in _STORED_FIELDS)
+
+
+_STORED_FIELDS = tuple(f.name for f in fields(PaperState) if f.name != "sections")
+"""What `PaperState.same_stored` compares."""
 
 
 def source_name(source: str) -> str:

@@ -20,7 +20,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import Engine, Select, Table, create_engine, event, func, insert, select
+from sqlalchemy import (
+    BindParameter,
+    Engine,
+    Select,
+    Table,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+)
 from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.config import Settings
@@ -56,6 +67,11 @@ def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]
         cur.close()
 
     return on_connect
+
+
+def _ids() -> BindParameter[Any]:
+    """The ``:ids`` list of a prepared ``IN`` query."""
+    return bindparam("ids", expanding=True)
 
 
 class Store:
@@ -94,6 +110,28 @@ class Store:
                 """An older database opened read-only: its ``title_norm`` follows `legacy_title_norm`."""
         # an older database opened read-only: leave the columns it lacks out of paper queries
         self._paper_columns = [P.c[name] for name in RECORD_COLUMNS if name not in missing]
+        self._prepare_reads()
+
+    def _prepare_reads(self) -> None:
+        """The statements of the per-request reads (papers, sources, passages, lead sections), built
+        once with expanding ``IN`` parameters: building and cache-keying a fresh ``select`` cost
+        more CPU than SQLite spent answering it (BENCHMARKS.md, «Search service»)."""
+        self._papers_by_id = select(*self._paper_columns).where(P.c.arxiv_id.in_(_ids()))
+        self._sources_of = (
+            select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_(_ids())).order_by(S.c.source)
+        )
+        self._passages_by_id = self._passage_query().where(PAS.c.id.in_(_ids()))
+        first = (
+            select(func.min(SEC.c.idx))
+            .where(SEC.c.paper_id == P.c.id, func.trim(SEC.c.text) != "")
+            .correlate(P)
+            .scalar_subquery()
+        )
+        self._lead_sections = (
+            select(P.c.arxiv_id, SEC.c.idx, SEC.c.name, SEC.c.text, SEC.c.number)
+            .join(SEC, SEC.c.paper_id == P.c.id)
+            .where(P.c.arxiv_id.in_(_ids()), SEC.c.idx == first)
+        )
 
     @classmethod
     def open_readonly(cls, db_path: str | Path) -> Store:
@@ -224,11 +262,10 @@ class Store:
         with self.engine.connect() as conn:
             for i in range(0, len(canonical), _IN_CHUNK):
                 part = canonical[i : i + _IN_CHUNK]
-                rows = conn.execute(select(*self._paper_columns).where(P.c.arxiv_id.in_(part))).all()
+                rows = conn.execute(self._papers_by_id, {"ids": list(part)}).all()
                 srcs: dict[int, list[str]] = {}
                 if rows:
-                    q = select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_([r.id for r in rows]))
-                    for pid, name in conn.execute(q.order_by(S.c.source)):
+                    for pid, name in conn.execute(self._sources_of, {"ids": [r.id for r in rows]}):
                         srcs.setdefault(pid, []).append(name)
                 for r in rows:
                     out[r.arxiv_id] = paper_from_row(r, srcs.get(r.id, []))
@@ -264,6 +301,18 @@ class Store:
             r = conn.execute(q).first()
         return None if r is None else Section(r.idx, r.name, r.text, r.number)
 
+    def lead_sections(self, ids: Sequence[str]) -> dict[str, Section]:
+        """`lead_section` of many papers in one query, keyed by the ids *as given* (papers without
+        a section with text are left out): what the tldr of a page of search hits needs."""
+        canon = {given: try_canonical_id(given) for given in ids}
+        wanted = sorted({c for c in canon.values() if c})
+        found: dict[str, Section] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(wanted), _IN_CHUNK):
+                for r in conn.execute(self._lead_sections, {"ids": wanted[i : i + _IN_CHUNK]}):
+                    found[r.arxiv_id] = Section(r.idx, r.name, r.text, r.number)
+        return {given: found[c] for given, c in canon.items() if c in found}
+
     def _passage_query(self) -> Select[Any]:
         return (
             select(
@@ -298,8 +347,7 @@ class Store:
         out: dict[int, Passage] = {}
         with self.engine.connect() as conn:
             for i in range(0, len(ids), _IN_CHUNK):
-                q = self._passage_query().where(PAS.c.id.in_(ids[i : i + _IN_CHUNK]))
-                for r in conn.execute(q):
+                for r in conn.execute(self._passages_by_id, {"ids": ids[i : i + _IN_CHUNK]}):
                     out[r[0]] = self._passage(r)
         return out
 

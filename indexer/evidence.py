@@ -19,12 +19,13 @@ presentation, `openxiv.service.text`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from openxiv.indexer.sparse import analyze
 
-__all__ = ["Choice", "best_sentence", "choose", "stemmer_of"]
+__all__ = ["Choice", "best_sentence", "choose", "query_terms", "stemmer_of"]
 
 DEFAULT_STEMMER = "english"
 
@@ -45,15 +46,28 @@ def stemmer_of(manifest: Mapping[str, Any]) -> str:
     return str(tokenizer.get("stemmer") or DEFAULT_STEMMER)
 
 
-def best_sentence(query: str, sentences: Sequence[str], stemmer: str = DEFAULT_STEMMER) -> int | None:
-    """Position of the sentence sharing the most distinct analyzed query terms (earliest on ties)."""
+def query_terms(query: str, stemmer: str = DEFAULT_STEMMER) -> frozenset[str]:
+    """The distinct analyzed terms of ``query``: computed once per request and passed to `choose`
+    for every hit, instead of analyzing the query again beside each abstract."""
+    return frozenset(analyze([query], stemmer)[0])
+
+
+def best_sentence(
+    query: str,
+    sentences: Sequence[str],
+    stemmer: str = DEFAULT_STEMMER,
+    *,
+    terms: AbstractSet[str] | None = None,
+) -> int | None:
+    """Position of the sentence sharing the most distinct analyzed query terms (earliest on ties).
+    ``terms``: the query's `query_terms`, when the caller has them already."""
     if not sentences:
         return None
-    analyzed = analyze([query, *sentences], stemmer)
-    terms = set(analyzed[0])
+    if terms is None:
+        terms = query_terms(query, stemmer)
     if not terms:
         return 0
-    overlap = [len(terms.intersection(words)) for words in analyzed[1:]]
+    overlap = [len(terms & set(words)) for words in analyze(sentences, stemmer)]
     return max(range(len(sentences)), key=lambda i: (overlap[i], -i))
 
 
@@ -64,11 +78,13 @@ def choose(
     abstract_sentences: Sequence[str],
     title: str | None,
     stemmer: str = DEFAULT_STEMMER,
+    terms: AbstractSet[str] | None = None,
 ) -> Choice | None:
-    """The evidence for one hit (see the module docstring); ``None`` when the paper has no text."""
+    """The evidence for one hit (see the module docstring); ``None`` when the paper has no text.
+    ``terms``: the query's `query_terms`, computed once for a page of hits."""
     if passage_id is not None:
         return Choice("passage", passage_id=passage_id)
-    best = best_sentence(query, abstract_sentences, stemmer)
+    best = best_sentence(query, abstract_sentences, stemmer, terms=terms)
     if best is not None:
         return Choice("abstract", sentence=best)
     if title:

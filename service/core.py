@@ -137,7 +137,12 @@ def raw_markdown(paper: Paper, sections: list[Section]) -> str:
 
 # ------------------------------------------------------------------------------- search
 def _evidence(
-    paper: Paper, hit: PaperHit, query: str, passages: dict[int, Passage], stemmer: str
+    paper: Paper,
+    hit: PaperHit,
+    query: str,
+    passages: dict[int, Passage],
+    stemmer: str,
+    terms: frozenset[str],
 ) -> Evidence | None:
     """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted."""
     passage = passages.get(hit.passage_id) if hit.passage_id is not None else None
@@ -148,6 +153,7 @@ def _evidence(
         abstract_sentences=sentences,
         title=paper.title,
         stemmer=stemmer,
+        terms=terms,
     )
     if choice is None:
         return None
@@ -202,14 +208,17 @@ def run_search(
         pids = [h.passage_id for h in result.hits if h.passage_id is not None]
         if pids:
             passages = dict(index.store.get_passages(pids))
+    no_abstract = [aid for aid, p in papers.items() if not p.abstract]
+    leads = index.store.lead_sections(no_abstract) if no_abstract else {}
     hits: list[ResolvedHit] = []
     stemmer = evidence.stemmer_of(index.manifest)
+    terms = evidence.query_terms(query, stemmer) if contents else frozenset()
     for h in result.hits:
         paper = papers.get(h.arxiv_id)
         if paper is None:  # the backend and the store come from one snapshot: should not happen
             continue
-        ev = _evidence(paper, h, query, passages, stemmer) if contents else None
-        lead = None if paper.abstract else index.store.lead_section(paper.arxiv_id)
+        ev = _evidence(paper, h, query, passages, stemmer, terms) if contents else None
+        lead = leads.get(h.arxiv_id)
         tl = paper_tldr(paper, [lead] if lead is not None else None)
         hits.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl))
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}

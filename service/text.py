@@ -24,8 +24,9 @@ analyzer (`openxiv.indexer.evidence`); `sentence_with_context` only shows the ch
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from itertools import islice
 
 from openxiv.corpus.normalize import heading_key
 
@@ -34,9 +35,11 @@ __all__ = [
     "clean_section_name",
     "is_boilerplate",
     "match_section",
+    "real_sentences",
     "sentence_with_context",
     "split_sentences",
     "tldr",
+    "tldr_of",
     "token_count",
 ]
 
@@ -143,13 +146,26 @@ def is_boilerplate(sentence: str) -> bool:
 @lru_cache(maxsize=8192)
 def tldr(text: str | None) -> str | None:
     """First real sentence (plus the next when it is short); ``None`` when there is none."""
-    sentences = [_LABEL.sub("", s) for s in split_sentences(text or "")]
-    sentences = [s for s in sentences if not is_boilerplate(s)]
-    if not sentences:
+    # lazily: only the first two real sentences are ever used, and testing every sentence of a long
+    # abstract or section for boilerplate was most of a search hit's hydration time
+    return tldr_of(islice(real_sentences(text), 2))
+
+
+def real_sentences(text: str | None) -> Iterator[str]:
+    """The real sentences of ``text`` (a leading label removed; `is_boilerplate` ones skipped), lazily."""
+    labelled = (_LABEL.sub("", s) for s in _split_cached(text or ""))
+    return (s for s in labelled if not is_boilerplate(s))
+
+
+def tldr_of(sentences: Iterable[str]) -> str | None:
+    """The tldr made of the first two of ``sentences`` (real ones): the first, plus the second when
+    the first is short."""
+    first_two = list(islice(sentences, 2))
+    if not first_two:
         return None
-    out = sentences[0]
-    if len(out) < TLDR_MIN_CHARS and len(sentences) > 1:
-        out = f"{out} {sentences[1]}"
+    out = first_two[0]
+    if len(out) < TLDR_MIN_CHARS and len(first_two) > 1:
+        out = f"{out} {first_two[1]}"
     return _cut(out, TLDR_MAX_CHARS)
 
 

@@ -7,6 +7,7 @@ A field of the wrong JSON type is an error that names the field and both types
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from openxiv.corpus.normalize import normalize_whitespace
@@ -99,16 +100,22 @@ def _chars(value: str | None) -> int | None:
     return None if value is None else len(value)
 
 
+def _check_each(field: str, values: Sequence[str], limit: str) -> None:
+    """`_check` of every value, naming the first one over the limit (``authors[3]``); the names are
+    only formatted for a value over it (this runs for every author of every ingested record)."""
+    if values and max(map(len, values)) > _LIMITS[limit]:
+        for i, value in enumerate(values):
+            _check(f"{field}[{i}]", len(value), limit)
+
+
 def check_limits(rec: PaperRecord) -> None:
     """Raise `FieldError` for the first value of ``rec`` over its limit (the record is then skipped)."""
     _check("title", _chars(rec.title), "MAX_TITLE_CHARS")
     _check("abstract", _chars(rec.abstract), "MAX_ABSTRACT_CHARS")
     _check("authors", len(rec.authors), "MAX_AUTHORS", "entries")
-    for i, name in enumerate(rec.authors):
-        _check(f"authors[{i}]", len(name), "MAX_AUTHOR_CHARS")
+    _check_each("authors", rec.authors, "MAX_AUTHOR_CHARS")
     _check("categories", len(rec.categories), "MAX_CATEGORIES", "entries")
-    for i, cat in enumerate(rec.categories):
-        _check(f"categories[{i}]", len(cat), "MAX_CATEGORY_CHARS")
+    _check_each("categories", rec.categories, "MAX_CATEGORY_CHARS")
     for name in ("comment", "license", "journal_ref", "doi"):
         _check(name, _chars(getattr(rec, name)), "MAX_FIELD_CHARS")
     for i, sec in enumerate(rec.sections):

@@ -244,6 +244,17 @@ def test_sections_and_passages_line_up(ro: Store) -> None:
     assert ro.lead_section("2503.11731") is None and ro.lead_section("garbage") is None
 
 
+def test_lead_sections_of_many_papers_in_one_query(ro: Store) -> None:
+    """`Store.lead_sections` (a page of search hits' tldrs in one query) says what `lead_section`
+    says for each paper, keyed by the ids as given; papers without full text are left out."""
+    with_text = [p.arxiv_id for p in ro.iter_papers() if p.has_fulltext][:60]
+    asked = [f"arXiv:{a}v1" for a in with_text[:3]] + with_text[3:] + ["2503.11731", "garbage"]
+    leads = ro.lead_sections(asked)
+    expected = {a: ro.lead_section(a) for a in asked}
+    assert leads == {a: s for a, s in expected.items() if s is not None}
+    assert len(leads) >= 50 and ro.lead_sections([]) == {}
+
+
 def test_iterators_are_ordered_and_complete(ro: Store) -> None:
     docs = list(ro.iter_papers())
     ids = [d.arxiv_id for d in docs]

@@ -10,6 +10,7 @@ half-warm cache and compare the dense files byte for byte.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,18 @@ def test_vector_does_not_depend_on_batch_mates(minilm_onnx: Encoder, dense_texts
         np.testing.assert_array_equal(back, reference, err_msg=f"batch_size={batch_size}")
     # a query is the same text alone: the same bits as its row in a batch
     np.testing.assert_array_equal(minilm_onnx.encode_query(texts[5]), reference[5])
+
+
+def test_unpadded_query_encoding_gives_the_padded_bits(minilm_onnx: Encoder):
+    """`encode_query` skips the padding to ``max_tokens`` (issue 13: a third less CPU per query); the
+    index holds padded-batch vectors, so on real dev queries it must give exactly the same bits."""
+    gold = SharedData.default().gold("topic_queries_dev.jsonl")
+    queries = [json.loads(line)["query"] for line in gold.read_text(encoding="utf-8").splitlines() if line]
+    unpadded = [len(minilm_onnx.query_tokenizer.encode(q).ids) for q in queries]  # type: ignore[attr-defined]
+    assert sum(n < minilm_onnx.max_tokens for n in unpadded) > len(queries) // 2  # the short path is taken
+    padded = minilm_onnx.encode(queries, batch_size=16)
+    alone = np.stack([minilm_onnx.encode_query(q) for q in queries])
+    np.testing.assert_array_equal(alone, padded)
 
 
 def test_half_warm_cache_in_shuffled_order_gives_the_same_bits(

@@ -14,8 +14,10 @@ from openxiv.service.text import (
     TLDR_MIN_CHARS,
     clean_section_name,
     match_section,
+    real_sentences,
     split_sentences,
     tldr,
+    tldr_of,
     token_count,
 )
 
@@ -156,3 +158,27 @@ def test_queries_and_modes() -> None:
     assert check_mode(None) is None and check_mode("hybrid") is None and check_mode("BM25") == "bm25"
     with pytest.raises(BadRequest, match="mode"):
         check_mode("magic")
+
+
+def test_lazy_tldr_equals_the_eager_one_on_real_abstracts_and_sections() -> None:
+    """`tldr` stops after the first two real sentences (a search hit's tldr was most of its
+    hydration time); on real abstracts and full-text sections it says exactly what it said before."""
+    import gzip
+    import json
+
+    from openxiv.corpus.config import shared_dir
+
+    root = shared_dir() / "data"
+    listing = root / "corpus" / "listing-cs-2503-2606.jsonl.gz"
+    fulltext = root / "fulltext" / "plaintext-9108-1612.jsonl.gz"
+    if not listing.exists() or not fulltext.exists():
+        pytest.skip(f"shared listing or full texts not found under {root} (set OPENXIV_SHARED)")
+    with gzip.open(listing, "rt", encoding="utf-8") as fh:
+        texts = [json.loads(line)["abstract"] for _, line in zip(range(1500), fh, strict=False)]
+    with gzip.open(fulltext, "rt", encoding="utf-8") as fh:  # full texts open with page furniture
+        texts += [json.loads(line)["text"][:20000] for _, line in zip(range(300), fh, strict=False)]
+    texts += ["Keywords: graphs. Department of Physics, MIT. We study graphs. It works."]
+    assert sum(tldr(t) is None for t in texts) < len(texts)
+    for t in texts:
+        tldr.cache_clear()
+        assert tldr(t) == tldr_of(list(real_sentences(t))), t[:200]  # every sentence tested first

@@ -1,0 +1,113 @@
+"""Where the CPU of one ``POST /search`` goes, measured in process (no HTTP) on a real snapshot.
+
+Each stage is wrapped with a thread-CPU timer (``time.thread_time``), so the numbers hold on a
+shared machine where wall clocks wander: query encoding, the rest of the backend (BM25, dense
+search, filters, fusion), the store reads of hydration (papers, passages, lead sections), the
+evidence choice, the tldr, the response models and the JSON encoding. ``other`` is what the
+wrappers do not cover (the loop in `openxiv.service.core.run_search`, pydantic's response model).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from openxiv.corpus.config import get_settings
+from openxiv.indexer.backend import SearchFilters
+from openxiv.service import core, routes_search
+from openxiv.service.holder import IndexHolder
+
+STAGES = (
+    ("encode", "query encoding"),
+    ("backend_rest", "BM25 + dense search + filter + fusion"),
+    ("get_papers", "store: papers (one query)"),
+    ("get_passages", "store: evidence passages (one query)"),
+    ("lead_sections", "store: lead sections of papers without abstract (one query)"),
+    ("evidence", "evidence choice (abstract sentences analyzed)"),
+    ("tldr", "tldr"),
+    ("to_hit", "response models (pydantic)"),
+    ("json", "JSON encoding"),
+    ("other", "other (loops, response assembly)"),
+)
+
+
+def _timed(cpu: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        t = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            cpu[name] += time.thread_time() - t
+
+    return run
+
+
+def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict[str, float]:
+    """Mean thread-CPU ms per request of each of `STAGES` (plus ``total``), over ``queries``."""
+    settings = get_settings()
+    holder = IndexHolder(index_root, settings)
+    holder.load()
+    cpu: dict[str, float] = defaultdict(float)
+
+    def one(q: str) -> None:
+        response, _ = routes_search.deepxiv_search(
+            holder,
+            [q],
+            top_k=10,
+            offset=0,
+            filters=SearchFilters(),
+            mode=None,
+            contents=True,
+            batch=False,
+            settings=settings,
+        )
+        routes_search.search_json(response)
+
+    try:
+        for q in queries[:warmup]:
+            one(q)
+        with holder.acquire() as index:
+            store, backend, encoder = index.store, index.backend, index.backend.encoder
+            saved_core = {n: getattr(core, n) for n in ("_evidence", "paper_tldr")}
+            saved_routes = {n: getattr(routes_search, n) for n in ("to_deepxiv_hit", "search_json")}
+            encoder.encode_query = _timed(cpu, "encode", encoder.encode_query)
+            backend.search = _timed(cpu, "backend", backend.search)
+            for name in ("get_papers", "get_passages", "lead_sections"):
+                setattr(store, name, _timed(cpu, name, getattr(store, name)))
+            core._evidence = _timed(cpu, "evidence", saved_core["_evidence"])  # type: ignore[assignment]
+            core.paper_tldr = _timed(cpu, "tldr", saved_core["paper_tldr"])
+            routes_search.to_deepxiv_hit = _timed(cpu, "to_hit", saved_routes["to_deepxiv_hit"])
+            routes_search.search_json = _timed(cpu, "json", saved_routes["search_json"])
+            try:
+                t = time.thread_time()
+                for q in queries:
+                    one(q)
+                total = time.thread_time() - t
+            finally:
+                for name in ("encode_query",):
+                    vars(encoder).pop(name, None)
+                for name in ("search",):
+                    vars(backend).pop(name, None)
+                for name in ("get_papers", "get_passages", "lead_sections"):
+                    vars(store).pop(name, None)
+                for name, fn in saved_core.items():
+                    setattr(core, name, fn)
+                for name, fn in saved_routes.items():
+                    setattr(routes_search, name, fn)
+    finally:
+        holder.close()
+    n = len(queries)
+    out = {name: cpu[name] / n * 1000 for name, _ in STAGES if name in cpu}
+    out["backend_rest"] = (cpu["backend"] - cpu["encode"]) / n * 1000
+    out["total"] = total / n * 1000
+    out["other"] = out["total"] - sum(v for k, v in out.items() if k != "total")
+    return out
+
+
+def stage_table(ms: dict[str, float]) -> str:
+    rows = [f"| {label} | {ms.get(name, 0.0):.2f} |" for name, label in STAGES]
+    head = ["| stage (in process, thread CPU per request) | ms |", "|---|---:|"]
+    return "\n".join([*head, *rows, f"| **total** | **{ms['total']:.2f}** |"])
