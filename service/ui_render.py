@@ -20,8 +20,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
+from openxiv.indexer.sparse import analyze
 from openxiv.service.security import UI_COOKIE
-from openxiv.service.text import query_terms
 
 __all__ = ["EXCERPT_CHARS", "PAGE_HEADERS", "excerpt", "highlight", "paragraphs", "render", "stylesheet"]
 
@@ -77,18 +77,14 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
 def _matches(text: str, query: str, language: str) -> list[tuple[int, int]]:
     """Spans of the words of ``text`` that share a stem with a query term.
 
-    Query terms are those evidence selection uses (`text.query_terms`: words minus stop words); the
-    stemmer is the BM25 index's, so ``networks`` marks ``network`` as the ranker matched it."""
-    terms = query_terms(query)
-    if not terms:
+    Query terms come from the index's own analyzer (`indexer.sparse.analyze`: its words, stop words
+    removed, stemmed in the index's language), the one that ranked the hit and chose its evidence,
+    so ``networks`` marks ``network`` as the ranker matched it."""
+    wanted = set(analyze([query], language)[0])
+    if not wanted:
         return []
     stemmer = Stemmer.Stemmer(language)  # cheap; PyStemmer objects are not thread-safe: one per call
-    wanted = set(stemmer.stemWords(sorted(terms)))
-    return [
-        m.span()
-        for m in _WORD.finditer(text)
-        if m.group(0).lower() in terms or stemmer.stemWord(m.group(0).lower()) in wanted
-    ]
+    return [m.span() for m in _WORD.finditer(text) if stemmer.stemWord(m.group(0).lower()) in wanted]
 
 
 def _marked(text: str, spans: list[tuple[int, int]], start: int = 0, end: int | None = None) -> Markup:
