@@ -207,3 +207,12 @@ def _human(m: dict[str, Any], others: list[str]) -> str:
     if others:
         lines.append("snapshots    " + ", ".join(others))
     return "\n".join(lines)
+
+
+def _register() -> None:
+    from openxiv.indexer.embed_cli import embed_cmd
+
+    index.add_command(embed_cmd)
+
+
+_register()
