@@ -16,10 +16,10 @@ from openxiv.corpus.options import (
     index_option,
     json_option,
     progress_option,
-    setting_option,
     show_progress,
 )
 from openxiv.indexer import layout
+from openxiv.indexer.embed_cli import embed_cmd, encoder_options
 
 __all__ = ["index"]
 
@@ -50,15 +50,7 @@ def index() -> None:
     default=None,
     help="Deprecated spelling of --index (still works, with a warning).",
 )
-@setting_option("embed", type=click.Choice(["papers", "passages", "both", "none"]))
-@setting_option("model")
-@setting_option("embed_max_tokens", "--embed-max-tokens", "--max-tokens", type=click.IntRange(min=1))
-@click.option(
-    "--cache",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Embedding cache file (default: <data_dir>/embcache.sqlite).",
-)
+@encoder_options(["papers", "passages", "both", "none"], "Embedding cache file")
 @click.option("--keep", type=int, default=2, show_default=True, help="Snapshots kept (the live one always).")
 @click.option(
     "--if-changed",
@@ -209,10 +201,4 @@ def _human(m: dict[str, Any], others: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _register() -> None:
-    from openxiv.indexer.embed_cli import embed_cmd
-
-    index.add_command(embed_cmd)
-
-
-_register()
+index.add_command(embed_cmd)

@@ -2,28 +2,50 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.corpus.options import db_option, emit_json, json_option, setting_option
 
-__all__ = ["embed_cmd"]
+__all__ = ["embed_cmd", "encoder_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def encoder_options(embed_choices: list[str], cache_help: str) -> Callable[[F], F]:
+    """``--embed``, ``--model``, ``--embed-max-tokens`` and ``--cache``: which vectors, by which
+    encoder, kept where (``index build`` and ``index embed`` must agree on them to share vectors)."""
+
+    def apply(fn: F) -> F:
+        for deco in reversed(
+            [
+                setting_option("embed", type=click.Choice(embed_choices)),
+                setting_option("model"),
+                setting_option(
+                    "embed_max_tokens", "--embed-max-tokens", "--max-tokens", type=click.IntRange(min=1)
+                ),
+                click.option(
+                    "--cache",
+                    type=click.Path(dir_okay=False, path_type=Path),
+                    default=None,
+                    help=f"{cache_help} (default: <data_dir>/embcache.sqlite).",
+                ),
+            ]
+        ):
+            fn = deco(fn)
+        return fn
+
+    return apply
 
 
 @click.command("embed")
 @db_option(exists=True)
-@setting_option("embed", type=click.Choice(["papers", "passages", "both"]))
-@setting_option("model")
-@setting_option("embed_max_tokens", "--embed-max-tokens", "--max-tokens", type=click.IntRange(min=1))
-@click.option(
-    "--cache",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Embedding cache file to fill (default: <data_dir>/embcache.sqlite).",
-)
+@encoder_options(["papers", "passages", "both"], "Embedding cache file to fill")
 @setting_option("ray_address")
 @setting_option("embed_actors", "--actors", type=click.IntRange(min=0))
 @click.option(
