@@ -83,6 +83,34 @@ class EmbeddingCache:
                         out[CacheKey(model, mt, sha)] = vec.astype(np.float32)
         return out
 
+    def fill(self, keys: Sequence[CacheKey], out: np.ndarray) -> np.ndarray:
+        """Write the cached vector of ``keys[i]`` into ``out[i]`` (in place, no per-vector copy);
+        returns a boolean mask of the rows found. ``out`` must have one row per key and the vectors'
+        width; rows of missing keys are left as they were."""
+        found = np.zeros(len(keys), dtype=bool)
+        groups: dict[tuple[str, int], dict[str, list[int]]] = {}
+        for i, k in enumerate(keys):
+            groups.setdefault((k.model, int(k.max_tokens)), {}).setdefault(k.text_sha256, []).append(i)
+        width = out.shape[1]
+        for (model, mt), rows_of in groups.items():
+            shas = list(rows_of)
+            for start in range(0, len(shas), 900):
+                part = shas[start : start + 900]
+                marks = ",".join("?" * len(part))
+                cur = self._db.execute(
+                    f"SELECT text_sha256, dim, vec FROM vectors WHERE model=? AND max_tokens=? "
+                    f"AND text_sha256 IN ({marks})",
+                    (model, mt, *part),
+                )
+                for sha, dim, blob in cur:
+                    if dim != width or len(blob) != 4 * width:
+                        continue
+                    vec = np.frombuffer(blob, dtype="<f4")
+                    for i in rows_of[sha]:
+                        out[i] = vec
+                        found[i] = True
+        return found
+
     def put_many(self, keys: Sequence[CacheKey], vectors: np.ndarray) -> None:
         """Store ``vectors[i]`` under ``keys[i]`` (one transaction; existing keys are overwritten)."""
         vecs = np.ascontiguousarray(vectors, dtype="<f4")
@@ -136,15 +164,11 @@ def encode_cached(
     if cache is None:
         return encoder.encode(texts, batch_size=batch_size, progress=progress)
     keys = cache_keys(encoder, texts)
-    found = cache.get_many(keys)
     out = np.empty((n, encoder.dim), dtype=np.float32)
+    found = cache.fill(keys, out)  # straight into the result: no second copy of the vectors
     first_of: dict[CacheKey, int] = {}
-    for i, k in enumerate(keys):
-        v = found.get(k)
-        if v is not None and v.shape[0] == encoder.dim:
-            out[i] = v
-        elif k not in first_of:
-            first_of[k] = i
+    for i in np.flatnonzero(~found).tolist():
+        first_of.setdefault(keys[i], i)
     if first_of:
         missing = sorted(first_of.values(), key=lambda i: (-len(texts[i]), i))
         bar = None
