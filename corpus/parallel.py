@@ -1,6 +1,6 @@
 """Parallel ingest: inputs parsed in worker processes (or Ray tasks), stored by one writer.
 
-Parsing is the slow part of an ingest (``read_pdf`` runs at ~17 pages/s per process), storing is not,
+Parsing is the slow part of an ingest of PDFs (BENCHMARKS.md, «PDF extraction»), storing is not,
 and SQLite wants one writer. So the inputs are split into files, each file is read by a worker into
 a list of `PaperRecord` / `ReadError` items, and the parent hands the lists to `Store.ingest` **in
 input order**: the items, hence the stored records, the run's counts and the corpus fingerprint, are

@@ -1,6 +1,6 @@
 """Fill the embedding cache with Ray Data: encoder actors on this machine or on a Ray cluster.
 
-Embedding is the slow stage of a build (one process encodes a few hundred texts/s on a CPU core). This
+Embedding is the slow stage of a build (BENCHMARKS.md, «Embedding speed»). This
 path encodes the texts of a corpus that the cache (`openxiv.indexer.embcache`) lacks with a pool of
 actors, each holding one encoder (``map_batches`` with a callable class and ``concurrency``), and
 writes their vectors into the same cache from the driver (one writer, so SQLite stays consistent).
