@@ -2,7 +2,7 @@
 
 Embedding is the slow stage of a build (BENCHMARKS.md, «Embedding speed»). This
 path encodes the texts of a corpus that the cache (`openxiv.indexer.embcache`) lacks with a pool of
-actors, each holding one encoder (``map_batches`` with a callable class and ``concurrency``), and
+actors, each holding one encoder (``map_batches`` with a callable class on an ``ActorPoolStrategy``), and
 writes their vectors into the same cache from the driver (one writer, so SQLite stays consistent).
 The ordinary ``openxiv index build`` then finds every vector in the cache and encodes nothing.
 
