@@ -344,8 +344,12 @@ def render(results: dict[str, Any]) -> str:
         ing = r.get("ingest", {})
         lines.append(
             f"| {b['counts']['papers']:,} | {b['counts']['passages']:,} | {la} "
-            f"| {ing.get('papers_per_s', 0):,.0f} | {ing.get('peak_rss_mib', 0):,.0f} "
-            f"| {ing.get('db_bytes', 0) / MIB:,.0f} | {b['seconds']:.0f} | {b['peak_rss_mib']:,.0f} "
+            + (
+                f"| {ing['papers_per_s']:,.0f} | {ing['peak_rss_mib']:,.0f} | {ing['db_bytes'] / MIB:,.0f} "
+                if ing
+                else "| - | - | - "  # a --reuse-db run: its corpus was ingested by an earlier run
+            )
+            + f"| {b['seconds']:.0f} | {b['peak_rss_mib']:,.0f} "
             f"| {st.get('bm25_papers', 0):.0f} | {st.get('bm25_passages', 0):.0f} | {bm:,.0f} "
             f"| {sz.get('dense_papers', 0) / MIB:,.0f} | {sz.get('total', 0) / MIB:,.0f} |"
         )
