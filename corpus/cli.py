@@ -147,6 +147,8 @@ def ingest(
         raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write the corpus database {db_path}: {exc}") from exc
+    except ImportError as exc:  # --ray without the [ray] extra (MissingExtra names it)
+        raise click.ClickException(str(exc)) from exc
     _print_summary(summary, db_path, has_report=report is not None)
     if report is not None:
         _write_report(report, inputs, summary, db_path)
