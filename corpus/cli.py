@@ -37,11 +37,19 @@ SHOW_ERRORS = 20
 
 
 def _items(
-    inputs: Sequence[Path], fmt: str | None, progress: bool | None
+    inputs: Sequence[Path], fmt: str | None, progress: bool | None, settings: Settings, ray: bool = False
 ) -> Iterator[PaperRecord | ReadError]:
     from tqdm import tqdm
 
     with tqdm(unit=" records", disable=None if progress is None else not progress, file=sys.stderr) as bar:
+        if settings.ingest_workers > 1 or ray:
+            from openxiv.corpus.parallel import read_parallel
+
+            bar.set_description(f"{'ray' if ray else settings.ingest_workers} workers")
+            for item in read_parallel(inputs, fmt, settings.ingest_workers, settings.ray_address, ray):
+                bar.update(1)
+                yield item
+            return
         for path in inputs:
             bar.set_description(path.name)
             for item in read_path(path, fmt):
@@ -75,6 +83,15 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
 )
 @setting_option("passage_words", type=click.IntRange(min=1))
 @setting_option("passage_overlap", type=click.IntRange(min=0))
+@setting_option("ingest_workers", "--workers", type=click.IntRange(min=1))
+@click.option(
+    "--ray",
+    "on_ray",
+    is_flag=True,
+    help="Parse the input files as Ray tasks (on OPENXIV_RAY_ADDRESS, else a local Ray); the nodes must "
+    "see the same paths. Needs the [ray] extra.",
+)
+@setting_option("ray_address")
 @progress_option()
 def ingest(
     inputs: tuple[Path, ...],
@@ -83,13 +100,18 @@ def ingest(
     report: Path | None,
     passage_words: int | None,
     passage_overlap: int | None,
+    ingest_workers: int | None,
+    on_ray: bool,
+    ray_address: str | None,
     progress: bool | None,
 ) -> None:
     """Read papers from INPUT files or folders into the corpus database.
 
     Formats (detected per file from its first JSON lines unless --format is given): arXiv listing
     JSONL, arXiv OAI/Kaggle metadata JSONL, plain-text full texts ({id, text}), unarXive JSONL, and
-    PDFs. .gz files and folders (read recursively) are accepted. The same paper from several inputs
+    PDFs. .gz files and folders (read recursively) are accepted. With --workers N the files are
+    parsed by N processes (one file each at a time) and stored in input order by this one, so the
+    result is the serial one. The same paper from several inputs
     or versions is stored once; re-running an ingest changes nothing. Bad lines and files are
     reported and skipped, the rest lands.
 
@@ -98,7 +120,11 @@ def ingest(
     interrupted and the batches committed so far stay).
     """
     settings = Settings.from_env().replace(
-        db=db, passage_words=passage_words, passage_overlap=passage_overlap
+        db=db,
+        passage_words=passage_words,
+        passage_overlap=passage_overlap,
+        ingest_workers=ingest_workers,
+        ray_address=ray_address,
     )
     if settings.passage_words < 1 or not 0 <= settings.passage_overlap < settings.passage_words:
         raise click.BadParameter(
@@ -108,7 +134,7 @@ def ingest(
     db_path = settings.db_path
     try:
         with terminate_as_interrupt(), Store(db_path) as store:
-            summary = store.ingest(_items(inputs, fmt, progress), settings=settings)
+            summary = store.ingest(_items(inputs, fmt, progress, settings, on_ray), settings=settings)
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         click.echo(
@@ -121,6 +147,8 @@ def ingest(
         raise click.ClickException(f"{db_path} is not a usable corpus database: {exc.orig}") from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write the corpus database {db_path}: {exc}") from exc
+    except ImportError as exc:  # --ray without the [ray] extra (MissingExtra names it)
+        raise click.ClickException(str(exc)) from exc
     _print_summary(summary, db_path, has_report=report is not None)
     if report is not None:
         _write_report(report, inputs, summary, db_path)

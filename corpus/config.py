@@ -102,6 +102,13 @@ class Settings(BaseSettings):
     BENCHMARKS.md, "Dense ANN vs exact", has the measured speed and recall."""
     ann_threshold: int = 200_000
     """Vector count above which HNSW replaces exact FAISS search."""
+    ray_address: str | None = None
+    """Ray cluster for `openxiv index embed` and `openxiv ingest --ray`: unset starts a local Ray
+    (`ray.init()`); `auto` joins the cluster of this node, `ray://host:10001` a remote one."""
+    embed_actors: int = 0
+    """Encoder actors of `openxiv index embed` (each loads the model once); 0 = one per CPU Ray sees."""
+    ingest_workers: int = 1
+    """Processes that parse inputs in `openxiv ingest` (one writer stores them); 1 = in process."""
 
     # --- BM25 (indexer) --------------------------------------------------------------------
     bm25_k1: float = 1.2

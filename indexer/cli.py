@@ -20,6 +20,7 @@ from openxiv.corpus.options import (
     show_progress,
 )
 from openxiv.indexer import layout
+from openxiv.indexer.embed_cli import embed_cmd, encoder_options
 
 __all__ = ["index"]
 
@@ -50,15 +51,7 @@ def index() -> None:
     default=None,
     help="Deprecated spelling of --index (still works, with a warning).",
 )
-@setting_option("embed", type=click.Choice(["papers", "passages", "both", "none"]))
-@setting_option("model")
-@setting_option("embed_max_tokens", "--embed-max-tokens", "--max-tokens", type=click.IntRange(min=1))
-@click.option(
-    "--cache",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Embedding cache file (default: <data_dir>/embcache.sqlite).",
-)
+@encoder_options(["papers", "passages", "both", "none"], "Embedding cache file")
 @click.option("--keep", type=int, default=2, show_default=True, help="Snapshots kept (the live one always).")
 @click.option(
     "--if-changed",
@@ -222,3 +215,6 @@ def _human(m: dict[str, Any], others: list[str]) -> str:
     if others:
         lines.append("snapshots    " + ", ".join(others))
     return "\n".join(lines)
+
+
+index.add_command(embed_cmd)

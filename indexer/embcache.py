@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -61,6 +61,22 @@ class EmbeddingCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
 
+    def _rows(self, model: str, max_tokens: int, shas: Sequence[str]) -> Iterator[tuple[str, np.ndarray]]:
+        """``(sha, vector view)`` of the cached ones among the distinct ``shas``, 900 per query (SQLite's
+        host-parameter limit); a stored vector whose length disagrees with its ``dim`` is skipped."""
+        for start in range(0, len(shas), 900):
+            part = shas[start : start + 900]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT text_sha256, dim, vec FROM vectors WHERE model=? AND max_tokens=? "
+                f"AND text_sha256 IN ({marks})",
+                (model, max_tokens, *part),
+            )
+            for sha, dim, blob in rows:
+                vec = np.frombuffer(blob, dtype="<f4")
+                if vec.shape[0] == dim:
+                    yield sha, vec
+
     def get_many(self, keys: Sequence[CacheKey]) -> dict[CacheKey, np.ndarray]:
         """The cached vectors among ``keys`` (missing keys are simply absent)."""
         out: dict[CacheKey, np.ndarray] = {}
@@ -68,20 +84,26 @@ class EmbeddingCache:
         for k in keys:
             groups.setdefault((k.model, int(k.max_tokens)), []).append(k.text_sha256)
         for (model, mt), shas in groups.items():
-            uniq = list(dict.fromkeys(shas))
-            for start in range(0, len(uniq), 900):
-                part = uniq[start : start + 900]
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT text_sha256, dim, vec FROM vectors WHERE model=? AND max_tokens=? "
-                    f"AND text_sha256 IN ({marks})",
-                    (model, mt, *part),
-                )
-                for sha, dim, blob in rows:
-                    vec = np.frombuffer(blob, dtype="<f4")
-                    if vec.shape[0] == dim:
-                        out[CacheKey(model, mt, sha)] = vec.astype(np.float32)
+            for sha, vec in self._rows(model, mt, list(dict.fromkeys(shas))):
+                out[CacheKey(model, mt, sha)] = vec.astype(np.float32)
         return out
+
+    def fill(self, keys: Sequence[CacheKey], out: np.ndarray) -> np.ndarray:
+        """Write the cached vector of ``keys[i]`` into ``out[i]`` (in place, no per-vector copy);
+        returns a boolean mask of the rows found. ``out`` must have one row per key and the vectors'
+        width; rows of missing keys are left as they were."""
+        found = np.zeros(len(keys), dtype=bool)
+        groups: dict[tuple[str, int], dict[str, list[int]]] = {}
+        for i, k in enumerate(keys):
+            groups.setdefault((k.model, int(k.max_tokens)), {}).setdefault(k.text_sha256, []).append(i)
+        for (model, mt), rows_of in groups.items():
+            for sha, vec in self._rows(model, mt, list(rows_of)):
+                if vec.shape[0] != out.shape[1]:
+                    continue
+                for i in rows_of[sha]:
+                    out[i] = vec
+                    found[i] = True
+        return found
 
     def put_many(self, keys: Sequence[CacheKey], vectors: np.ndarray) -> None:
         """Store ``vectors[i]`` under ``keys[i]`` (one transaction; existing keys are overwritten)."""
@@ -136,15 +158,11 @@ def encode_cached(
     if cache is None:
         return encoder.encode(texts, batch_size=batch_size, progress=progress)
     keys = cache_keys(encoder, texts)
-    found = cache.get_many(keys)
     out = np.empty((n, encoder.dim), dtype=np.float32)
+    found = cache.fill(keys, out)  # straight into the result: no second copy of the vectors
     first_of: dict[CacheKey, int] = {}
-    for i, k in enumerate(keys):
-        v = found.get(k)
-        if v is not None and v.shape[0] == encoder.dim:
-            out[i] = v
-        elif k not in first_of:
-            first_of[k] = i
+    for i in np.flatnonzero(~found).tolist():
+        first_of.setdefault(keys[i], i)
     if first_of:
         missing = sorted(first_of.values(), key=lambda i: (-len(texts[i]), i))
         bar = None

@@ -24,7 +24,7 @@ from pathlib import Path
 from openxiv.corpus.readers._jsonl import Parse, iter_json_lines, read_json_records
 from openxiv.corpus.records import PaperRecord, ReadError
 
-__all__ = ["DETECT_LINES", "FORMATS", "FormatError", "detect_format", "read_path"]
+__all__ = ["DETECT_LINES", "FORMATS", "FormatError", "detect_format", "iter_files", "read_file", "read_path"]
 
 FORMATS = ("listing", "oai", "plaintext", "unarxive", "pdf")
 
@@ -157,17 +157,25 @@ def read_path(path: str | Path, format: str | None = None) -> Iterator[PaperReco
         yield ReadError(path.name or str(path), "file", f"no such file or folder: {path}")
         return
     for file in iter_files(path):
-        try:
-            fmt = format or detect_format(file)
-            reader = _reader(fmt)
-        except FormatError as exc:
-            if file != path and file.name.lower().endswith(".json"):
-                # A plain .json document met in a folder (MANIFEST.json, a config file) is not
-                # input; a .json file named on the command line is, and its problem is reported.
-                continue
-            yield ReadError(file.name, "file", str(exc))
-            continue
-        try:
-            yield from reader(file)
-        except Exception as exc:  # a reader bug must not lose the rest of the batch
-            yield ReadError(file.name, "file", f"{fmt} reader failed: {type(exc).__name__}: {exc}")
+        yield from read_file(file, format, in_folder=file != path)
+
+
+def read_file(
+    file: Path, format: str | None = None, in_folder: bool = False
+) -> Iterator[PaperRecord | ReadError]:
+    """Records of one input file (`read_path` reads a folder file by file with this; so do the worker
+    processes of a parallel ingest). ``in_folder``: met in a folder rather than named by the user."""
+    try:
+        fmt = format or detect_format(file)
+        reader = _reader(fmt)
+    except FormatError as exc:
+        if in_folder and file.name.lower().endswith(".json"):
+            # A plain .json document met in a folder (MANIFEST.json, a config file) is not
+            # input; a .json file named on the command line is, and its problem is reported.
+            return
+        yield ReadError(file.name, "file", str(exc))
+        return
+    try:
+        yield from reader(file)
+    except Exception as exc:  # a reader bug must not lose the rest of the batch
+        yield ReadError(file.name, "file", f"{fmt} reader failed: {type(exc).__name__}: {exc}")

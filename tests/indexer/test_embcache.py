@@ -116,3 +116,27 @@ def test_cache_keys_use_fingerprint_length_and_sha(minilm: Encoder):
     (k,) = cache_keys(minilm, ["hello"])
     assert k == CacheKey(minilm.fingerprint, 64, text_sha256("hello"))
     assert len(k.text_sha256) == 64
+
+
+def test_cached_vectors_are_read_into_the_result_without_a_second_copy(
+    minilm: Encoder, dense_texts: list[str], dense_vectors: np.ndarray, tmp_path: Path
+):
+    """A build over an all-cached corpus holds the result array once, not also a dict of per-vector
+    copies: at 250k papers the copies added ~0.5 GiB to the build's peak (BENCHMARKS.md, "Scale"),
+    ~5 GiB at 2.7M."""
+    import tracemalloc
+
+    enc = CountingEncoder(minilm)
+    texts = [f"{t} (copy {i})" for i in range(8) for t in dense_texts]  # 2,880 distinct texts
+    vecs = np.concatenate([dense_vectors] * 8)
+    with EmbeddingCache(tmp_path / "c.sqlite") as cache:
+        cache.put_many(cache_keys(enc, texts), vecs)
+        tracemalloc.start()
+        try:
+            out = encode_cached(enc, texts, cache, progress=False)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert enc.texts_encoded == 0
+    np.testing.assert_array_equal(out, vecs)
+    assert peak < 1.6 * out.nbytes, f"peak {peak / out.nbytes:.2f} x the result"
