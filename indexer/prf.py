@@ -66,8 +66,9 @@ class FeedbackConfig:
     """Words of the expanded query."""
     weight: float = 0.3
     """Weight of the feedback list in the fusion (the BM25 family has ``weight_bm25``)."""
-    gate: float = 1.2
-    """Confident when the first pass's best BM25 score is at least ``gate`` times its 10th (<= 1: never)."""
+    gate: float = 1.0
+    """Confident when the first pass's best BM25 score is at least ``gate`` times its 10th (<= 1:
+    always, 0: this test off)."""
     coverage: float = 0.6
     """Confident when the best passage of the best paper holds this share of the query's words (> 1: never)."""
     head: int = 10
@@ -138,9 +139,12 @@ class DocTerms:
 
 def confident(scores: np.ndarray, ratio: float) -> bool:
     """Whether the first pass already singles out its answer: the best score is at least ``ratio``
-    times the 10th (an exact sentence or a title matched). ``ratio`` <= 1 never says so."""
-    if ratio <= 1.0:
+    times the 10th (an exact sentence or a title matched). ``ratio`` <= 0 never says so; ``ratio``
+    <= 1 always does (every query keeps its head: the shipped default)."""
+    if ratio <= 0.0:
         return False
+    if ratio <= 1.0:
+        return True
     _, top = top_k_rows(scores, 10)
     return top.size == 10 and float(top[0]) >= ratio * float(top[-1])
 

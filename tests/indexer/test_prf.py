@@ -82,7 +82,8 @@ def test_confident_first_pass_is_told_by_the_score_ratio(papers: Any, sparse_ind
     exact = papers.scores(papers.query_tokens(title))
     topic = papers.scores(papers.query_tokens("large language model reasoning"))
     assert confident(exact, 1.5) and not confident(topic, 1.5)
-    assert not confident(exact, 1.0)  # ratio <= 1: the test is off
+    assert confident(topic, 1.0)  # ratio <= 1: every query keeps its head
+    assert not confident(exact, 0.0)  # 0: the test is off
     rows, _ = feedback_list(DocTerms(papers), topic, FeedbackConfig(docs=10, terms=20), 50)
     assert rows.size == 50
 
@@ -176,7 +177,7 @@ def test_feedback_is_on_by_default_and_reported(sparse_index: Any) -> None:
         "docs": 10,
         "terms": 20,
         "weight": 0.3,
-        "gate": 1.2,
+        "gate": 1.0,
         "coverage": 0.6,
         "head": 10,
     }
