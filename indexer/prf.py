@@ -200,17 +200,19 @@ def keep_head(
     plain: tuple[np.ndarray, np.ndarray], fed: tuple[np.ndarray, np.ndarray], head: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The fused ranking with feedback (``fed``: rows, scores) below the first ``head`` rows of the
-    one without (``plain``). Scores are ``fed``'s, raised where needed so they still decrease down the
-    list (a kept row the feedback would have placed lower takes the score of the row after it)."""
-    kept = plain[0][:head]
+    one without (``plain``). The tail keeps ``fed``'s scores; the kept rows keep ``plain``'s score
+    differences, shifted to sit just above the tail's best, so scores decrease down the list and
+    the kept rows tie only where ``plain`` tied them (then in its arxiv_id order)."""
+    kept_rows, kept_scores = plain[0][:head], plain[1][:head].astype(np.float64)
     fed_rows, fed_scores = fed
-    by_row = dict(zip(fed_rows.tolist(), fed_scores.tolist(), strict=True))
-    tail = ~np.isin(fed_rows, kept)
-    rows = np.concatenate([kept, fed_rows[tail]]).astype(np.int64)
-    scores = np.concatenate(
-        [
-            np.array([by_row.get(r, 0.0) for r in kept.tolist()], np.float64),
-            fed_scores[tail].astype(np.float64),
-        ]
-    )
-    return rows, np.maximum.accumulate(scores[::-1])[::-1]
+    tail = ~np.isin(fed_rows, kept_rows)
+    tail_scores = fed_scores[tail].astype(np.float64)
+    if kept_rows.size:
+        floor = float(tail_scores[0]) if tail_scores.size else 0.0
+        kept_scores = floor + HEAD_STEP + (kept_scores - kept_scores[-1])
+    rows = np.concatenate([kept_rows, fed_rows[tail]]).astype(np.int64)
+    return rows, np.concatenate([kept_scores, tail_scores])
+
+
+HEAD_STEP = 1e-6
+"""How far the last kept row sits above the best row of the tail (any positive gap keeps the order)."""

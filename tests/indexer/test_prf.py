@@ -139,6 +139,9 @@ def test_keep_head_puts_the_plain_head_on_the_fed_tail() -> None:
     assert rows.tolist() == [5, 4, 1, 2, 6, 3]
     assert (np.diff(scores) <= 0).all()
     assert scores[2:].tolist() == pytest.approx([1.0, 0.95, 0.5, 0.4])
+    # the kept rows stay strictly above the tail and keep their order by score: lifting both to
+    # the tail's best score made a tie that the arxiv_id tie-break then contradicted (test_snapshot)
+    assert scores[0] > scores[1] > scores[2]
     assert keep_head(plain, fed, 0)[0].tolist() == fed[0].tolist()
 
 
