@@ -170,9 +170,18 @@ class Settings(BaseSettings):
     """Words of the expanded query (pseudo-relevance feedback)."""
     prf_weight: float = Field(0.3, ge=0.0)
     """Weight of the feedback list in the fusion, beside `weight_bm25` and `weight_dense`."""
-    prf_gate: float = Field(1.4, ge=0.0)
-    """No feedback for a query whose best BM25 score is at least this many times its 10th (an exact
-    sentence or a paper's rare words already found); values <= 1 mean always."""
+    prf_gate: float = Field(1.0, ge=0.0)
+    """A query whose best BM25 score is at least this many times its 10th is *confident* (an exact
+    sentence or a paper's rare words already found): its first `prf_head` places stay those of the
+    ranking without feedback. 1 (the default) makes every query confident, so feedback reorders only
+    below the head (the rule in docs/indexing.md picked that); 1.2 with `prf_coverage` 0.6 lets
+    feedback into the head of topic queries too; 0 turns this test off."""
+    prf_coverage: float = Field(0.6, ge=0.0)
+    """A query is also confident when the best passage of its best paper holds at least this share of
+    its words (a known-item query is one passage's words); values > 1 turn this test off."""
+    prf_head: int = Field(10, ge=0)
+    """Places of the ranking without feedback that a confident query keeps; feedback reorders only
+    the places below them (0: feedback everywhere)."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"

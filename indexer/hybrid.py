@@ -56,7 +56,14 @@ from openxiv.indexer.backend import UnknownMode as UnsupportedMode  # kept for o
 from openxiv.indexer.fusion import Side, fuse, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
-from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
+from openxiv.indexer.prf import (
+    DocTerms,
+    FeedbackConfig,
+    confident,
+    feedback_list,
+    keep_head,
+    passage_coverage,
+)
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "Ranking", "SideResult", "UnsupportedMode", "encoder_for"]
@@ -248,18 +255,17 @@ class HybridBackend(Ranking):
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
+        head = 0
+        """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.prf`)."""
         if (
             self.feedback.enabled
             and "bm25_papers" in sides
             and (parse_mode(mode) or self.settings.fusion) in FUSION_METHODS
         ):
-            first = (
-                paper_s
-                if passage_scores is None
-                else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
+            results["bm25_feedback"] = SideResult(
+                *feedback_list(self._paper_terms(), paper_s, self.feedback, depth)
             )
-            if (fb := feedback_list(self._paper_terms(), paper_s, first, self.feedback, depth)) is not None:
-                results["bm25_feedback"] = SideResult(*fb)
+            head = self._confident_head(query, paper_s, ph if passage_scores is not None else None)
         timings["bm25"] = _ms(t)
         if lexical is not None:
             total = int(lexical.sum())
@@ -284,6 +290,10 @@ class HybridBackend(Ranking):
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
         fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
+        if head:
+            plain = {n: r for n, r in results.items() if n != "bm25_feedback"}
+            plain_fused = fuse(self._families(plain, sides), method, self.settings.rrf_k)
+            fused_rows, fused_scores = keep_head(plain_fused, (fused_rows, fused_scores), head)
         page_rows = fused_rows[offset : offset + top_k]
         page_scores = fused_scores[offset : offset + top_k]
         hits = []
@@ -326,6 +336,19 @@ class HybridBackend(Ranking):
             if "bm25_papers" not in self._doc_terms:
                 self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
             return self._doc_terms["bm25_papers"]
+
+    def _confident_head(self, query: str, paper_s: np.ndarray, ph: Any) -> int:
+        """``feedback.head`` when the first pass is confident (`openxiv.indexer.prf`), else 0: its best
+        BM25 score stands out (paper text or passage), or the best paper's best passage holds the
+        query's words."""
+        first = paper_s if ph is None else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
+        if confident(first, self.feedback.gate):
+            return self.feedback.head
+        if ph is None or self.passages is None or not first.any():
+            return 0
+        best = int(top_k_rows(first, 1)[0][0])
+        covered = passage_coverage(self.passages, best, ph.passage_scores, query)
+        return self.feedback.head if covered >= self.feedback.coverage else 0
 
     def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> SideResult:
         index = self.dense[side]

@@ -64,22 +64,40 @@ SWEEP: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
     ),
 }
 # pseudo-relevance feedback (openxiv.indexer.prf): the feedback list's weight decides what known items
-# lose; the number of feedback papers and words is chosen by --cv (2-fold over the topic queries)
-FEEDBACK = {"prf_docs": 10, "prf_terms": 20, "prf_gate": 0.0}
+# lose; the number of feedback papers and words is chosen by --cv (2-fold over the topic queries);
+# which queries keep the head of the ranking without feedback (gate, coverage, head) by the 2-fold
+# cross-validation over all three query sets in docs/indexing.md
+FEEDBACK = {"prf_docs": 10, "prf_terms": 20, "prf_gate": 0.0, "prf_coverage": 2.0, "prf_head": 10}
 CONFIGS.update(
     {
         f"hybrid weighted 1:0.3 + feedback x{w}": ("weighted", {**FEEDBACK, "prf_weight": w}, W03)
         for w in (0.2, 0.3, 0.5)
     }
 )
-CONFIGS["hybrid weighted 1:0.3 + feedback x0.3, gate 1.4"] = (
+FB03 = {**FEEDBACK, "prf_weight": 0.3}
+CONFIGS["hybrid weighted 1:0.3 + feedback x0.3, none when ratio >= 1.4 (round 1)"] = (
     "weighted",
-    {**FEEDBACK, "prf_weight": 0.3, "prf_gate": 1.4},
+    {**FB03, "prf_gate": 1.4, "prf_head": 1_000_000},
+    W03,
+)
+CONFIGS["hybrid weighted 1:0.3 + feedback x0.3, head 10 kept when ratio >= 1.2 or coverage >= 0.6"] = (
+    "weighted",
+    {**FB03, "prf_gate": 1.2, "prf_coverage": 0.6},
+    W03,
+)
+CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 5"] = (
+    "weighted",
+    {**FB03, "prf_gate": 1.0, "prf_head": 5},
+    W03,
+)
+CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 10"] = (
+    "weighted",
+    {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
     W03,
 )
 SWEEP["hybrid zscore 1:0.5 + feedback x0.3"] = (
     "zscore",
-    {**FEEDBACK, "prf_weight": 0.3},
+    {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
     {"bm25": 1.0, "dense": 0.5},
 )
 CV_GRID = [{"prf_docs": d, "prf_terms": t} for d in (5, 10, 20) for t in (10, 20, 40)]
@@ -399,43 +417,55 @@ def main() -> None:
     )
 
 
-TARGET_EXACT, TARGET_KEYWORDS = 0.98, 0.95
-"""Known-item success@10 the shipped ranking must keep (issue 14)."""
-RECALL_NOISE = 0.005
-"""Topic Recall@100 differences below this are noise on 103 queries (one relevant paper in ~70
-queries); among rows that close to the best, the one with the best known-item MRR@10 is chosen."""
+TARGET_EXACT, TARGET_KEYWORDS = 0.985, 0.96
+"""Known-item success@10 the shipped ranking must keep on the dev sets: issue 14's floors (0.98 /
+0.95) plus a margin, because held-out sets judge the project and a default tuned onto a floor of the
+dev sets sits below it there half the time."""
+MRR_DROP = 0.02
+"""Most known-item MRR@10 (exact, keywords) a row may lose against the ranking without feedback."""
+NO_FEEDBACK = "hybrid weighted 1:0.3"
+RECALL_NOISE = 0.003
+"""Topic Recall@100 differences below this are noise on 103 queries; among rows that close to the
+best, the one with the best keywords MRR@10 (then exact MRR@10) is chosen."""
 
 
 def choose(rows: list[dict[str, Any]]) -> str:
-    """The rule that picks the shipped ranking: the most topic Recall@100 among hybrid configurations
-    on the default encoder's index whose known-item success@10 keeps the targets (exact >= 0.98,
-    keywords >= 0.95; issue 14), preferring the best known-item MRR@10 among rows within
-    `RECALL_NOISE` of that recall. Until issue 14 the bar was BM25's own success (0.997 / 0.970),
-    which no configuration that reorders topic results by more than the dense side could pass."""
+    """The rule that picks the shipped ranking, fixed before the second round of issue 14 measured
+    anything: the most topic Recall@100 among hybrid configurations on the default encoder's index
+    that keep the known items with a margin (success@10 exact >= `TARGET_EXACT`, keywords >=
+    `TARGET_KEYWORDS`, MRR@10 of each kind at most `MRR_DROP` below the `NO_FEEDBACK` row); among
+    rows within `RECALL_NOISE` of that recall, the best keywords MRR@10."""
     encoder = default_encoder()
     base = next((r for r in rows if r["config"].startswith("bm25 (papers")), None)
     candidates = [r for r in rows if r["encoder"] == encoder and r["config"].startswith("hybrid")]
-    if base is None or not candidates:
-        return "(no BM25 row or no hybrid row on the default encoder's index: nothing to choose from)"
-    eps = 1e-9  # 285/300 is 0.95
+    plain = next((r for r in candidates if r["config"].removesuffix(" (default)") == NO_FEEDBACK), None)
+    if base is None or plain is None:
+        return "(no BM25 row or no feedback-free hybrid row on the default encoder's index: nothing to choose from)"
+    eps = 1e-9  # 288/300 is 0.96
     ok = [
         r
         for r in candidates
-        if r["exact_success@10"] >= TARGET_EXACT - eps and r["kw_success@10"] >= TARGET_KEYWORDS - eps
+        if r["exact_success@10"] >= TARGET_EXACT - eps
+        and r["kw_success@10"] >= TARGET_KEYWORDS - eps
+        and r["exact_mrr@10"] >= plain["exact_mrr@10"] - MRR_DROP - eps
+        and r["kw_mrr@10"] >= plain["kw_mrr@10"] - MRR_DROP - eps
     ]
     if not ok:
         return "No hybrid configuration keeps the known-item targets on the default encoder."
     top = max(r["topic_recall@100"] for r in ok)
     near = [r for r in ok if r["topic_recall@100"] >= top - RECALL_NOISE]
-    best = max(near, key=lambda r: (r["exact_mrr@10"] + r["kw_mrr@10"], r["topic_recall@100"]))
+    best = max(
+        near, key=lambda r: (round(r["kw_mrr@10"], 6), round(r["exact_mrr@10"], 6), r["topic_recall@100"])
+    )
     dense = next((r for r in rows if r["encoder"] == encoder and r["config"] == "dense only"), None)
     beats = best["topic_recall@100"] > base["topic_recall@100"] and (
         dense is None or best["topic_recall@100"] > dense["topic_recall@100"]
     )
     return (
-        f"Rule: the most topic Recall@100 among hybrid rows on the default encoder ({encoder}) whose "
-        f"known-item success@10 keeps the targets (exact >= {TARGET_EXACT}, keywords >= {TARGET_KEYWORDS}); "
-        f"among rows within {RECALL_NOISE} of that recall, the best known-item MRR@10 (exact + keywords). "
+        f"Rule: the most topic Recall@100 among hybrid rows on the default encoder ({encoder}) that keep "
+        f"the known items with a margin (success@10 exact >= {TARGET_EXACT}, keywords >= {TARGET_KEYWORDS}; "
+        f"MRR@10 of each kind at most {MRR_DROP} below `{NO_FEEDBACK}`); among rows within {RECALL_NOISE} "
+        "of that recall, the best keywords MRR@10. "
         f"Chosen: **{best['config']}** (topic R@100 "
         f"{best['topic_recall@100']:.3f} against {base['topic_recall@100']:.3f} for BM25 and "
         f"{dense['topic_recall@100'] if dense else float('nan'):.3f} for dense alone; "
