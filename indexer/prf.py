@@ -32,9 +32,9 @@ gated head (1.2 / 0.6) gains topic R@10 but lost the issue-14 rule's tie-break o
 
 Only papers the original query matches get a feedback score (the expansion reorders, it adds none),
 so ``total_count`` and the filters mean what they meant without feedback. The per-paper term view
-is a transpose of the BM25 matrix made once, on the first query that uses feedback (0.2 s and ~75 MB
-for the whole shared corpus); each query then costs about 1.3 ms more (p50; `scripts/bench_quality.py
---feedback-cost`).
+is a transpose of the BM25 matrix made once, on the first query that uses feedback; its time and
+memory, and the cost per query, are measured by `scripts/bench_quality.py --feedback-cost`
+(docs/indexing.md, «Pseudo-relevance feedback»).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.milvus_common import aliases, connect, redact_uri
 from openxiv.indexer.snapshot import OpenIndex, open_index
 
-TOPICS = SHARED / "gold/topic_queries_dev.jsonl"
+TOPICS = SHARED.gold("topic_queries_dev.jsonl")
 N_TOPICS = 15
 
 
