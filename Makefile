@@ -11,6 +11,8 @@ HOST ?= 127.0.0.1
 #   make serve TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
 export OPENXIV_SHARED := $(SHARED)
+# the embedding cache and other data-dir defaults follow DATA (e.g. make serve DATA=/srv/openxiv)
+export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
 .PHONY: help install serve corpus index test lint test-heavy bench demo clean docs
