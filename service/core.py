@@ -18,7 +18,7 @@ from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, U
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.models import Evidence, Hit, QueryResult
-from openxiv.service.text import match_section, sentence_with_context, split_sentences
+from openxiv.service.text import match_section, section_label, sentence_with_context, split_sentences
 
 # the paper -> API model mappings moved to views; imported here for the old import paths
 from openxiv.service.views import (
@@ -130,7 +130,7 @@ def raw_markdown(paper: Paper, sections: list[Section]) -> str:
     if paper.abstract:
         parts.append(f"## Abstract\n\n{paper.abstract.strip()}")
     for s in sections:
-        heading = f"{s.number} {s.name}" if s.number else s.name
+        heading = section_label(s.number, s.name)
         parts.append(f"## {heading}\n\n{s.text.strip()}")
     return "\n\n".join(parts) + "\n"
 

@@ -19,6 +19,7 @@ from openxiv.service.models import (
     SearchResponse,
     SectionResponse,
 )
+from openxiv.service.text import section_label
 
 __all__ = [
     "brief_text",
@@ -105,7 +106,7 @@ def head_text(head: HeadResponse) -> str:
     else:
         out.append(f"Sections ({len(head.sections)}; read one with its name or index):")
         for s in head.sections:
-            label = f"{s.number} {s.name}" if s.number else s.name
+            label = section_label(s.number, s.name)
             out.append(f"  [{s.idx}] {label} ({s.token_count} tokens)")
             if s.tldr:
                 out.append(f"      {_cut(s.tldr, 200)}")

@@ -37,7 +37,7 @@ from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries, check_work
 from openxiv.service.routes_search import holder_of, settings_of
 from openxiv.service.security import UI_COOKIE, is_ui_path, ui_cookie_value
-from openxiv.service.text import token_count
+from openxiv.service.text import section_label, token_count
 from openxiv.service.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 
 __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
@@ -219,7 +219,7 @@ def _paper_view(
         "abstract": highlight(paper.abstract, query, language) if paper.abstract else None,
         "sections": [
             {
-                "label": f"{s.number} {s.name}" if s.number else s.name,
+                "label": section_label(s.number, s.name),
                 "url": _paper_url(base, paper.arxiv_id, query, s.name, back) + "#text",
                 "tokens": token_count(s.text),
                 "depth": min(3, s.number.count(".")) if s.number else 0,
@@ -255,7 +255,7 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
         return render(request, "error.html", status=exc.status_code, error=exc.detail, title="Paper")
     section = (
         {
-            "label": f"{chosen.number} {chosen.name}" if chosen.number else chosen.name,
+            "label": section_label(chosen.number, chosen.name),
             "paragraphs": paragraphs(chosen.text, query, language),
             "tokens": token_count(chosen.text),
         }

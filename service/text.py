@@ -36,6 +36,7 @@ __all__ = [
     "is_boilerplate",
     "match_section",
     "real_sentences",
+    "section_label",
     "sentence_with_context",
     "split_sentences",
     "tldr",
@@ -183,6 +184,11 @@ def sentence_with_context(sentences: Sequence[str], i: int, min_chars: int = TLD
     if len(out) < min_chars and i + 1 < len(sentences):
         out = f"{out} {sentences[i + 1]}"
     return _cut(out, 4 * TLDR_MAX_CHARS)
+
+
+def section_label(number: str | None, name: str) -> str:
+    """A section as people read it: ``"3.2 Attention"``, or the bare name when it has no number."""
+    return f"{number} {name}" if number else name
 
 
 def clean_section_name(name: str) -> str:
