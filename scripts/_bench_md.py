@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
 BENCH_DIR = BENCH.parent / "data" / "bench"
 """Where benchmarks keep what they build (caches, model exports, indexes): data/bench of this checkout."""
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages as ``"a / b / c"``, to print next to a wall-clock timing."""
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def write_section(title: str, body: str, path: Path = BENCH) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -30,7 +31,7 @@ import numpy as np
 import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
+from _bench_md import load_average, write_section
 
 from openxiv.evaluator.shared import SharedData
 
@@ -164,6 +165,7 @@ def main() -> None:
     queries = load_queries(shared)
     stemmer = Stemmer.Stemmer("english")
     n = len(ids)
+    load_start = load_average()
     print(f"{lines} listing lines, {n} unique papers, {len(queries)} topic queries", flush=True)
 
     rows: list[tuple[str, str, str, str, str, str]] = []
@@ -198,7 +200,8 @@ def main() -> None:
         "and an OR query of the same stopword-free words. rank-bm25 latency grows linearly with the corpus "
         "(it scores every document in Python), so its full-corpus row is a linear extrapolation of the "
         "subset measurement, not a measurement.\n\n"
-        f"{table}\n\nChoice by these numbers: **{choice}** (lowest p50 among the full-corpus engines "
+        f"{table}\n\nLoad average (1 / 5 / 15 min) on {os.cpu_count()} cores: {load_start} at the start, "
+        f"{load_average()} at the end.\n\nChoice by these numbers: **{choice}** (lowest p50 among the full-corpus engines "
         "whose Recall@100 is within 0.01 of the best). Command: `.venv/bin/python scripts/bench_bm25.py`"
     )
     print()
