@@ -34,7 +34,7 @@ from openxiv.evaluator.cli import eval_group
 from openxiv.evaluator.shared import SharedData
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_evaluator import make_data, make_ranked  # noqa: E402
+from bench_evaluator import make_data, make_ranked
 
 Case = tuple[str, list[str]]
 
