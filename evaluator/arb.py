@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from openxiv.evaluator import metrics as M
+from openxiv.evaluator.gcpause import gc_paused
 from openxiv.evaluator.io import GoldItem, PassRecord, SubmissionItem
 from openxiv.evaluator.matching import Matcher, MatchResult, try_canonical_id
 from openxiv.evaluator.report import Coverage, EvalReport
@@ -251,6 +252,7 @@ def official_deep(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+@gc_paused()
 def score_arb(
     gold: Sequence[GoldItem],
     subs: Sequence[SubmissionItem],

@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openxiv.evaluator.gcpause import gc_paused
+from openxiv.evaluator.idcache import canonical_ids
+from openxiv.evaluator.matching import looks_like_id
+
 __all__ = [
     "Candidate",
     "EvalInputError",
@@ -136,6 +140,7 @@ def _is_none_answer(titles: list[str], ids: list[str]) -> bool:
     return not vals or all(v in NONE_WORDS for v in vals)
 
 
+@gc_paused()
 def read_arb_gold(path: str | Path) -> list[GoldItem]:
     """AutoResearchBench gold (or any ``question``/``answer``/``arxiv_id`` JSONL); also openxiv query sets."""
     p = Path(path)
@@ -200,10 +205,12 @@ def _candidates(value: Any, where: str) -> list[Candidate]:
     if not isinstance(value, list):
         raise EvalInputError(f"{where}: predictions/final_candidates must be a list")
     out = []
+    # The pass's bare strings go through id normalisation as one batch; looks_like_id then reads the cache.
+    canonical_ids([c.strip() for c in value if type(c) is str])
     for k, c in enumerate(value):
         if isinstance(c, str | int | float):
             s = str(c).strip()
-            out.append(Candidate(s, None) if _looks_like_id(s) else Candidate(None, s))
+            out.append(Candidate(s, None) if looks_like_id(s) else Candidate(None, s))
         elif isinstance(c, dict):
             meta: dict[str, Any] = c["metadata"] if isinstance(c.get("metadata"), dict) else {}
             aid = c.get("arxiv_id", c.get("id", meta.get("arxiv_id")))
@@ -212,13 +219,6 @@ def _candidates(value: Any, where: str) -> list[Candidate]:
         else:
             raise EvalInputError(f"{where}: candidate {k} is neither a string nor an object")
     return out
-
-
-def _looks_like_id(s: str) -> bool:
-    """A bare string is an id attempt (parsed or malformed) unless it looks like a title."""
-    from openxiv.evaluator.matching import looks_like_id
-
-    return looks_like_id(s)
 
 
 def _pass_from_arb(res: dict[str, Any], k: int, where: str) -> PassRecord:
@@ -245,6 +245,7 @@ def _pass_from_arb(res: dict[str, Any], k: int, where: str) -> PassRecord:
     return rec
 
 
+@gc_paused()
 def read_submission(path: str | Path) -> list[SubmissionItem]:
     """AutoResearchBench inference output or simple JSONL (detected per line); passes grouped per item."""
     p = Path(path)
@@ -304,6 +305,7 @@ def _is_jsonl(p: Path) -> bool:
     return False
 
 
+@gc_paused()
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """TREC qrels or a JSONL query set -> ``{qid: {doc: relevance}}`` (relevance may be 0)."""
     p = Path(path)
@@ -344,6 +346,7 @@ def _trec_lines(p: Path) -> Iterator[tuple[int, list[str]]]:
         raise EvalInputError(f"{p}: cannot open ({exc.strerror})") from None
 
 
+@gc_paused()
 def read_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
     """TREC run or JSONL run -> ``{qid: [(doc, score), ...]}`` in file order (not yet sorted)."""
     p = Path(path)

@@ -1,0 +1,31 @@
+"""Pause Python's cyclic garbage collector while the evaluator builds or walks large object trees.
+
+Reading, scoring and rendering 10,000 items allocate millions of small dicts, lists, strings and
+dataclasses. None of them form reference cycles, so reference counting frees every one of them; the
+cyclic collector only adds work: it runs every 700 net allocations and its older generations re-walk
+everything still alive, which grows with the report. On the 10,000-item bench that was about a third
+of the CPU time of reading, scoring and writing JSON (BENCHMARKS.md, "Evaluator").
+
+`gc_paused` works as a context manager and as a decorator, nests, and restores the collector's
+previous state on the way out (also on an exception), so a caller that disabled it keeps it disabled.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["gc_paused"]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block; the collector's state is restored after it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
