@@ -6,6 +6,10 @@ cyclic collector only adds work: it runs every 700 net allocations and its older
 everything still alive, which grows with the report. On the 10,000-item bench that was about a third
 of the CPU time of reading, scoring and writing JSON (BENCHMARKS.md, "Evaluator").
 
+On the way out, what the block allocated and kept is handed to the oldest generation without being
+walked (`gc.freeze` then `gc.unfreeze`, both constant time), unless the caller froze objects itself:
+otherwise the first collection after the block would walk the whole report once more.
+
 `gc_paused` works as a context manager and as a decorator, nests, and restores the collector's
 previous state on the way out (also on an exception), so a caller that disabled it keeps it disabled.
 """
@@ -28,4 +32,9 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                # Survivors of the block go straight to the oldest generation, unwalked (a freeze is
+                # a constant-time list move; unfreeze hands them back to the oldest generation).
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()

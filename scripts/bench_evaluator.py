@@ -102,16 +102,17 @@ def make_ranked(d: Path, n: int, seed: int) -> tuple[Path, Path]:
 def _split(acc: dict[str, float]) -> Iterator[None]:
     """CPU seconds of the scoring stages (per-item rows, aggregates, breakdowns), timed by wrapping
     the evaluator's own functions for the duration of one call."""
-    from openxiv.evaluator import arb
+    from openxiv.evaluator import arb, arb_rows
 
     names = {
-        "_item_row": "per-item rows (match + metrics)",
-        "aggregate_rows": "aggregates + bootstrap CIs",
-        "breakdown": "breakdowns + bootstrap CIs",
+        (arb_rows, "_item_row"): "per-item rows: matching",
+        (arb_rows, "_fill_metrics"): "per-item rows: metrics over arrays",
+        (arb, "aggregate_rows"): "aggregates + bootstrap CIs",
+        (arb, "breakdown"): "breakdowns + bootstrap CIs",
     }
-    saved = {n: getattr(arb, n) for n in names}
+    saved = {n: getattr(*n) for n in names}
 
-    def wrap(name: str, fn: Any) -> Any:
+    def wrap(name: tuple[Any, str], fn: Any) -> Any:
         def timed(*a: Any, **k: Any) -> Any:
             c = time.process_time()
             try:
@@ -121,13 +122,13 @@ def _split(acc: dict[str, float]) -> Iterator[None]:
 
         return timed
 
-    for n, fn in saved.items():
-        setattr(arb, n, wrap(n, fn))
+    for (module, n), fn in saved.items():
+        setattr(module, n, wrap((module, n), fn))
     try:
         yield
     finally:
-        for n, fn in saved.items():
-            setattr(arb, n, fn)
+        for (module, n), fn in saved.items():
+            setattr(module, n, fn)
 
 
 def write_section(title: str, body: str) -> None:

@@ -30,3 +30,20 @@ def test_a_caller_that_disabled_the_collector_keeps_it_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_blocks_survivors_leave_the_young_generations_and_a_callers_freeze_is_kept() -> None:
+    with gc_paused():
+        kept = [{"a": [i]} for i in range(10_000)]
+    young = len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
+    assert young < 5_000  # not the block's 20,000 objects, waiting to be walked by young collections
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            kept += [{"b": [1]}]
+        assert gc.get_freeze_count() == frozen  # the caller's frozen objects were not thawed
+    finally:
+        gc.unfreeze()
+    assert len(kept) == 10_001
