@@ -18,7 +18,7 @@ Formats (full descriptions with examples in docs/evaluator.md):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +156,7 @@ def read_arb_gold(path: str | Path) -> list[GoldItem]:
         seen[key] = n
     if not items:
         raise EvalInputError(f"{p}: no gold items")
+    canonical_ids([i for item in items for i in item.ids])  # one batch: matching then reads the cache
     return items
 
 
@@ -205,8 +206,6 @@ def _candidates(value: Any, where: str) -> list[Candidate]:
     if not isinstance(value, list):
         raise EvalInputError(f"{where}: predictions/final_candidates must be a list")
     out = []
-    # The pass's bare strings go through id normalisation as one batch; looks_like_id then reads the cache.
-    canonical_ids([c.strip() for c in value if type(c) is str])
     for k, c in enumerate(value):
         if isinstance(c, str | int | float):
             s = str(c).strip()
@@ -245,12 +244,40 @@ def _pass_from_arb(res: dict[str, Any], k: int, where: str) -> PassRecord:
     return rec
 
 
+def _normalise_ids_at_once(objs: Iterable[dict[str, Any]]) -> None:
+    """Put every candidate string of a submission through id normalisation in one batch (one regex
+    pass, `openxiv.evaluator.idcache`): telling ids from titles and matching then read the cache.
+    Only a warm-up: a string it misses is normalised when it is met."""
+    texts: list[str] = []
+    for obj in objs:
+        results = obj.get("inference_results")
+        lists = (
+            [r.get("final_candidates") for r in results if isinstance(r, dict)]
+            if isinstance(results, list)
+            else []
+        )
+        for cands in (obj.get("predictions"), *lists):
+            for c in cands if isinstance(cands, list) else ():
+                if isinstance(c, dict):
+                    c = c.get("arxiv_id", c.get("id"))
+                if type(c) is str:
+                    texts.append(c.strip())
+    canonical_ids(texts)
+
+
 @gc_paused()
 def read_submission(path: str | Path) -> list[SubmissionItem]:
     """AutoResearchBench inference output or simple JSONL (detected per line); passes grouped per item."""
     p = Path(path)
     items: dict[str, SubmissionItem] = {}
-    for n, obj in iter_jsonl(p):
+    lines: list[tuple[int, dict[str, Any]]] = []
+    unreadable: EvalInputError | None = None
+    try:
+        lines.extend(iter_jsonl(p))
+    except EvalInputError as exc:  # raised after the lines before it, which may hold an earlier error
+        unreadable = exc
+    _normalise_ids_at_once(obj for _, obj in lines)
+    for n, obj in lines:
         where = _where(p, n)
         if "inference_results" in obj:
             data = obj.get("input_data")
@@ -288,6 +315,8 @@ def read_submission(path: str | Path) -> list[SubmissionItem]:
                 )
             known.add(ps.pass_id)
             item.passes.append(ps)
+    if unreadable is not None:
+        raise unreadable
     return list(items.values())
 
 

@@ -249,16 +249,27 @@ class Matcher:
                     pairs[gi[a]] = (pj[b], f"title {s:.2f}")
                     used_pred.add(pj[b])
                     n_title += 1
-        res = MatchResult(hits=len(pairs), n_pred=len(pred), n_gold=len(gold), title_matches=n_title)
-        res.duplicates = list(duplicates)
-        res.malformed = [p.raw for p in pred if p.kind == "malformed"]
+        matched: list[str] = []
+        missed: list[str] = []
         for i, g in enumerate(gold):
-            if i in pairs:
-                j, how = pairs[i]
-                res.matched.append(f"{g.display}  <-  {pred[j].raw} ({how})")
+            hit = pairs.get(i)
+            if hit is None:
+                missed.append(g.label)
             else:
-                res.missed.append(g.label)
-        res.extra = [p.raw for j, p in enumerate(pred) if j not in used_pred]
+                matched.append(f"{g.display}  <-  {pred[hit[0]].raw} ({hit[1]})")
+        res = MatchResult(
+            hits=len(pairs),
+            n_pred=len(pred),
+            n_gold=len(gold),
+            matched=matched,
+            missed=missed,
+            extra=[p.raw for j, p in enumerate(pred) if j not in used_pred]
+            if used_pred
+            else [p.raw for p in pred],
+            duplicates=list(duplicates),
+            malformed=[p.raw for p in pred if p.kind == "malformed"],
+            title_matches=n_title,
+        )
         self._corpus_checks(pred, res)
         return res
 
