@@ -64,17 +64,20 @@ def _fill(texts: list[str]) -> None:
         for t in texts:
             _cache[t] = _parse(t)
         return
+    cache, shape_ok = _cache, _shape_ok
     for t, (yy, mm, number, version) in zip(texts, lines, strict=True):
-        _cache[t] = _parse(t) if not yy else _by_shape(t, yy + mm, number, version)
+        if not yy:
+            cache[t] = _parse(t)
+            continue
+        ok = shape_ok.get((yy + mm, len(number), version))
+        cache[t] = _first_of_shape(t, yy + mm, number, version) if ok is None else (
+            f"{yy}{mm}.{number}" if ok else None
+        )  # fmt: skip
 
 
-def _by_shape(text: str, yymm: str, number: str, version: str) -> str | None:
-    shape = (yymm, len(number), version)
-    ok = _shape_ok.get(shape)
-    if ok is None:
-        answer = _parse(text)
-        canonical = f"{yymm}.{number}"
-        if answer is not None and answer != canonical:  # an unexpected form: always ask the parser
-            return answer
-        _shape_ok[shape] = ok = answer is not None
-    return f"{yymm}.{number}" if ok else None
+def _first_of_shape(text: str, yymm: str, number: str, version: str) -> str | None:
+    """The parser's answer for ``text``, remembered for its shape when it has the expected form."""
+    answer = _parse(text)
+    if answer is None or answer == f"{yymm}.{number}":
+        _shape_ok[(yymm, len(number), version)] = answer is not None
+    return answer

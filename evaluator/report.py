@@ -179,9 +179,9 @@ def write_json(report: EvalReport, path: str | Path, indent: int | None = None) 
     """Write ``report.to_dict()``; indented up to 2,000 items, compact beyond (json's C encoder is faster: docs/evaluator.md, «Speed»)."""
     if indent is None and len(report.per_item) <= 2000:
         indent = 2
-    Path(path).write_text(
-        json.dumps(report.to_dict(), indent=indent, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    # to_dict() is a fresh tree (its walk would not end on a cycle), so the encoder need not look for one.
+    text = json.dumps(report.to_dict(), indent=indent, ensure_ascii=False, check_circular=False)
+    Path(path).write_text(text + "\n", encoding="utf-8")
 
 
 def fmt(v: Any, digits: int = 4) -> str:
