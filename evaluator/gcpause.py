@@ -3,8 +3,8 @@
 Reading, scoring and rendering 10,000 items allocate millions of small dicts, lists, strings and
 dataclasses. None of them form reference cycles, so reference counting frees every one of them; the
 cyclic collector only adds work: it runs every 700 net allocations and its older generations re-walk
-everything still alive, which grows with the report. On the 10,000-item bench that was about a third
-of the CPU time of reading, scoring and writing JSON (BENCHMARKS.md, "Evaluator").
+everything still alive, which grows with the report: a large share of the CPU time of reading,
+scoring and writing JSON (BENCHMARKS.md, «Evaluator»).
 
 On the way out, what the block allocated and kept is handed to the oldest generation without being
 walked (`gc.freeze` then `gc.unfreeze`, both constant time), unless the caller froze objects itself:

@@ -1,6 +1,6 @@
 """Canonical arXiv ids of many strings, cached: the evaluator's fast path over `openxiv.corpus.ids`.
 
-A 10,000-item submission holds ~130,000 predicted id strings and the gold ~80,000 more; each is
+A submission holds a dozen predicted id strings per item and the gold as many again; each is
 normalised when the file is read (is it an id or a title?) and again when it is matched. The answer
 is always `openxiv.corpus.ids.try_canonical_id`'s; this module only avoids asking twice and makes the
 common spellings cheap:

@@ -45,9 +45,9 @@ def _resample_weights(n: int, n_boot: int, seed: int) -> np.ndarray:
     """``(n_boot, n)`` float matrix: how often each item is drawn in each resample (rows sum to n)."""
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_boot, n))
-    # Counted row by row into the float matrix: one bincount over all n_boot * n draws scattered over
-    # n_boot * n bins (cache misses) and then copied to float took ~0.4 CPU s at n = 10,000, most of
-    # it faulting in the temporaries; the counts are the same.
+    # Counted row by row into the float matrix: one bincount of all n_boot * n draws over n_boot * n
+    # bins misses the cache and faults in three matrix-sized temporaries (BENCHMARKS.md, «Evaluator»);
+    # the counts are the same.
     w = np.empty((n_boot, n), dtype=np.float64)
     for r in range(n_boot):
         w[r] = np.bincount(idx[r], minlength=n)
