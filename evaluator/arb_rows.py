@@ -153,8 +153,10 @@ def _fill_metrics(rows: list[dict[str, Any]], ks: Sequence[int]) -> None:
         np.fromiter((p[c] for p in passes), np.int64, len(passes)) for c in ("hits", "n_pred", "n_gold")
     ]
     values = {name: _array_fn(name)(*counts) for name in SET_METRICS}
-    for p, vals in zip(passes, zip(*(v.tolist() for v in values.values()), strict=True), strict=True):
-        p.update(zip(SET_METRICS, vals, strict=True))
+    for p, metric_values in zip(
+        passes, zip(*(v.tolist() for v in values.values()), strict=True), strict=True
+    ):
+        p.update(zip(SET_METRICS, metric_values, strict=True))
     present = {name: [p[name] is not None for p in passes] for name in EFFICIENCY}
     efficiency = {
         name: (np.array([p[name] if ok else 0.0 for p, ok in zip(passes, present[name], strict=True)],
@@ -177,8 +179,8 @@ def _fill_metrics(rows: list[dict[str, Any]], ks: Sequence[int]) -> None:
         for name, (vals, ok) in efficiency.items():
             cols[name] = _mean_rows(vals[at], ok[at])
         names = list(cols)
-        for i, vals in zip(members, zip(*cols.values(), strict=True), strict=True):
-            rows[i].update(zip(names, vals, strict=True))
+        for i, row_values in zip(members, zip(*cols.values(), strict=True), strict=True):
+            rows[i].update(zip(names, row_values, strict=True))
 
 
 def _array_fn(name: str) -> Any:
