@@ -9,8 +9,14 @@ The cases: the shared AutoResearchBench fixtures (wide and deep gold, the real i
 and without a corpus DB and a cutoff, Dr.Mi mode, a paired comparison), the TaxoBench fixtures (exact
 similarity), and seeded synthetic data from ``scripts/bench_evaluator.py`` (10,000 items with a
 comparison by default, 1,000 items against the corpus DB with a cutoff, in Dr.Mi mode, and a ranked
-run). The synthetic files are written once, by ``save``, under ``DIR/data``: the reports name their
+run) and from `make_passes` (1 to 6 passes per item with efficiency fields, 'none' states, title-only
+gold). The synthetic files are written once, by ``save``, under ``DIR/data``: the reports name their
 input paths, so ``check`` reuses them.
+
+To save the reports of another commit without checking it out, unpack its code beside and put it
+first on the path: ``git archive COMMIT corpus evaluator indexer service | tar -x -C OLD``, link
+``OLD/pkg/openxiv/<part>`` to ``OLD/<part>`` (plus an empty ``__init__.py``), then run ``save`` with
+``PYTHONPATH=OLD/pkg``.
 
 Usage::
 
@@ -24,6 +30,8 @@ left out, with a note, when it does not exist). Shared data comes from `SharedDa
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +74,12 @@ def cases(data: Path, shared: SharedData, db: Path | None) -> Iterator[Case]:
          "--max-candidates", "0", "--threshold", "0.8"],
     )  # fmt: skip
     yield "ranked", ["ranked", "-g", str(small / "qrels.txt"), "-s", str(small / "run.txt")]
+    passes = data / "passes"
+    yield (
+        "bench_passes",
+        ["autoresearchbench", "-g", str(passes / "gold.jsonl"), "-s", str(passes / "a.jsonl"),
+         "--compare", str(passes / "b.jsonl")],
+    )  # fmt: skip
     if db is None:
         return
     yield "arb_wide_db", ["autoresearchbench", "-g", str(wide), "-s", str(sample), "--db", str(db),
@@ -82,6 +96,61 @@ def make_inputs(data: Path, items: int) -> None:
         (data / sub).mkdir(parents=True, exist_ok=True)
         make_data(data / sub, n, seed=0)
     make_ranked(data / "small", 1000, seed=0)
+    make_passes(data / "small" / "gold.jsonl", data / "passes")
+
+
+def make_passes(gold_path: Path, out: Path, seed: int = 1) -> None:
+    """Inference outputs with 1-6 passes per item in shuffled pass order, 'none' and 'empty' states,
+    turn details or only a total time or neither, titles beside ids; a tenth of the gold has titles only."""
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    gold = [json.loads(line) for line in gold_path.read_text(encoding="utf-8").splitlines()]
+    for g in gold:
+        if isinstance(g["arxiv_id"], list) and rng.random() < 0.1:
+            del g["arxiv_id"]
+    (out / "gold.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gold), encoding="utf-8")
+    for name in ("a.jsonl", "b.jsonl"):
+        lines = []
+        for g in gold:
+            ids = g.get("arxiv_id") or []
+            pairs = list(
+                zip(
+                    [ids] if isinstance(ids, str) else ids or [None] * len(g["answer"]),
+                    g["answer"],
+                    strict=True,
+                )
+            )
+            results = []
+            for p in rng.sample(range(6), rng.randint(1, 6)):
+                cands = [
+                    {
+                        "arxiv_id": f"{i}v{rng.randint(1, 3)}" if i and rng.random() < 0.8 else None,
+                        "title": t if rng.random() < 0.5 else None,
+                    }
+                    for i, t in pairs
+                    if rng.random() < 0.5
+                ] + [{"arxiv_id": f"2{rng.randint(301, 312)}.{rng.randint(0, 99999):05d}"}] * rng.randint(
+                    0, 3
+                )
+                res: dict[str, object] = {"pass_id": p, "status": "success", "final_candidates": cands}
+                res["final_candidate_state"] = rng.choice(["ids", "ids", "ids", "none", "empty"])
+                kind = rng.random()
+                if kind < 0.6:
+                    res["turn_details"] = [
+                        {
+                            "action": rng.choice(["tool", "answer", "error"]),
+                            "duration": rng.random() * 9,
+                            "input_tokens": rng.randint(10, 5000),
+                            "output_tokens": rng.randint(1, 900),
+                        }
+                        for _ in range(rng.randint(1, 6))
+                    ]
+                elif kind < 0.8:
+                    res["total_time"] = rng.random() * 60
+                results.append(res)
+            data = {"qid": g["qid"], "question": g["question"]}
+            lines.append(json.dumps({"input_data": data, "inference_results": results}))
+        (out / name).write_text("\n".join(lines) + "\n", encoding="utf-8")  # fmt: skip
 
 
 def run_cases(data: Path, out: Path, db: Path | None) -> list[Path]:
