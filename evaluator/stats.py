@@ -40,7 +40,9 @@ DEFAULT_RESAMPLES = 1000
 _TIE = 1e-12
 
 
-@lru_cache(maxsize=2)
+# Four: a report draws one matrix for all items and one per breakdown group (deep, wide), and a
+# second submission scored for --compare reuses them all, as does the paired test on all items.
+@lru_cache(maxsize=4)
 def _resample_weights(n: int, n_boot: int, seed: int) -> np.ndarray:
     """``(n_boot, n)`` float matrix: how often each item is drawn in each resample (rows sum to n)."""
     rng = np.random.default_rng(seed)
