@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 
 from openxiv.evaluator import metrics as M
-from openxiv.evaluator.io import GoldItem, PassRecord, SubmissionItem
-from openxiv.evaluator.matching import Matcher, MatchResult, try_canonical_id
+from openxiv.evaluator.arb_rows import EFFICIENCY, SET_METRICS, item_rows
+from openxiv.evaluator.gcpause import gc_paused
+from openxiv.evaluator.io import GoldItem, SubmissionItem
+from openxiv.evaluator.matching import Matcher
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows, breakdown
 
 __all__ = ["ArbOptions", "pair_items", "score_arb"]
 
-SET_METRICS = ("iou", "precision", "recall", "f1", "accuracy")
-EFFICIENCY = ("turns", "tool_calls", "last_tokens", "duration_sec")
 KS = (1, 2, 4, 8, 16)
 
 CONVENTIONS = {
@@ -76,119 +76,6 @@ def pair_items(
             continue
         out[g.item_id] = s
     return out, unknown
-
-
-def _score_pass(
-    item: GoldItem, ps: PassRecord, matcher: Matcher, gold_entries: Any, opts: ArbOptions
-) -> dict[str, Any]:
-    flags = []
-    cands = list(ps.candidates)
-    if ps.state == "none":
-        if cands:
-            flags.append(f"state 'none' with {len(cands)} leftover candidates (ignored)")
-        cands = []
-    if item.type == "deep" and opts.max_candidates is not None:
-        cands = cands[: opts.max_candidates]
-    entries, dups = matcher.pred_entries(cands)
-    m: MatchResult = matcher.match(gold_entries, entries, dups)
-    out: dict[str, Any] = {name: M.get_metric(name).fn(m.hits, m.n_pred, m.n_gold) for name in SET_METRICS}
-    out.update(pass_id=ps.pass_id, state=ps.state, status=ps.status, **m.counts())
-    out.update(
-        turns=ps.turn_count,
-        tool_calls=ps.tool_call_count,
-        last_tokens=ps.last_tokens,
-        duration_sec=ps.total_duration,
-        matched=m.matched,
-        missed=m.missed,
-        extra=m.extra,
-        duplicates=m.duplicates,
-        malformed=m.malformed,
-        hallucinated=m.hallucinated,
-        after_cutoff=m.after_cutoff,
-        flags=flags,
-    )
-    return out
-
-
-def _mean(values: Sequence[Any]) -> float | None:
-    vals = [float(v) for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def _item_row(
-    item: GoldItem, sub: SubmissionItem | None, matcher: Matcher, opts: ArbOptions
-) -> dict[str, Any]:
-    gold_entries = matcher.gold_entries(item)
-    passes = sorted(sub.passes, key=lambda p: p.pass_id) if sub is not None else []
-    row: dict[str, Any] = {
-        "item_id": item.item_id,
-        "label": item.question,
-        "type": item.type,
-        "category": item.category or matcher.category(gold_entries),
-        "n_gold": len(gold_entries),
-        "n_passes": len(passes),
-        "status": "scored" if passes else "missing",
-    }
-    unreachable = matcher.gold_not_in_corpus(gold_entries)
-    row["n_gold_not_in_corpus"] = len(unreachable)
-    if not passes:
-        row.update(dict.fromkeys((*SET_METRICS, "accuracy@1"), 0.0))
-        row.update(dict.fromkeys(EFFICIENCY))
-        for k in opts.ks:
-            row[f"pass@{k}"] = None
-            row[f"best_iou@{k}"] = None
-        missed = [g.label for g in gold_entries]
-        row["details"] = {"missed": missed, "flags": ["no submission for this item"]}
-        if unreachable:
-            row["details"]["gold_not_in_corpus"] = unreachable
-        row["passes"] = []
-        return row
-    scored = [_score_pass(item, ps, matcher, gold_entries, opts) for ps in passes]
-    for name in SET_METRICS:
-        row[name] = M.mean_at_k([s[name] for s in scored])
-    row["accuracy@1"] = scored[0]["accuracy"]
-    ious = [s["iou"] for s in scored]
-    correct = [s["accuracy"] for s in scored]
-    for k in opts.ks:
-        ok = len(scored) >= k
-        row[f"pass@{k}"] = M.pass_at_k(correct, k) if ok else None
-        row[f"best_iou@{k}"] = M.best_of_k(ious, k) if ok else None
-    for name in EFFICIENCY:
-        row[name] = _mean([s[name] for s in scored])
-    for c in (
-        "hits",
-        "n_pred",
-        "n_duplicates",
-        "n_malformed",
-        "n_title_matches",
-        "n_hallucinated",
-        "n_after_cutoff",
-    ):
-        row[c] = scored[0][c]
-    first = scored[0]
-    lists = ("matched", "missed", "extra", "duplicates", "malformed", "hallucinated", "after_cutoff", "flags")
-    row["details"] = {k: _decorate(first[k], matcher) for k in lists if first[k]}
-    if len(scored) > 1:
-        row["details"]["flags"] = [
-            *row["details"].get("flags", []),
-            f"details of pass {first['pass_id']} of {len(scored)}",
-        ]
-    row["passes"] = scored  # fresh dicts, not shared with anything else
-    if unreachable:
-        row["details"]["gold_not_in_corpus"] = unreachable
-    return row
-
-
-def _decorate(values: list[str], matcher: Matcher) -> list[str]:
-    """Add corpus titles to bare ids when a corpus DB is given."""
-    if matcher.store is None:
-        return list(values)
-    out = []
-    for v in values:
-        c = try_canonical_id(v)
-        t = matcher.title_of(c) if c else None
-        out.append(f"{v} — {t}" if t else v)
-    return out
 
 
 def official_wide(rows: Sequence[dict[str, Any]], ks: Sequence[int] = KS) -> dict[str, Any]:
@@ -251,6 +138,7 @@ def official_deep(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+@gc_paused()
 def score_arb(
     gold: Sequence[GoldItem],
     subs: Sequence[SubmissionItem],
@@ -260,7 +148,7 @@ def score_arb(
 ) -> EvalReport:
     opts = opts or ArbOptions()
     paired, unknown = pair_items(gold, subs)
-    rows = [_item_row(g, paired.get(g.item_id), matcher, opts) for g in gold]
+    rows = item_rows(gold, paired, matcher, opts)
     # A missing item scores 0 on the @k metrics for every k the submission ran (k <= its most passes).
     most = max((r["n_passes"] for r in rows), default=0)
     for r in rows:

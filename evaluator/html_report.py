@@ -14,6 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from openxiv.evaluator.gcpause import gc_paused
 from openxiv.evaluator.report import EvalReport, aggregate_rows, fmt
 from openxiv.evaluator.svg_plots import density_scatter, histogram
 
@@ -147,6 +148,7 @@ def _plots(report: EvalReport) -> str:
     return "".join(out)
 
 
+@gc_paused()
 def render_html(report: EvalReport) -> str:
     cov = report.coverage
     coverage = f"coverage {cov.answered}/{cov.total} ({cov.fraction:.1%})" if cov is not None else ""

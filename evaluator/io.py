@@ -18,10 +18,14 @@ Formats (full descriptions with examples in docs/evaluator.md):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from openxiv.evaluator.gcpause import gc_paused
+from openxiv.evaluator.idcache import canonical_ids
+from openxiv.evaluator.matching import looks_like_id
 
 __all__ = [
     "Candidate",
@@ -136,6 +140,7 @@ def _is_none_answer(titles: list[str], ids: list[str]) -> bool:
     return not vals or all(v in NONE_WORDS for v in vals)
 
 
+@gc_paused()
 def read_arb_gold(path: str | Path) -> list[GoldItem]:
     """AutoResearchBench gold (or any ``question``/``answer``/``arxiv_id`` JSONL); also openxiv query sets."""
     p = Path(path)
@@ -151,6 +156,7 @@ def read_arb_gold(path: str | Path) -> list[GoldItem]:
         seen[key] = n
     if not items:
         raise EvalInputError(f"{p}: no gold items")
+    canonical_ids([i for item in items for i in item.ids])  # one batch: matching then reads the cache
     return items
 
 
@@ -203,7 +209,7 @@ def _candidates(value: Any, where: str) -> list[Candidate]:
     for k, c in enumerate(value):
         if isinstance(c, str | int | float):
             s = str(c).strip()
-            out.append(Candidate(s, None) if _looks_like_id(s) else Candidate(None, s))
+            out.append(Candidate(s, None) if looks_like_id(s) else Candidate(None, s))
         elif isinstance(c, dict):
             meta: dict[str, Any] = c["metadata"] if isinstance(c.get("metadata"), dict) else {}
             aid = c.get("arxiv_id", c.get("id", meta.get("arxiv_id")))
@@ -212,13 +218,6 @@ def _candidates(value: Any, where: str) -> list[Candidate]:
         else:
             raise EvalInputError(f"{where}: candidate {k} is neither a string nor an object")
     return out
-
-
-def _looks_like_id(s: str) -> bool:
-    """A bare string is an id attempt (parsed or malformed) unless it looks like a title."""
-    from openxiv.evaluator.matching import looks_like_id
-
-    return looks_like_id(s)
 
 
 def _pass_from_arb(res: dict[str, Any], k: int, where: str) -> PassRecord:
@@ -245,11 +244,40 @@ def _pass_from_arb(res: dict[str, Any], k: int, where: str) -> PassRecord:
     return rec
 
 
+def _normalise_ids_at_once(objs: Iterable[dict[str, Any]]) -> None:
+    """Put every candidate string of a submission through id normalisation in one batch (one regex
+    pass, `openxiv.evaluator.idcache`): telling ids from titles and matching then read the cache.
+    Only a warm-up: a string it misses is normalised when it is met."""
+    texts: list[str] = []
+    for obj in objs:
+        results = obj.get("inference_results")
+        lists = (
+            [r.get("final_candidates") for r in results if isinstance(r, dict)]
+            if isinstance(results, list)
+            else []
+        )
+        for cands in (obj.get("predictions"), *lists):
+            for c in cands if isinstance(cands, list) else ():
+                if isinstance(c, dict):
+                    c = c.get("arxiv_id", c.get("id"))
+                if type(c) is str:
+                    texts.append(c.strip())
+    canonical_ids(texts)
+
+
+@gc_paused()
 def read_submission(path: str | Path) -> list[SubmissionItem]:
     """AutoResearchBench inference output or simple JSONL (detected per line); passes grouped per item."""
     p = Path(path)
     items: dict[str, SubmissionItem] = {}
-    for n, obj in iter_jsonl(p):
+    lines: list[tuple[int, dict[str, Any]]] = []
+    unreadable: EvalInputError | None = None
+    try:
+        lines.extend(iter_jsonl(p))
+    except EvalInputError as exc:  # raised after the lines before it, which may hold an earlier error
+        unreadable = exc
+    _normalise_ids_at_once(obj for _, obj in lines)
+    for n, obj in lines:
         where = _where(p, n)
         if "inference_results" in obj:
             data = obj.get("input_data")
@@ -287,6 +315,8 @@ def read_submission(path: str | Path) -> list[SubmissionItem]:
                 )
             known.add(ps.pass_id)
             item.passes.append(ps)
+    if unreadable is not None:
+        raise unreadable
     return list(items.values())
 
 
@@ -304,6 +334,7 @@ def _is_jsonl(p: Path) -> bool:
     return False
 
 
+@gc_paused()
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """TREC qrels or a JSONL query set -> ``{qid: {doc: relevance}}`` (relevance may be 0)."""
     p = Path(path)
@@ -344,6 +375,7 @@ def _trec_lines(p: Path) -> Iterator[tuple[int, list[str]]]:
         raise EvalInputError(f"{p}: cannot open ({exc.strerror})") from None
 
 
+@gc_paused()
 def read_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
     """TREC run or JSONL run -> ``{qid: [(doc, score), ...]}`` in file order (not yet sorted)."""
     p = Path(path)

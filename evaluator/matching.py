@@ -27,19 +27,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from openxiv.corpus.ids import parse_arxiv_id
-from openxiv.corpus.ids import try_canonical_id as _try_canonical_id
+from openxiv.evaluator.idcache import canonical_ids, try_canonical_id
 
 if TYPE_CHECKING:
     from openxiv.evaluator.io import Candidate, GoldItem
 
-__all__ = ["GoldEntry", "MatchResult", "Matcher", "PredEntry", "looks_like_id"]
-
-try_canonical_id = lru_cache(maxsize=1 << 18)(_try_canonical_id)
-"""`openxiv.corpus.ids.try_canonical_id`, memoised: gold ids are normalised once per pass otherwise."""
+__all__ = ["GoldEntry", "MatchResult", "Matcher", "PredEntry", "looks_like_id", "try_canonical_id"]
 
 _ID_HINT = re.compile(r"\d{3,}|^(?:arxiv|https?:|doi|10\.)", re.IGNORECASE)
 
@@ -150,8 +146,7 @@ class Matcher:
         out: list[GoldEntry] = []
         seen: set[str] = set()
         if item.ids:
-            for k, raw in enumerate(item.ids):
-                c = try_canonical_id(raw)
+            for k, (raw, c) in enumerate(zip(item.ids, canonical_ids(item.ids), strict=True)):
                 key = f"id:{c}" if c else f"raw:{raw.strip().lower()}"
                 if key in seen:
                     continue
@@ -207,10 +202,19 @@ class Matcher:
             return t.align_drmi
         return lambda g, p: t.align_titles(g, p, threshold=self.threshold)
 
+    @staticmethod
+    def gold_index(gold: Sequence[GoldEntry]) -> dict[str, int]:
+        """Position of each gold key (what `match` looks predicted keys up in; build it once per item)."""
+        return {g.key: i for i, g in enumerate(gold) if g.key is not None}
+
     def match(
-        self, gold: Sequence[GoldEntry], pred: Sequence[PredEntry], duplicates: Sequence[str] = ()
+        self,
+        gold: Sequence[GoldEntry],
+        pred: Sequence[PredEntry],
+        duplicates: Sequence[str] = (),
+        gold_index: dict[str, int] | None = None,
     ) -> MatchResult:
-        gold_by_key = {g.key: i for i, g in enumerate(gold) if g.key is not None}
+        gold_by_key = self.gold_index(gold) if gold_index is None else gold_index
         pairs: dict[int, tuple[int, str]] = {}  # gold index -> (pred index, how)
         used_pred: set[int] = set()
         for j, p in enumerate(pred):
@@ -219,10 +223,13 @@ class Matcher:
                 pairs[i] = (j, "id" if p.kind == "id" and p.via == "id" else p.via)
                 used_pred.add(j)
         n_title = 0
-        has_titles = any(
-            p.kind == "title" or p.title is not None for j, p in enumerate(pred) if j not in used_pred
-        )
-        if self.title_mode != "off" and has_titles and len(pairs) < len(gold):
+        if (
+            self.title_mode != "off"
+            and len(pairs) < len(gold)
+            and any(
+                p.kind == "title" or p.title is not None for j, p in enumerate(pred) if j not in used_pred
+            )
+        ):
             rounds = (
                 (lambda p: p.kind == "title", lambda g: g.title is not None),
                 (
@@ -242,16 +249,27 @@ class Matcher:
                     pairs[gi[a]] = (pj[b], f"title {s:.2f}")
                     used_pred.add(pj[b])
                     n_title += 1
-        res = MatchResult(hits=len(pairs), n_pred=len(pred), n_gold=len(gold), title_matches=n_title)
-        res.duplicates = list(duplicates)
-        res.malformed = [p.raw for p in pred if p.kind == "malformed"]
+        matched: list[str] = []
+        missed: list[str] = []
         for i, g in enumerate(gold):
-            if i in pairs:
-                j, how = pairs[i]
-                res.matched.append(f"{g.display}  <-  {pred[j].raw} ({how})")
+            hit = pairs.get(i)
+            if hit is None:
+                missed.append(g.label)
             else:
-                res.missed.append(g.label)
-        res.extra = [p.raw for j, p in enumerate(pred) if j not in used_pred]
+                matched.append(f"{g.display}  <-  {pred[hit[0]].raw} ({hit[1]})")
+        res = MatchResult(
+            hits=len(pairs),
+            n_pred=len(pred),
+            n_gold=len(gold),
+            matched=matched,
+            missed=missed,
+            extra=[p.raw for j, p in enumerate(pred) if j not in used_pred]
+            if used_pred
+            else [p.raw for p in pred],
+            duplicates=list(duplicates),
+            malformed=[p.raw for p in pred if p.kind == "malformed"],
+            title_matches=n_title,
+        )
         self._corpus_checks(pred, res)
         return res
 

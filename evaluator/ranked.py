@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from openxiv.evaluator import metrics as M
+from openxiv.evaluator.gcpause import gc_paused
 from openxiv.evaluator.matching import try_canonical_id
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows
@@ -145,6 +146,7 @@ def score_query_reference(ranked: Sequence[str], relevant: set[str], ks: Sequenc
     return out
 
 
+@gc_paused()
 def score_ranked(
     qrels: dict[str, dict[str, int]],
     run: dict[str, list[tuple[str, float]]],

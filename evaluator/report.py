@@ -33,6 +33,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from openxiv.evaluator.gcpause import gc_paused
+
 __all__ = [
     "Aggregate",
     "Comparison",
@@ -116,6 +118,7 @@ class EvalReport:
     def shown_metrics(self) -> list[str]:
         return self.headline or self.metrics
 
+    @gc_paused()
     def to_dict(self) -> dict[str, Any]:
         # Field by field: dataclasses.asdict would deep-copy every per-item row first.
         d: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -171,13 +174,14 @@ def _clean_other(obj: Any) -> Any:
     return obj
 
 
+@gc_paused()
 def write_json(report: EvalReport, path: str | Path, indent: int | None = None) -> None:
     """Write ``report.to_dict()``; indented up to 2,000 items, compact beyond (json's C encoder is faster: docs/evaluator.md, «Speed»)."""
     if indent is None and len(report.per_item) <= 2000:
         indent = 2
-    Path(path).write_text(
-        json.dumps(report.to_dict(), indent=indent, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    # to_dict() is a fresh tree (its walk would not end on a cycle), so the encoder need not look for one.
+    text = json.dumps(report.to_dict(), indent=indent, ensure_ascii=False, check_circular=False)
+    Path(path).write_text(text + "\n", encoding="utf-8")
 
 
 def fmt(v: Any, digits: int = 4) -> str:
@@ -261,6 +265,7 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+@gc_paused()
 def render_markdown(report: EvalReport, max_items: int = 500) -> str:
     """Markdown report: aggregates, coverage, conventions, breakdowns, comparison, per-item table."""
     out = [f"# {report.name}", "", f"Benchmark: `{report.benchmark}`", ""]

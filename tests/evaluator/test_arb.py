@@ -153,3 +153,52 @@ def test_type_breakdown_with_mixed_gold(arb_dir: Path, tmp_path: Path) -> None:
     assert set(rep.breakdowns["type"]) == {"deep", "wide"}
     assert rep.breakdowns["type"]["wide"]["iou"].value == pytest.approx(0.5)
     assert rep.breakdowns["type"]["deep"]["accuracy"].value == 0.0
+
+
+def test_items_with_one_to_six_passes_get_the_registry_values_of_their_passes(tmp_path: Path) -> None:
+    """Item metrics are computed over arrays, grouped by pass count: each equals the scalar registry
+    function on that item's own pass rows (including best_iou@k and pass@k past two passes)."""
+    import random
+
+    from openxiv.evaluator import metrics as M
+
+    rng = random.Random(7)
+    gold, sub = [], []
+    for q in range(60):
+        ids = [f"2{rng.randint(301, 312)}.{rng.randint(0, 99999):05d}" for _ in range(rng.randint(1, 6))]
+        gold.append({"qid": f"q{q}", "question": f"question {q}", "answer": [], "arxiv_id": ids})
+        results = []
+        for p in rng.sample(range(8), rng.randint(1, 6)):
+            cands = [{"arxiv_id": i} for i in ids if rng.random() < 0.6] + [
+                {"arxiv_id": "2401.00001"}
+            ] * rng.randint(0, 2)
+            res: dict[str, object] = {"pass_id": p, "final_candidates": cands}
+            if rng.random() < 0.7:  # efficiency fields on some passes only
+                res["turn_details"] = [
+                    {"action": "tool", "duration": rng.random(), "input_tokens": 5, "output_tokens": 1}
+                ] * rng.randint(1, 4)
+            results.append(res)
+        sub.append(
+            {"input_data": {"qid": f"q{q}", "question": f"question {q}"}, "inference_results": results}
+        )
+    report = score_arb(
+        read_arb_gold(write(tmp_path, "g.jsonl", gold)), read_submission(write(tmp_path, "s.jsonl", sub)),
+        Matcher(), ArbOptions(max_candidates=None, n_boot=50),
+    )  # fmt: skip
+    assert {r["n_passes"] for r in report.per_item} == {1, 2, 3, 4, 5, 6}
+    for row in report.per_item:
+        passes = row["passes"]
+        for p in passes:
+            for name in ("iou", "precision", "recall", "f1", "accuracy"):
+                assert p[name] == M.get_metric(name).fn(p["hits"], p["n_pred"], p["n_gold"])
+        for name in ("iou", "precision", "recall", "f1", "accuracy"):
+            assert row[name] == M.mean_at_k([p[name] for p in passes])
+        assert row["accuracy@1"] == passes[0]["accuracy"] and passes == sorted(
+            passes, key=lambda p: p["pass_id"]
+        )
+        for k in (1, 2, 4, 8):
+            enough = len(passes) >= k
+            assert row[f"best_iou@{k}"] == (M.best_of_k([p["iou"] for p in passes], k) if enough else None)
+            assert row[f"pass@{k}"] == (M.pass_at_k([p["accuracy"] for p in passes], k) if enough else None)
+        durations = [p["duration_sec"] for p in passes if p["duration_sec"] is not None]
+        assert row["duration_sec"] == (M.mean_at_k(durations) if durations else None)

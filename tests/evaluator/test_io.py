@@ -98,6 +98,9 @@ def test_simple_submission_and_passes(tmp_path: Path) -> None:
             [{"input_data": {"question": "q"}, "inference_results": [{"final_candidate_state": "x"}]}],
             "line 1 pass 0",
         ),
+        # the first bad line is named, whatever is wrong further down (the reader looks ahead for ids)
+        ([{"qid": "1", "predictions": [], "state": "maybe"}, "{not json"], "line 1: 'state' must be"),
+        ([{"qid": "1", "predictions": ["2301.00001"]}, "{not json"], "line 2: invalid JSON"),
     ],
 )
 def test_submission_errors(tmp_path: Path, lines: list[object], message: str) -> None:

@@ -107,3 +107,38 @@ def test_pass_at_k() -> None:
     assert M.pass_at_k([0.5, 1.0], 1) == pytest.approx(0.5)  # only a score of 1 is "correct"
     assert M.mean_at_k([0.5, 1.0, 0.0]) == pytest.approx(0.5)
     assert M.mean_at_k([]) == 0.0
+
+
+# ------------------------------------------------------------------------- array forms, bit for bit
+SET_NAMES = ("iou", "precision", "recall", "f1", "accuracy")
+
+
+def test_set_metric_array_forms_equal_the_scalar_functions_bit_for_bit() -> None:
+    combos = [(h, p, g) for p in range(25) for g in range(25) for h in range(min(p, g) + 1)]
+    hits, n_pred, n_gold = (np.array(c, dtype=np.int64) for c in zip(*combos, strict=True))
+    for name in SET_NAMES:
+        metric = M.get_metric(name)
+        assert metric.array_fn is not None
+        got = metric.array_fn(hits, n_pred, n_gold).tolist()
+        want = [metric.fn(h, p, g) for h, p, g in combos]
+        assert [x.hex() for x in got] == [float(x).hex() for x in want], name
+
+
+def _pass_values(rng: random.Random, rows: int, n: int) -> np.ndarray:
+    # what passes score: ratios of small counts, exact 0 and 1 among them
+    return np.array(
+        [[min(1.0, rng.randint(0, 20) / rng.randint(1, 25)) for _ in range(n)] for _ in range(rows)]
+    )
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 16, 17])
+def test_pass_metric_row_forms_equal_the_scalar_functions_bit_for_bit(n: int) -> None:
+    rng = random.Random(n)
+    values = _pass_values(rng, 200, n)
+    correct = (values >= 0.5).astype(np.float64)
+    assert M.mean_at_k_rows(values).tolist() == [M.mean_at_k(list(v)) for v in values]
+    for k in range(1, n + 1):
+        assert M.best_of_k_rows(values, k).tolist() == [M.best_of_k(list(v), k) for v in values]
+        assert M.pass_at_k_rows(correct, k).tolist() == [M.pass_at_k(list(c), k) for c in correct]
+    with pytest.raises(ValueError):
+        M.best_of_k_rows(values, n + 1)
