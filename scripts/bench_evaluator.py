@@ -18,14 +18,16 @@ import contextlib
 import json
 import os
 import random
-import re
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import load_average, write_section
+
 WORDS = [
     "neural",
     "sparse",
@@ -131,23 +133,6 @@ def _split(acc: dict[str, float]) -> Iterator[None]:
             setattr(module, n, fn)
 
 
-def _loadavg() -> str:
-    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-def write_section(title: str, body: str) -> None:
-    text = BENCH.read_text(encoding="utf-8") if BENCH.exists() else "# openxiv benchmarks\n"
-    block = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = (
-        pattern.sub(lambda _: block + "\n", text, count=1)
-        if pattern.search(text)
-        else text.rstrip() + "\n\n" + block
-    )
-    BENCH.write_text(text.rstrip() + "\n", encoding="utf-8")
-    print(f"wrote section '## {title}' of {BENCH}")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=10_000)
@@ -166,7 +151,7 @@ def main() -> None:
     times: dict[str, tuple[float, float]] = {}
     split: dict[str, float] = {}
     reports: dict[str, float] = {}
-    load_start = _loadavg()
+    load_start = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         gold_p, a_p, b_p = make_data(d, args.items, args.seed)
@@ -209,7 +194,7 @@ def main() -> None:
             time.process_time() - c0,
         )
 
-    load_end = _loadavg()
+    load_end = load_average()
     total = sum(w for w, _ in times.values())
     total_cpu = sum(c for _, c in times.values())
     one = [times[k][1] for k in list(times)[:3]]  # read, score, reports: one submission end to end
