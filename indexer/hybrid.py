@@ -255,6 +255,8 @@ class HybridBackend(Ranking):
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
+        timings["bm25"] = _ms(t)
+        t = time.perf_counter()
         head = 0
         """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.prf`)."""
         if (
@@ -266,7 +268,7 @@ class HybridBackend(Ranking):
                 *feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores))
             )
             head = self._confident_head(query, paper_s, ph if passage_scores is not None else None)
-        timings["bm25"] = _ms(t)
+            timings["feedback"] = _ms(t)  # the expanded query's BM25 pass: timed apart from the query's own
         if lexical is not None:
             total = int(lexical.sum())
             dense_allowed = lexical if total < lexical.size else allowed
