@@ -32,7 +32,7 @@ STAGES = (
     ("get_passages", "store: evidence passages (one query)"),
     ("lead_sections", "store: lead sections of papers without abstract (one query)"),
     ("evidence", "evidence choice (abstract sentences analyzed)"),
-    ("tldr", "tldr"),
+    ("tldr", "tldr computed per hit (0 when the snapshot stores tldrs: then a lookup, in other)"),
     ("to_hit", "response models (pydantic)"),
     ("json", "JSON encoding"),
     ("other", "other (loops, response assembly)"),
