@@ -73,7 +73,7 @@ def best_sentence(
 
 
 SENTENCE_CACHE = 4096
-"""Abstracts whose analyzed sentences `sentence_terms` keeps (about 5 KB each)."""
+"""Abstracts whose analyzed sentences `sentence_terms` keeps (a few kilobytes each)."""
 
 
 @lru_cache(maxsize=SENTENCE_CACHE)

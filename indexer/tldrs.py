@@ -3,7 +3,7 @@
 A search hit shows its paper's extractive tldr (`openxiv.service.views.paper_tldr`: the first real
 sentence of the abstract, else of the first section with text). Deciding which sentences are real
 costs a regex pass per sentence, and a paper without abstract needs its lead section read from the
-store first; done per hit it was about 2 ms of CPU per 10-hit page (BENCHMARKS, «Search service»).
+store first; done per hit it was a visible share of a page's CPU (BENCHMARKS.md, «Search service»).
 The build runs the same rule once per paper and writes the results in row order:
 
     tldr/tldr.json     {"rules": TLDR_RULES, "papers": n, "with_tldr": k}
