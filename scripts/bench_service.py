@@ -5,6 +5,9 @@ Starts ``openxiv serve`` on INDEX_DIR (a free loopback port, access log off), th
 1. one client, requests one after another: end-to-end latency p50/p95 (client clock);
 2. 8 concurrent clients (one keep-alive connection each): p50/p95, throughput, errors;
 
+each phase on a fresh server after the same warm-up: they send the same queries, and a server that
+kept the first phase's caches (tldrs, sentence splits, analysed abstracts) would flatter the second;
+
 and, in the same run, the irreducible parts of one search as the backend timed them (the
 ``Server-Timing`` header of each response): query encoding, dense search, BM25 search. Server memory
 is the RSS of the server process after the load. Queries are the shared dev sets (topic queries and
@@ -224,12 +227,20 @@ def main() -> None:
 
     queries = load_queries(SharedData.default(), args.requests + args.warmup)
     warm, queries = queries[: args.warmup], queries[args.warmup :]
-    server = Server(args.index, args.threads, args.workers)
     load_before = os.getloadavg()[0]
+    # one fresh server per phase: both phases send the same queries, and the second must not find
+    # the papers' tldrs, sentences and analyses in the caches the first filled
+    server = Server(args.index, args.threads, args.workers)
     try:
         info = httpx.get(server.url + "/v1/index", timeout=60).json()
         phase(server.url, warm, 1)
         single = phase(server.url, queries, 1, server)
+    finally:
+        server.stop()
+    startup_s = server.startup_s
+    server = Server(args.index, args.threads, args.workers)
+    try:
+        phase(server.url, warm, 1)
         multi = phase(server.url, queries, args.clients, server)
         rss = server.rss_mib()
         load_after = os.getloadavg()[0]
@@ -289,7 +300,8 @@ minus this total is uvicorn, FastAPI and the request model:
 query encoder `{info.get("manifest", {}).get("embedding", {}).get("encoder")}`,
 {stats.get("passages", "?"):,} passages; sides: {sides}. {len(queries)} requests per phase (shared dev
 topic + known-item queries, interleaved), after {args.warmup} warm-up requests; server startup
-{server.startup_s:.1f} s. The parts are the backend's own timings of each request (`Server-Timing`),
+{startup_s:.1f} s; each phase on a fresh server (same warm-up), so the second finds no cache the
+first filled. The parts are the backend's own timings of each request (`Server-Timing`),
 medians of the single-client phase.
 
 | phase | p50 ms | p95 ms | throughput req/s | server CPU ms / request | req/s per core | errors |
