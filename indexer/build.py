@@ -49,6 +49,7 @@ from openxiv.indexer.snapshot import (
     verify_snapshot,
 )
 from openxiv.indexer.sparse import STOPWORDS, PassageIndex, SparseIndex
+from openxiv.indexer.tldrs import build_tldrs, write_tldrs
 
 __all__ = [
     "EMBED_CHOICES",
@@ -305,10 +306,13 @@ class CorpusRead:
     """Paper row of each passage."""
     ids: list[int]
     """Corpus passage id of each passage."""
+    tldr: dict[str, Any] = field(default_factory=dict)
+    """What `openxiv.indexer.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
 
 
 def read_corpus(tmp: Path, stages: _Stages, progress: bool) -> CorpusRead:
-    """Read papers and passages from ``tmp``'s corpus copy and save the paper metadata arrays."""
+    """Read papers and passages from ``tmp``'s corpus copy; save the paper metadata arrays and the
+    papers' tldrs (`openxiv.indexer.tldrs`)."""
     from openxiv.corpus.store import Store
 
     store = Store.open_readonly(tmp / layout.CORPUS)
@@ -324,6 +328,8 @@ def read_corpus(tmp: Path, stages: _Stages, progress: bool) -> CorpusRead:
                 out.texts.append(pv.text)
                 out.rows.append(row_of[pv.arxiv_id])
                 out.ids.append(pv.passage_id)
+        with stages("tldr"):
+            out.tldr = write_tldrs(tmp / layout.TLDR, build_tldrs(docs, store.lead_sections))
     finally:
         store.close()
     return out
@@ -344,7 +350,8 @@ def _build_into(
     if settings.backend == "milvus":
         from openxiv.indexer.milvus_build import build_into_milvus
 
-        return build_into_milvus(tmp, settings, config, stages, progress, encoder, cache_path, corpus)
+        manifest = build_into_milvus(tmp, settings, config, stages, progress, encoder, cache_path, corpus)
+        return {**manifest, "tldr": corpus.tldr}
     bm25_kw: dict[str, Any] = {"k1": settings.bm25_k1, "b": settings.bm25_b, "stemmer": settings.bm25_stemmer}
     with stages("bm25_papers"):
         sp = SparseIndex.build(
@@ -392,6 +399,7 @@ def _build_into(
             "passages": passages.sparse.params if passages is not None else None,
         },
         "fusion": fusion_manifest(settings),
+        "tldr": corpus.tldr,
         "versions": _versions(),
         "settings": settings.as_dict(),
     }

@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from openxiv.indexer.sparse import analyze
 
-__all__ = ["Choice", "best_sentence", "choose", "query_terms", "stemmer_of"]
+__all__ = ["Choice", "best_sentence", "choose", "query_terms", "sentence_terms", "stemmer_of"]
 
 DEFAULT_STEMMER = "english"
 
@@ -67,8 +68,20 @@ def best_sentence(
         terms = query_terms(query, stemmer)
     if not terms:
         return 0
-    overlap = [len(terms & set(words)) for words in analyze(sentences, stemmer)]
+    overlap = [len(terms & words) for words in sentence_terms(tuple(sentences), stemmer)]
     return max(range(len(sentences)), key=lambda i: (overlap[i], -i))
+
+
+SENTENCE_CACHE = 4096
+"""Abstracts whose analyzed sentences `sentence_terms` keeps (a few kilobytes each)."""
+
+
+@lru_cache(maxsize=SENTENCE_CACHE)
+def sentence_terms(sentences: tuple[str, ...], stemmer: str = DEFAULT_STEMMER) -> tuple[frozenset[str], ...]:
+    """The distinct analyzed terms of each sentence, kept for the `SENTENCE_CACHE` abstracts used
+    last: analysing an abstract's sentences was most of a hit's evidence time, and the same papers
+    come back across an agent's queries (bounded, so memory does not grow with the corpus)."""
+    return tuple(frozenset(words) for words in analyze(sentences, stemmer))
 
 
 def choose(

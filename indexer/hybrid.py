@@ -53,7 +53,7 @@ from openxiv.indexer.backend import (
     parse_mode,
 )
 from openxiv.indexer.backend import UnknownMode as UnsupportedMode  # kept for old imports
-from openxiv.indexer.fusion import Side, fuse, merge_max
+from openxiv.indexer.fusion import Side, fuse, fuse_with_extra, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.prf import (
@@ -255,6 +255,8 @@ class HybridBackend(Ranking):
                 ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
+        timings["bm25"] = _ms(t)
+        t = time.perf_counter()
         head = 0
         """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.prf`)."""
         if (
@@ -263,10 +265,10 @@ class HybridBackend(Ranking):
             and (parse_mode(mode) or self.settings.fusion) in FUSION_METHODS
         ):
             results["bm25_feedback"] = SideResult(
-                *feedback_list(self._paper_terms(), paper_s, self.feedback, depth)
+                *feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores))
             )
             head = self._confident_head(query, paper_s, ph if passage_scores is not None else None)
-        timings["bm25"] = _ms(t)
+            timings["feedback"] = _ms(t)  # the expanded query's BM25 pass: timed apart from the query's own
         if lexical is not None:
             total = int(lexical.sum())
             dense_allowed = lexical if total < lexical.size else allowed
@@ -289,14 +291,16 @@ class HybridBackend(Ranking):
 
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
-        fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
-        if head:
-            plain = {n: r for n, r in results.items() if n != "bm25_feedback"}
-            plain_fused = fuse(self._families(plain, sides), method, self.settings.rrf_k)
-            fused_rows, fused_scores = keep_head(plain_fused, (fused_rows, fused_scores), head)
+        families = self._families(results, sides)
+        if head:  # the feedback side is the last family; the kept head comes from the others
+            fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
+            fused_rows, fused_scores = keep_head(plain_head, fed, head)
+        else:
+            fused_rows, fused_scores = fuse(families, method, self.settings.rrf_k)
         page_rows = fused_rows[offset : offset + top_k]
         page_scores = fused_scores[offset : offset + top_k]
         hits = []
+        ranks = {n: _ranks_of(r.rows, page_rows) for n, r in results.items()}
         for row, score in zip(page_rows.tolist(), page_scores.tolist(), strict=True):
             pid: int | None = None
             for name in ("bm25_passages", "dense_passages"):
@@ -307,7 +311,7 @@ class HybridBackend(Ranking):
                 if passage_scores is None:
                     passage_scores = self.passages.sparse.scores(self.passages.sparse.query_tokens(query))
                 pid = self.passages.best_passage(row, passage_scores)
-            signals = {f"{n}_rank": _rank_of(r.rows, row) for n, r in results.items()}
+            signals = {f"{n}_rank": ranks[n].get(row) for n in results}
             hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), pid, signals))
         timings["fuse"] = _ms(t)
         timings["total"] = _ms(t0)
@@ -397,9 +401,10 @@ def encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) ->
     return encoder
 
 
-def _rank_of(rows: np.ndarray, row: int) -> int | None:
-    pos = np.flatnonzero(rows == row)
-    return int(pos[0]) + 1 if pos.size else None
+def _ranks_of(rows: np.ndarray, page: np.ndarray) -> dict[int, int]:
+    """1-based rank in ``rows`` of each of ``page``'s rows found there (its first place), in one pass."""
+    pos = np.flatnonzero(np.isin(rows, page))
+    return dict(zip(rows[pos][::-1].tolist(), (pos[::-1] + 1).tolist(), strict=True))
 
 
 def _ms(t: float) -> float:

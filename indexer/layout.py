@@ -12,6 +12,7 @@ INDEX_DIR/
     bm25_passages/             bm25s matrix over full-text passages + passage -> paper rows
     dense_papers/              FAISS index over paper vectors (when embedded)
     dense_passages/            FAISS index over passage vectors (when embedded)
+    tldr/                      every paper's tldr by row, made at build (`openxiv.indexer.tldrs`)
     encoder/                   the encoder that made the vectors (when embedded): encoder.json, and
                                for onnx-int8 the ONNX model + tokenizer.json that serving loads
   snapshots/.tmp-*/            a build in progress, or a snapshot being pruned (never read; leftovers
@@ -35,3 +36,4 @@ BM25_PASSAGES = "bm25_passages"
 DENSE_PAPERS = "dense_papers"
 DENSE_PASSAGES = "dense_passages"
 ENCODER = "encoder"
+TLDR = "tldr"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from openxiv.indexer import layout
 
-__all__ = ["BadIndexError", "CorpusInfo", "EmbeddingInfo", "Manifest", "read", "write"]
+__all__ = ["BadIndexError", "CorpusInfo", "EmbeddingInfo", "Manifest", "TldrInfo", "read", "write"]
 
 
 class BadIndexError(RuntimeError):
@@ -60,6 +60,16 @@ class EmbeddingInfo(_Part):
         return (self.encoder, self.fingerprint, self.dim, self.max_tokens)
 
 
+class TldrInfo(_Part):
+    """The papers' tldrs stored at build (``tldr/``, `openxiv.indexer.tldrs`); absent in snapshots
+    built before them, which serve by computing each hit's tldr."""
+
+    rules: str
+    """Digest of the tldr rule's source the table was made with; another one is not used."""
+    papers: int
+    with_tldr: int = 0
+
+
 class Manifest(_Part):
     """Typed view of a manifest dict; fields not declared here are kept as extras."""
 
@@ -72,6 +82,7 @@ class Manifest(_Part):
     embedding: EmbeddingInfo = EmbeddingInfo()
     build_config: dict[str, Any] | None = None
     sizes_bytes: dict[str, int] = {}
+    tldr: TldrInfo | None = None
 
     @field_validator("corpus", "embedding", "counts", "sizes_bytes", mode="before")
     @classmethod

@@ -43,7 +43,7 @@ from openxiv.indexer.hybrid import (
     SideResult,
     UnsupportedMode,
     _ms,
-    _rank_of,
+    _ranks_of,
     encoder_for,
 )
 from openxiv.indexer.manifest import BadIndexError
@@ -185,8 +185,9 @@ class MilvusBackend(Ranking):
         page_scores = fused_scores[offset : offset + top_k].tolist()
         evidence = self._evidence(terms, page_rows, results)
         hits = []
+        ranks = {n: _ranks_of(r.rows, np.asarray(page_rows, dtype=np.int64)) for n, r in results.items()}
         for row, score in zip(page_rows, page_scores, strict=True):
-            signals = {f"{n}_rank": _rank_of(r.rows, row) for n, r in results.items()}
+            signals = {f"{n}_rank": ranks[n].get(row) for n in results}
             hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), evidence.get(row), signals))
         timings["fuse"] = _ms(t)
         timings["total"] = _ms(t0)

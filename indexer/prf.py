@@ -93,12 +93,19 @@ class FeedbackConfig:
 
 
 @numba.njit(nogil=True)
-def _accumulate_weighted(data, indptr, indices, token_ids, weights, out):  # pragma: no cover - compiled
+def _accumulate_matched(
+    data, indptr, indices, token_ids, weights, scores, out
+):  # pragma: no cover - compiled
+    """``out[d] += Σ_t weights[t] · bm25(t, d)`` over the postings of ``token_ids``, for the rows
+    whose ``scores`` are positive only (the papers the original query matches): a test per posting
+    instead of a pass over every row afterwards to zero the others."""
     for i in range(token_ids.size):
         t = token_ids[i]
         w = weights[i]
         for j in range(indptr[t], indptr[t + 1]):
-            out[indices[j]] += w * data[j]
+            d = indices[j]
+            if scores[d] > 0:
+                out[d] += w * data[j]
 
 
 class DocTerms:
@@ -151,33 +158,52 @@ def confident(scores: np.ndarray, ratio: float) -> bool:
     return top.size == 10 and float(top[0]) >= ratio * float(top[-1])
 
 
-def expand(doc_terms: DocTerms, scores: np.ndarray, config: FeedbackConfig) -> tuple[np.ndarray, np.ndarray]:
-    """The expansion terms and weights for a query whose BM25 scores over all rows are ``scores``."""
-    rows, top = top_k_rows(scores, config.docs)
+def expand(
+    doc_terms: DocTerms,
+    scores: np.ndarray,
+    config: FeedbackConfig,
+    ranked: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The expansion terms and weights for a query whose BM25 scores over all rows are ``scores``.
+    ``ranked``: ``top_k_rows(scores, n)`` for some ``n >= config.docs`` when the caller has it (its
+    first ``docs`` rows are the feedback papers: one order, ties by row, so a prefix of it)."""
+    if ranked is not None and ranked[0].size >= config.docs:
+        rows, top = ranked[0][: config.docs], ranked[1][: config.docs]
+    else:
+        rows, top = top_k_rows(scores, config.docs)
     if rows.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
     return doc_terms.relevance_model(rows, top / top.sum(), config.terms)
 
 
-def rescore(doc_terms: DocTerms, scores: np.ndarray, config: FeedbackConfig) -> np.ndarray:
+def rescore(
+    doc_terms: DocTerms,
+    scores: np.ndarray,
+    config: FeedbackConfig,
+    ranked: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """The expanded query's BM25 score of every row, kept only where the original query matches
-    (``scores`` > 0); all zeros when nothing matches."""
-    terms, weights = expand(doc_terms, scores, config)
+    (``scores`` > 0); all zeros when nothing matches. ``ranked``: as in `expand`."""
+    terms, weights = expand(doc_terms, scores, config, ranked)
     out = np.zeros(doc_terms.sparse.n_docs, dtype=np.float32)
     if terms.size:
         sparse = doc_terms.sparse
-        _accumulate_weighted(
-            sparse.data, sparse.indptr, sparse.indices, terms, weights.astype(np.float32), out
+        _accumulate_matched(
+            sparse.data, sparse.indptr, sparse.indices, terms, weights.astype(np.float32), scores, out
         )
-        out[scores <= 0] = 0.0
     return out
 
 
 def feedback_list(
-    doc_terms: DocTerms, paper_scores: np.ndarray, config: FeedbackConfig, depth: int
+    doc_terms: DocTerms,
+    paper_scores: np.ndarray,
+    config: FeedbackConfig,
+    depth: int,
+    ranked: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The feedback side: the ``depth`` best papers for the expanded query."""
-    return top_k_rows(rescore(doc_terms, paper_scores, config), depth)
+    """The feedback side: the ``depth`` best papers for the expanded query. ``ranked``: the
+    original query's ranking by ``paper_scores`` when the caller has it (`expand`)."""
+    return top_k_rows(rescore(doc_terms, paper_scores, config, ranked), depth)
 
 
 def passage_coverage(passages: PassageIndex, paper_row: int, passage_scores: np.ndarray, query: str) -> float:

@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
 from openxiv.indexer.manifest import BadIndexError
+from openxiv.indexer.tldrs import OFFSETS_FILE as TLDR_OFFSETS
+from openxiv.indexer.tldrs import TldrTable
 
 __all__ = [
     "BadIndexError",
@@ -226,6 +230,14 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
         agree(layout.CORPUS, "papers", stats["papers"], "papers")
         agree(layout.CORPUS, "passages", stats["passages"], "passages")
         agree(layout.META, "papers", PaperMeta.load(snapshot / layout.META).n, "papers")
+        tldr = manifest_file.Manifest.of(manifest).tldr
+        if tldr is not None:
+            if layout.TLDR not in needed:
+                raise bad(f"the manifest has tldrs but {layout.TLDR} is not among its parts")
+            offsets = np.load(snapshot / layout.TLDR / TLDR_OFFSETS, mmap_mode="r")
+            if offsets.size - 1 != tldr.papers:
+                raise bad(f"{layout.TLDR} holds {offsets.size - 1} papers, the manifest counts {tldr.papers}")
+            agree(layout.TLDR, "papers", tldr.papers, "papers")
         if manifest.get("backend") == "milvus":
             from openxiv.indexer.milvus_backend import collection_counts
 
@@ -259,6 +271,9 @@ class OpenIndex:
     `openxiv.indexer.milvus_backend.MilvusBackend` when the manifest says ``"backend": "milvus"``."""
     store: Any
     """Read-only `openxiv.corpus.store.Store` on the snapshot's corpus.sqlite."""
+    tldrs: TldrTable | None = None
+    """The papers' tldrs stored at build (``None``: built before them, or under other tldr rules:
+    each hit's tldr is computed)."""
     lease: SnapshotLease | None = field(default=None, repr=False)
     """This process's shared lock on the snapshot: no build prunes it until `close`."""
     _closed: bool = field(default=False, repr=False)
@@ -328,4 +343,6 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
     except BaseException:
         store.close()
         raise
-    return OpenIndex(path=snap, manifest=manifest, backend=backend, store=store, lease=lease)
+    meta = backend.meta
+    table = TldrTable.load(snap / layout.TLDR, meta.n, meta.row_of)
+    return OpenIndex(path=snap, manifest=manifest, backend=backend, store=store, tldrs=table, lease=lease)

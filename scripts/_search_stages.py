@@ -3,7 +3,9 @@
 Each stage is wrapped with a thread-CPU timer (``time.thread_time``), so the numbers hold on a
 shared machine where wall clocks wander: query encoding, the rest of the backend (BM25, dense
 search, filters, fusion), the store reads of hydration (papers, passages, lead sections), the
-evidence choice, the tldr, the response models and the JSON encoding. ``other`` is what the
+evidence choice, the tldr, the response models and the JSON encoding. Inside the backend, the
+pseudo-relevance feedback (the expanded query's own BM25 pass over the papers, and the confidence
+test) and the fusion are timed apart from the query's own BM25 and dense passes. ``other`` is what the
 wrappers do not cover (the loop in `openxiv.service.core.run_search`, pydantic's response model).
 """
 
@@ -16,22 +18,29 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.config import get_settings
+from openxiv.indexer import hybrid
 from openxiv.indexer.backend import SearchFilters
 from openxiv.service import core, routes_search
 from openxiv.service.holder import IndexHolder
 
 STAGES = (
     ("encode", "query encoding"),
-    ("backend_rest", "BM25 + dense search + filter + fusion"),
+    ("backend_rest", "BM25 + dense search + filter (the query's own passes)"),
+    ("feedback", "pseudo-relevance feedback: expanded query's BM25 pass + confidence"),
+    ("fusion", "fusion (and the head a confident query keeps)"),
     ("get_papers", "store: papers (one query)"),
     ("get_passages", "store: evidence passages (one query)"),
     ("lead_sections", "store: lead sections of papers without abstract (one query)"),
     ("evidence", "evidence choice (abstract sentences analyzed)"),
-    ("tldr", "tldr"),
+    ("tldr", "tldr computed per hit (0 when the snapshot stores tldrs: then a lookup, in other)"),
     ("to_hit", "response models (pydantic)"),
     ("json", "JSON encoding"),
     ("other", "other (loops, response assembly)"),
 )
+
+
+_HYBRID = {"feedback_list": "feedback", "fuse": "fusion", "fuse_with_extra": "fusion", "keep_head": "fusion"}
+"""Functions the backend calls by module name, and the stage each one counts in."""
 
 
 def _timed(cpu: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -73,8 +82,12 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
             store, backend, encoder = index.store, index.backend, index.backend.encoder
             saved_core = {n: getattr(core, n) for n in ("_evidence", "paper_tldr")}
             saved_routes = {n: getattr(routes_search, n) for n in ("to_deepxiv_hit", "search_json")}
+            saved_hybrid = {n: getattr(hybrid, n) for n in _HYBRID}
             encoder.encode_query = _timed(cpu, "encode", encoder.encode_query)
             backend.search = _timed(cpu, "backend", backend.search)
+            backend._confident_head = _timed(cpu, "feedback", backend._confident_head)
+            for name, stage in _HYBRID.items():
+                setattr(hybrid, name, _timed(cpu, stage, saved_hybrid[name]))
             for name in ("get_papers", "get_passages", "lead_sections"):
                 setattr(store, name, _timed(cpu, name, getattr(store, name)))
             core._evidence = _timed(cpu, "evidence", saved_core["_evidence"])  # type: ignore[assignment]
@@ -89,8 +102,10 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
             finally:
                 for name in ("encode_query",):
                     vars(encoder).pop(name, None)
-                for name in ("search",):
+                for name in ("search", "_confident_head"):
                     vars(backend).pop(name, None)
+                for name, fn in saved_hybrid.items():
+                    setattr(hybrid, name, fn)
                 for name in ("get_papers", "get_passages", "lead_sections"):
                     vars(store).pop(name, None)
                 for name, fn in saved_core.items():
@@ -101,7 +116,7 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
         holder.close()
     n = len(queries)
     out = {name: cpu[name] / n * 1000 for name, _ in STAGES if name in cpu}
-    out["backend_rest"] = (cpu["backend"] - cpu["encode"]) / n * 1000
+    out["backend_rest"] = (cpu["backend"] - cpu["encode"] - cpu["feedback"] - cpu["fusion"]) / n * 1000
     out["total"] = total / n * 1000
     out["other"] = out["total"] - sum(v for k, v in out.items() if k != "total")
     return out

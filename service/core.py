@@ -208,7 +208,10 @@ def run_search(
         pids = [h.passage_id for h in result.hits if h.passage_id is not None]
         if pids:
             passages = dict(index.store.get_passages(pids))
-    no_abstract = [aid for aid, p in papers.items() if not p.abstract]
+    stored = index.tldrs  # the snapshot's tldrs by paper, when it has them: no lead sections to read
+    no_abstract = [
+        aid for aid, p in papers.items() if not p.abstract and (stored is None or aid not in stored)
+    ]
     leads = index.store.lead_sections(no_abstract) if no_abstract else {}
     hits: list[ResolvedHit] = []
     stemmer = evidence.stemmer_of(index.manifest)
@@ -218,8 +221,11 @@ def run_search(
         if paper is None:  # the backend and the store come from one snapshot: should not happen
             continue
         ev = _evidence(paper, h, query, passages, stemmer, terms) if contents else None
-        lead = leads.get(h.arxiv_id)
-        tl = paper_tldr(paper, [lead] if lead is not None else None)
+        if stored is not None and h.arxiv_id in stored:
+            tl = stored.get(h.arxiv_id)
+        else:
+            lead = leads.get(h.arxiv_id)
+            tl = paper_tldr(paper, [lead] if lead is not None else None)
         hits.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl))
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
     timings["hydrate"] = round((time.perf_counter() - t0) * 1000, 3)

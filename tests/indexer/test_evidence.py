@@ -35,6 +35,21 @@ def test_best_sentence_matches_words_as_bm25_does() -> None:
     assert set(analyze(["shifting covariates"], "english")[0]) <= set(analyze([sentences[1]], "english")[0])
 
 
+def test_analyzed_sentences_are_kept_per_abstract_and_per_stemmer() -> None:
+    """The cache of analyzed sentences gives what analyzing them again gives, keyed by the stemmer
+    too (a snapshot built with another language must not get English stems)."""
+    sentences = tuple(split_sentences(TEXT))
+    evidence.sentence_terms.cache_clear()
+    cold = evidence.sentence_terms(sentences, "english")
+    assert cold == tuple(frozenset(w) for w in analyze(sentences, "english"))
+    assert evidence.sentence_terms(sentences, "english") is cold  # kept, not analyzed again
+    assert evidence.sentence_terms.cache_info().hits == 1
+    assert evidence.sentence_terms(sentences, "german") == tuple(
+        frozenset(w) for w in analyze(sentences, "german")
+    )
+    assert evidence.best_sentence("internal covariate shift", list(sentences)) == 1  # warm: the same answer
+
+
 def test_choose_order_passage_then_abstract_then_title() -> None:
     sentences = split_sentences(TEXT)
     assert evidence.choose("q", passage_id=7, abstract_sentences=sentences, title="T") == evidence.Choice(

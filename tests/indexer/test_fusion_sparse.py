@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from openxiv.indexer.fusion import Side, fuse, merge_max, rrf, weighted_minmax, weighted_zscore
+from openxiv.indexer.fusion import (
+    Side,
+    fuse,
+    fuse_with_extra,
+    merge_max,
+    rrf,
+    top_sorted,
+    weighted_minmax,
+    weighted_zscore,
+)
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 
@@ -54,6 +63,45 @@ def test_weighted_zscore() -> None:
     assert weighted_zscore([sharp, flat])[0][0] == 1
     assert fuse([sharp, flat], "zscore")[0].tolist() == weighted_zscore([sharp, flat])[0].tolist()
     assert weighted_zscore([Side("e", np.array([], np.int64), np.array([]))])[0].size == 0
+
+
+def _side(rng: np.random.Generator, name: str, n: int, pool: int, weight: float, levels: int) -> Side:
+    rows = rng.choice(pool, size=n, replace=False).astype(np.int64)
+    scores = np.sort(rng.integers(0, levels, size=n).astype(np.float64) / 7.0)[::-1]  # many ties
+    return Side(name, rows, scores, weight)
+
+
+@pytest.mark.parametrize("method", ["weighted", "rrf", "zscore"])
+def test_fuse_with_extra_is_both_fusions_to_the_last_float(method: str) -> None:
+    """One pass gives exactly ``fuse(sides + [extra])`` and the head of ``fuse(sides)``: same rows,
+    same float scores (not approximately), ties included, whatever sides are empty or alone."""
+    rng = np.random.default_rng(13)
+    empty = Side("e", np.zeros(0, np.int64), np.zeros(0))
+    for trial in range(300):
+        n_sides = [0, 1, 2, 2, 3][trial % 5]
+        levels = [3, 50, 10_000][trial % 3]
+        sides = [
+            _side(rng, f"s{i}", int(rng.integers(0, 60)), 80, float(rng.uniform(0.1, 2)), levels)
+            for i in range(n_sides)
+        ]
+        if trial % 7 == 0 and sides:
+            sides[0] = empty
+        extra = empty if trial % 11 == 0 else _side(rng, "fb", int(rng.integers(1, 40)), 80, 0.3, levels)
+        head = [1, 5, 10, 200][trial % 4]
+        fed, plain_head = fuse_with_extra(sides, extra, method, 60, head)
+        want_fed = fuse([*sides, extra], method, 60)
+        want_plain = fuse(sides, method, 60) if sides else (np.zeros(0, np.int64), np.zeros(0))
+        assert fed[0].tolist() == want_fed[0].tolist() and fed[1].tolist() == want_fed[1].tolist()
+        assert plain_head[0].tolist() == want_plain[0][:head].tolist()
+        assert plain_head[1].tolist() == want_plain[1][:head].tolist()
+
+
+def test_top_sorted_is_the_head_of_the_full_sort() -> None:
+    rows = np.array([9, 3, 5, 1, 7, 2])
+    scores = np.array([1.0, 2.0, 2.0, 0.5, 2.0, 3.0])
+    assert top_sorted(rows, scores, 3)[0].tolist() == [2, 3, 5]  # the tie at the cut by ascending row
+    assert top_sorted(rows, scores, 0)[0].size == 0
+    assert top_sorted(rows, scores, 10)[0].tolist() == [2, 3, 5, 7, 9, 1]
 
 
 def test_merge_max_counts_a_paper_once() -> None:

@@ -90,6 +90,11 @@ def test_server_timing_header(client: httpx.Client) -> None:
     timing = r.headers["server-timing"]
     for part in ("bm25;dur=", "encode;dur=", "dense;dur=", "hydrate;dur="):
         assert part in timing
+    if "feedback" in client.get("/v1/index").json()["backend"]["ranking"]:  # the embedded backend's
+        # the feedback's BM25 pass is timed apart from the query's own (bench_service counts them apart)
+        assert "feedback;dur=" in timing
+        bm25 = client.post("/search", json={"query": QUERY, "mode": "bm25"}).headers["server-timing"]
+        assert "bm25;dur=" in bm25 and "feedback;dur=" not in bm25
 
 
 def test_v1_search(client: httpx.Client) -> None:
