@@ -27,7 +27,7 @@ from datetime import date
 from typing import Any
 
 from openxiv.corpus.ids import id_archive
-from openxiv.corpus.records import Paper, PaperFields, PaperRecord, SectionRecord, field_values
+from openxiv.corpus.records import Paper, PaperFields, PaperRecord, SectionRecord, best_date, field_values
 
 __all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
 
@@ -83,14 +83,15 @@ def sections_hash(sections: list[SectionRecord] | tuple[SectionRecord, ...]) -> 
 
 def content_hash(state: PaperFields, passages_hash: str) -> str:
     """Hash of everything the indexer uses: title, abstract, categories, authors, date, passages."""
+    when, precision = best_date(state.arxiv_id, state.published, state.first_seen)  # once, not per property
     parts = [
         state.arxiv_id,
         state.title or "",
         state.abstract or "",
         "\x1d".join(state.categories),
         "\x1d".join(state.authors),
-        state.date.isoformat() if state.date else "",
-        state.date_precision or "",
+        when.isoformat() if when else "",
+        precision or "",
         passages_hash,
     ]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

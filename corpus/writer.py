@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import date
@@ -21,7 +22,7 @@ from sqlalchemy import Connection, Row, Table, delete, func, select
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.normalize import normalize_name, normalize_title
 from openxiv.corpus.passages import chunk_sections
-from openxiv.corpus.records import Paper, PaperFields, PaperRecord
+from openxiv.corpus.records import Paper, PaperFields, PaperRecord, best_date
 from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, SectionRow, SourceRow
 
 __all__ = ["RECORD_COLUMNS", "BatchCounts", "paper_from_row", "write_batch"]
@@ -107,6 +108,12 @@ def _iso(d: date | None) -> str | None:
     return None if d is None else d.isoformat()
 
 
+def _json_strings(values: Sequence[str]) -> str:
+    """``json.dumps(list(values), ensure_ascii=False)`` of a list of strings, the same text without
+    building an encoder per call (two per paper row)."""
+    return "[" + ", ".join(map(encode_basestring, values)) + "]"
+
+
 def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[object, ...]:
     """Values in `PAPER_COLUMNS` order, as SQLAlchemy's SQLite types store them (ISO dates, 0/1)."""
     return (
@@ -117,12 +124,12 @@ def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[obj
         normalize_title(st.title) or None,
         st.abstract,
         st.categories[0] if st.categories else None,
-        json.dumps(list(st.authors), ensure_ascii=False),
-        json.dumps(list(st.categories), ensure_ascii=False),
+        _json_strings(st.authors),
+        _json_strings(st.categories),
         _iso(st.published),
         _iso(st.updated),
         _iso(st.first_seen),
-        st.date_precision,
+        best_date(st.arxiv_id, st.published, st.first_seen)[1],
         st.comment,
         st.license,
         st.journal_ref,
