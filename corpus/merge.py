@@ -146,17 +146,16 @@ def _categories(cur: PaperState, rec: PaperRecord, newer: bool) -> tuple[str, ..
 
 
 def state_from_record(rec: PaperRecord) -> PaperState:
-    sections = tuple(s for s in rec.sections if s.text.strip())
+    sections = tuple(s for s in rec.sections if s.text.strip()) if rec.sections else ()
     values = field_values(rec)
-    values.update({name: values[name] or None for name in _SCALARS})  # "" is unknown
-    values.update(
-        authors=tuple(rec.authors),
-        categories=tuple(dict.fromkeys(rec.categories)) or id_categories(rec.arxiv_id),
-    )
+    for name in _SCALARS:
+        values[name] = values[name] or None  # "" is unknown
+    values["authors"] = tuple(rec.authors)
+    values["categories"] = tuple(dict.fromkeys(rec.categories)) or id_categories(rec.arxiv_id)
     return PaperState(
         **values,
         sources=(source_name(rec.source),),
-        sections_hash=sections_hash(sections),
+        sections_hash=sections_hash(sections) if sections else None,
         sections=sections or None,
     )
 

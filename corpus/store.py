@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from contextlib import suppress
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -211,7 +211,8 @@ class Store:
                     item = replace(item, arxiv_id=canonical)
                 summary.read += 1
                 batch.append(item)
-                chars += sum(len(s.text) for s in item.sections)
+                if item.sections:
+                    chars += sum(len(s.text) for s in item.sections)
                 if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
                     flush()
             flush()
@@ -221,7 +222,9 @@ class Store:
             summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
             summary.read, summary.skipped = committed.read, committed.skipped
             if deferred:
-                with suppress(Exception):  # what stopped the run is the error to show; the next open builds them
+                with suppress(
+                    Exception
+                ):  # what stopped the run is the error to show; the next open builds them
                     ensure_indexes(self.engine, Base.metadata)
             self._end_run(summary, started)
             raise
