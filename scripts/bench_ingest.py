@@ -79,7 +79,8 @@ def _phase(name: str, paths: list[str], reingest: bool, queue: Any) -> None:
             load = os.getloadavg()[0]
             rows.append(
                 {"round": label, "seconds": seconds, "cpu": cpu_seconds, "inserts": inserts[0],
-                 "indexes": indexes[0], "load": load, "fingerprint": store.fingerprint()[:12]}
+                 "indexes": indexes[0], "load": load,
+                 "fingerprint": "—" if label == "read only" else f"`{store.fingerprint()[:12]}`"}
                 | totals
             )  # fmt: skip
         stats = store.stats()
@@ -149,7 +150,7 @@ def main() -> None:
                 f"| {name} | {row['round']} | {row['read']:,} | {row['added']:,} | {row['updated']:,} | "
                 f"{row['unchanged']:,} | {row['skipped']:,} | {row['seconds']:.1f} | {rate:,.0f} | "
                 f"{row['cpu']:.1f} | {row['inserts']:.1f} | {row['indexes']:.1f} | {cpu_rate:,.0f} | {row['load']:.1f} | "
-                f"{res['stats']['papers']:,} | {res['stats']['passages']:,} | `{row['fingerprint']}` | "
+                f"{res['stats']['papers']:,} | {res['stats']['passages']:,} | {row['fingerprint']} | "
                 f"{res['peak_mb']:,.0f} |"
             )
             lines.append(line)
