@@ -27,7 +27,7 @@ from datetime import date
 from typing import Any
 
 from openxiv.corpus.ids import id_archive
-from openxiv.corpus.records import Paper, PaperFields, PaperRecord, SectionRecord, field_values
+from openxiv.corpus.records import Paper, PaperFields, PaperRecord, SectionRecord, best_date, field_values
 
 __all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
 
@@ -83,14 +83,15 @@ def sections_hash(sections: list[SectionRecord] | tuple[SectionRecord, ...]) -> 
 
 def content_hash(state: PaperFields, passages_hash: str) -> str:
     """Hash of everything the indexer uses: title, abstract, categories, authors, date, passages."""
+    when, precision = best_date(state.arxiv_id, state.published, state.first_seen)  # once, not per property
     parts = [
         state.arxiv_id,
         state.title or "",
         state.abstract or "",
         "\x1d".join(state.categories),
         "\x1d".join(state.authors),
-        state.date.isoformat() if state.date else "",
-        state.date_precision or "",
+        when.isoformat() if when else "",
+        precision or "",
         passages_hash,
     ]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
@@ -145,17 +146,16 @@ def _categories(cur: PaperState, rec: PaperRecord, newer: bool) -> tuple[str, ..
 
 
 def state_from_record(rec: PaperRecord) -> PaperState:
-    sections = tuple(s for s in rec.sections if s.text.strip())
+    sections = tuple(s for s in rec.sections if s.text.strip()) if rec.sections else ()
     values = field_values(rec)
-    values.update({name: values[name] or None for name in _SCALARS})  # "" is unknown
-    values.update(
-        authors=tuple(rec.authors),
-        categories=tuple(dict.fromkeys(rec.categories)) or id_categories(rec.arxiv_id),
-    )
+    for name in _SCALARS:
+        values[name] = values[name] or None  # "" is unknown
+    values["authors"] = tuple(rec.authors)
+    values["categories"] = tuple(dict.fromkeys(rec.categories)) or id_categories(rec.arxiv_id)
     return PaperState(
         **values,
         sources=(source_name(rec.source),),
-        sections_hash=sections_hash(sections),
+        sections_hash=sections_hash(sections) if sections else None,
         sections=sections or None,
     )
 

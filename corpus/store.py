@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.pool import QueuePool
 
+from openxiv.corpus.bulkload import deferred_indexes, drop_indexes, ensure_indexes
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
@@ -98,6 +100,8 @@ class Store:
         if not _readonly:
             self.migrated = create_or_migrate(self.engine, Base.metadata)
             """``table.column`` of each column, ``data.<n>`` of each data step this open applied to an older database."""
+            self.rebuilt_indexes = ensure_indexes(self.engine, Base.metadata)
+            """Indexes this open built because the database lacked them (a first ingest killed with -9)."""
             missing: set[str] = set()
             self._legacy_titles = False
         else:
@@ -166,6 +170,7 @@ class Store:
         with self.engine.begin() as conn:
             summary.run_id = start_run(conn, started)
         committed = IngestSummary()
+        deferred = self._defer_indexes()
         batch: list[PaperRecord] = []
         errors: list[ReadError] = []
         chars = 0
@@ -206,18 +211,34 @@ class Store:
                     item = replace(item, arxiv_id=canonical)
                 summary.read += 1
                 batch.append(item)
-                chars += sum(len(s.text) for s in item.sections)
+                if item.sections:
+                    chars += sum(len(s.text) for s in item.sections)
                 if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
                     flush()
             flush()
+            if deferred:
+                ensure_indexes(self.engine, Base.metadata)
         except BaseException as exc:
             summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
             summary.read, summary.skipped = committed.read, committed.skipped
+            if deferred:
+                with suppress(
+                    Exception
+                ):  # what stopped the run is the error to show; the next open builds them
+                    ensure_indexes(self.engine, Base.metadata)
             self._end_run(summary, started)
             raise
         summary.status = "finished"
         self._end_run(summary, started)
         return summary
+
+    def _defer_indexes(self) -> bool:
+        """Into an empty database, drop the indexes `openxiv.corpus.bulkload` builds after the load."""
+        with self.engine.begin() as conn:
+            if conn.exec_driver_sql("SELECT 1 FROM papers LIMIT 1").first() is not None:
+                return False
+            drop_indexes(conn, deferred_indexes(Base.metadata))
+        return True
 
     def _end_run(self, summary: IngestSummary, started: datetime) -> None:
         summary.seconds = (datetime.now() - started).total_seconds()

@@ -34,7 +34,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.extras import missing_extra
+from openxiv.corpus.extras import import_pymupdf, missing_extra
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
 from openxiv.corpus.normalize import heading_key
 from openxiv.corpus.readers.author_block import is_affiliation, lowercase_words, split_names
@@ -122,7 +122,7 @@ def read_pdf(path: str | Path) -> PaperRecord | ReadError:
     path = Path(path)
     name = path.name
     try:
-        import pymupdf
+        pymupdf = import_pymupdf()
     except ImportError as exc:  # the [pdf] extra
         return ReadError(name, "file", str(missing_extra("pdf", "reading PDFs", exc)))
     _quiet_mupdf(pymupdf)

@@ -106,6 +106,7 @@ def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[lis
     rotated: list[str] = []
     for pno, page in page_dicts:
         for block in page.get("blocks", ()):
+            number = block["number"]
             for ln in block.get("lines", ()):
                 spans = ln["spans"]
                 if ln["dir"][0] < 0.99:  # rotated or vertical
@@ -114,37 +115,66 @@ def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[lis
                     continue
                 if len(spans) == 1:  # the common case, without the bookkeeping below
                     span = spans[0]
-                    text = _SPACES.sub(" ", span["text"]).strip()
+                    text = _collapse(span["text"])
                     if not text:
                         continue
                     size, bold, lead = round(span["size"], 1), _is_bold(span), ""
                     pieces: tuple[str, ...] = ()
                 else:
-                    inked = [s for s in spans if s["text"].strip()]
-                    if not inked:
+                    style = _line_style(spans, pno)
+                    if style is None:
                         continue
-                    big = max(s["size"] for s in inked)
-                    kept = [s for s in spans if not (s["flags"] & _SUPERSCRIPT and s["size"] < 0.85 * big)]
-                    inked = [s for s in kept if s["text"].strip()]
-                    if not inked:
-                        continue
-                    sizes: dict[float, int] = {}
-                    for s in inked:
-                        key = round(s["size"], 1)
-                        sizes[key] = sizes.get(key, 0) + len(s["text"])
-                    size = max(sizes, key=sizes.__getitem__)
-                    bolds = [_is_bold(s) for s in inked]
-                    bold_chars = sum(len(s["text"]) for s, b in zip(inked, bolds, strict=True) if b)
-                    # a bold line with some math in it ("5.2. Avoids MLP.k Regions") is still bold
-                    bold, lead = bolds[0] and bold_chars >= 0.6 * sum(sizes.values()), ""
-                    if bolds[0] and not bold:
-                        first_plain = kept.index(inked[bolds.index(False)])
-                        lead = _SPACES.sub(" ", "".join(s["text"] for s in kept[:first_plain])).strip()
-                    text = _SPACES.sub(" ", "".join(s["text"] for s in kept)).strip()
-                    pieces = _pieces(spans, big) if len(kept) < len(spans) and pno == 0 else ()
+                    text, size, bold, lead, pieces = style
                 x0, y0, x1, y1 = ln["bbox"]
-                lines.append(Line(pno, block["number"], x0, y0, x1, y1, text, size, bold, lead, pieces))
+                lines.append(Line(pno, number, x0, y0, x1, y1, text, size, bold, lead, pieces))
     return lines, rotated
+
+
+def _collapse(text: str) -> str:
+    """Whitespace runs to one space, trimmed (``str.split`` splits where ``\\s+`` matches)."""
+    return " ".join(text.split())
+
+
+def _inked(text: str) -> bool:
+    """``text.strip() != ""`` without building the stripped copy."""
+    return bool(text) and not text.isspace()
+
+
+def _line_style(
+    spans: list[dict[str, Any]], pno: int
+) -> tuple[str, float, bool, str, tuple[str, ...]] | None:
+    """``(text, size, bold, lead_bold, pieces)`` of a line of several spans (see `Line`), or ``None``
+    when nothing is inked once small superscripts are dropped."""
+    inked = [s for s in spans if _inked(s["text"])]
+    if not inked:
+        return None
+    big = max(s["size"] for s in inked)
+    kept = spans
+    if any(s["flags"] & _SUPERSCRIPT for s in spans):
+        kept = [s for s in spans if not (s["flags"] & _SUPERSCRIPT and s["size"] < 0.85 * big)]
+        inked = [s for s in kept if _inked(s["text"])]
+        if not inked:
+            return None
+    sizes: dict[float, int] = {}
+    bolds: list[bool] = []
+    bold_chars = 0
+    for s in inked:
+        key = round(s["size"], 1)
+        n = len(s["text"])
+        sizes[key] = sizes.get(key, 0) + n
+        b = _is_bold(s)
+        bolds.append(b)
+        if b:
+            bold_chars += n
+    size = max(sizes, key=sizes.__getitem__)
+    # a bold line with some math in it ("5.2. Avoids MLP.k Regions") is still bold
+    bold, lead = bolds[0] and bold_chars >= 0.6 * sum(sizes.values()), ""
+    if bolds[0] and not bold:
+        first_plain = kept.index(inked[bolds.index(False)])
+        lead = _collapse("".join(s["text"] for s in kept[:first_plain]))
+    text = _collapse("".join(s["text"] for s in kept))
+    pieces = _pieces(spans, big) if len(kept) < len(spans) and pno == 0 else ()
+    return text, size, bold, lead, pieces
 
 
 def _pieces(spans: list[dict[str, Any]], big: float) -> tuple[str, ...]:
@@ -158,7 +188,7 @@ def _pieces(spans: list[dict[str, Any]], big: float) -> tuple[str, ...]:
         else:
             cur.append(s["text"])
     out.append("".join(cur))
-    cleaned = (_SPACES.sub(" ", p).strip(" ,;") for p in out)
+    cleaned = (_collapse(p).strip(" ,;") for p in out)
     return tuple(p for p in cleaned if p)
 
 
@@ -279,6 +309,15 @@ END_NAMES = {"checklist", "neurips paper checklist", "paper checklist", "reprodu
 """Headings after which nothing is kept (author checklists close NeurIPS papers)."""
 
 
+def _all_capitals(text: str) -> bool:
+    """At least 4 letters, all capitals. For ASCII text, where the cased characters are the letters,
+    ``str.isupper`` answers it before any letter is collected (nearly every line is not)."""
+    if text.isascii():
+        return text.isupper() and len(_LETTERS.findall(text)) >= 4
+    letters = _LETTERS.findall(text)
+    return len(letters) >= 4 and "".join(letters).isupper()
+
+
 def match_heading(
     ln: Line, body: float, heading_styles: set[tuple[float, bool]], appendix: bool
 ) -> Heading | None:
@@ -294,8 +333,7 @@ def match_heading(
     text = ln.text
     if len(text) > 100 or len(text) < 3:
         return None
-    letters = _LETTERS.findall(text)
-    caps = len(letters) >= 4 and "".join(letters).isupper()  # small-caps headings (ICLR, ACM)
+    caps = _all_capitals(text)  # small-caps headings (ICLR, ACM)
     styled = ln.bold or ln.size >= body + 1.5 or caps
     key = heading_key(text)
     if key in REFERENCE_NAMES and ln.size >= body - 0.6:

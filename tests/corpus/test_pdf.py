@@ -6,6 +6,8 @@ hand-checked papers were read off the PDFs themselves.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from datetime import date
 from pathlib import Path
@@ -300,3 +302,18 @@ def test_layout_rules_on_a_generated_paper(tmp_path: Path) -> None:
     assert "We repair hyphenation at line ends" in text
     assert "cited paper" not in text and "Running header" not in text
     assert rec.sections[1].text.count("Body text") == 2  # the conclusion continues on page 2
+
+
+def test_read_pdf_imports_pymupdf_without_its_layout_models(pdf_dir: Path) -> None:
+    """PyMuPDF 2 imports ``pymupdf.layout`` (ONNX models) with itself when it can; `read_pdf` never
+    uses it, so it stays out, and a later explicit ``import pymupdf.layout`` still works."""
+    code = (
+        "import sys\n"
+        "from openxiv.corpus.readers.pdf import read_pdf\n"
+        f"rec = read_pdf({str(pdf_dir / 'valid' / '1706.03762.pdf')!r})\n"
+        "print(rec.title, 'pymupdf.layout' in sys.modules)\n"
+        "import pymupdf.layout\n"
+        "print(pymupdf.layout.__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["Attention Is All You Need False", "pymupdf.layout"]

@@ -1,0 +1,198 @@
+"""The fast paths of a listing ingest (issue 13) on real data: same rows, same fingerprint, same errors.
+
+- a whole shared listing file lands with the counts and the corpus fingerprint the code before the
+  fast paths gave (computed with it on the same file);
+- a first load into an empty database builds its secondary indexes after the load; the database
+  it leaves is row for row the one an ingest with the indexes in place leaves;
+- the indexes come back after a first load that was interrupted, and after one killed with -9
+  (simulated by dropping them), at the next writable open;
+- orjson reads the lines, but a line it could read differently from ``json`` gets ``json``'s
+  object and message; a truncated gzip file keeps every whole line before the break.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openxiv.corpus.bulkload import deferred_indexes
+from openxiv.corpus.config import Settings
+from openxiv.corpus.readers import read_path
+from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.corpus.schema import Base
+from openxiv.corpus.store import Store
+
+SETTINGS = Settings(passage_words=180, passage_overlap=40)
+
+ASTRO_COUNTS = {"read": 14189, "added": 14152, "updated": 37, "unchanged": 0, "skipped": 0}
+ASTRO_FINGERPRINT = "0a70e97c80ac2384042e2f1992858682b3e6c86d8b6a62013533bcc154883e2c"
+"""What the ingest before issue 13's fast paths (commit 402b54b) gave for
+``listing-astro-2504-2606.jsonl.gz`` into a fresh database: the fast paths must not change a paper."""
+
+
+def _astro(listing_files: list[Path]) -> Path:
+    (path,) = [p for p in listing_files if p.name == "listing-astro-2504-2606.jsonl.gz"]
+    return path
+
+
+def _indexes(db: Path) -> set[str]:
+    con = sqlite3.connect(db)
+    try:
+        return {
+            r[0]
+            for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        }
+    finally:
+        con.close()
+
+
+def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the tables an ingest fills, keyed by arXiv id (not by the row ids)."""
+    con = sqlite3.connect(db)
+    try:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(papers)") if r[1] != "id"]
+        out = {"papers": con.execute(f"SELECT {', '.join(cols)} FROM papers ORDER BY arxiv_id").fetchall()}
+        for table, rest in [
+            ("paper_authors", "c.position, c.name, c.name_norm"),
+            ("paper_categories", "c.position, c.category"),
+            ("paper_sources", "c.source"),
+        ]:
+            q = f"SELECT p.arxiv_id, {rest} FROM {table} c JOIN papers p ON p.id = c.paper_id ORDER BY 1, 2"
+            out[table] = con.execute(q).fetchall()
+        return out
+    finally:
+        con.close()
+
+
+def test_a_real_listing_file_lands_as_before(listing_files: list[Path], tmp_path: Path) -> None:
+    store = Store(tmp_path / "c.sqlite")
+    summary = store.ingest(read_path(_astro(listing_files)), settings=SETTINGS)
+    assert summary.counts() == ASTRO_COUNTS
+    assert store.fingerprint() == ASTRO_FINGERPRINT
+    again = store.ingest(read_path(_astro(listing_files)), settings=SETTINGS)
+    assert again.counts() == {**ASTRO_COUNTS, "added": 0, "updated": 0, "unchanged": ASTRO_COUNTS["read"]}
+    assert store.fingerprint() == ASTRO_FINGERPRINT
+    store.close()
+
+
+def test_first_load_builds_indexes_after_and_leaves_the_same_rows(
+    listing_files: list[Path], head, tmp_path: Path
+) -> None:
+    lines = head(_astro(listing_files), 3000)
+    src = tmp_path / "listing-part.jsonl"
+    src.write_text("".join(lines))
+    wanted = {str(ix.name) for ix in deferred_indexes(Base.metadata)}
+    assert {"ix_paper_authors_name_norm", "ix_papers_title_norm"} <= wanted
+
+    fresh_db = tmp_path / "fresh.sqlite"
+    fresh = Store(fresh_db)
+    seen_during: list[set[str]] = []
+
+    def watched() -> Iterator[PaperRecord | ReadError]:
+        for i, item in enumerate(read_path(src)):
+            if i == 2500:  # mid-run: the indexes were dropped in a transaction of their own
+                seen_during.append(_indexes(fresh_db))
+            yield item
+
+    fresh.ingest(watched(), settings=SETTINGS)
+    fresh.close()
+    assert not (wanted & seen_during[0]), "the secondary indexes are dropped while a first load runs"
+    assert wanted <= _indexes(fresh_db)
+
+    # the same lines into a database that already holds a paper: indexes kept up to date row by row
+    kept_db = tmp_path / "kept.sqlite"
+    kept = Store(kept_db)
+    first, rest = lines[:1], lines[1:]
+    (tmp_path / "one.jsonl").write_text("".join(first))
+    (tmp_path / "rest.jsonl").write_text("".join(rest))
+    kept.ingest(read_path(tmp_path / "one.jsonl"), settings=SETTINGS)
+    assert wanted <= _indexes(kept_db)
+    kept.ingest(read_path(tmp_path / "rest.jsonl"), settings=SETTINGS)
+    kept.close()
+
+    a, b = _rows(fresh_db), _rows(kept_db)
+    sources = {"listing:listing-part.jsonl", "listing:one.jsonl", "listing:rest.jsonl"}
+    assert {r[1] for r in b["paper_sources"]} <= sources
+    assert a["papers"] == b["papers"]
+    assert a["paper_authors"] == b["paper_authors"]
+    assert a["paper_categories"] == b["paper_categories"]
+    assert Store.open_readonly(fresh_db).fingerprint() == Store.open_readonly(kept_db).fingerprint()
+
+
+def test_an_interrupted_first_load_still_builds_its_indexes(
+    listing_files: list[Path], tmp_path: Path
+) -> None:
+    db = tmp_path / "c.sqlite"
+    store = Store(db)
+
+    def cut_short() -> Iterator[PaperRecord | ReadError]:
+        yield from itertools.islice(read_path(_astro(listing_files)), 6000)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.ingest(cut_short(), settings=SETTINGS)
+    store.close()
+    wanted = {str(ix.name) for ix in deferred_indexes(Base.metadata)}
+    assert wanted <= _indexes(db)
+    assert Store.open_readonly(db).stats()["papers"] == 5000  # the one committed batch
+
+
+def test_indexes_missing_after_a_kill_are_rebuilt_by_the_next_writable_open(tmp_path: Path) -> None:
+    db = tmp_path / "c.sqlite"
+    Store(db).close()
+    con = sqlite3.connect(db)
+    con.execute("DROP INDEX ix_paper_authors_name_norm")
+    con.execute("DROP INDEX ix_papers_title_norm")
+    con.commit()
+    con.close()
+    store = Store(db)
+    assert sorted(store.rebuilt_indexes) == ["ix_paper_authors_name_norm", "ix_papers_title_norm"]
+    store.close()
+    assert {"ix_paper_authors_name_norm", "ix_papers_title_norm"} <= _indexes(db)
+    assert Store(db).rebuilt_indexes == []
+
+
+def test_lines_orjson_could_read_otherwise_get_json_s_reading(tmp_path: Path) -> None:
+    big = 12345678901234567890123
+    lines = [
+        json.dumps({"id": "2301.00001", "title": "A paper", "authors": ["A. Author"]}),
+        '{"id": ' + str(big) + ', "title": "Big number id"}',  # json reads an int, orjson a float
+        '{"id": "2301.00002", "title": "Lone \\ud800 surrogate"}',
+        '{"id": "2301.00003", "title": "Pair \\ud83d\\ude00 of surrogates", "abstract": "x  y\\n z"}',
+        '{"id": "2301.00004", "title": NaN}',
+        '{"id": "2301.00005", "title": "ok", "authors": "Not A List"}',
+    ]
+    src = tmp_path / "l.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    items = list(read_path(src, format="listing"))
+    recs = [i for i in items if isinstance(i, PaperRecord)]
+    errs = {i.location: i.reason for i in items if isinstance(i, ReadError)}
+    assert [r.arxiv_id for r in recs] == ["2301.00001", "2301.00003"]
+    assert recs[1].title == "Pair \U0001f600 of surrogates" and recs[1].abstract == "x y z"
+    assert errs == {
+        "line 2": f"id is not a string: {big}",
+        "line 3": "title: a lone surrogate (\\ud800-\\udfff escape) is not text",
+        "line 5": "title: expected a string, got a number",
+        "line 6": "authors: expected an array of strings, got a string",
+    }
+
+
+def test_a_truncated_gzip_keeps_every_whole_line_before_the_break(
+    listing_files: list[Path], tmp_path: Path
+) -> None:
+    data = _astro(listing_files).read_bytes()[:1_000_000]
+    whole_lines = zlib.decompressobj(wbits=31).decompress(data).count(b"\n")
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data)
+    items = list(read_path(cut, format="listing"))
+    assert sum(isinstance(i, PaperRecord) for i in items) == whole_lines
+    assert isinstance(items[-1], ReadError) and items[-1].location == f"line {whole_lines + 1}"
+    with gzip.open(cut, "rt") as fh, pytest.raises(EOFError):
+        fh.read()
