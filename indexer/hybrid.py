@@ -19,7 +19,8 @@ Sides of one family share a score scale and merge by max (a paper scores its bes
 title + abstract or its best passage), so a paper with full text is not counted twice. The two
 families (``bm25``, ``dense``) are then fused (`openxiv.indexer.fusion`) by ``mode`` (default
 ``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf`` (these also fuse the pseudo-relevance feedback
-list ``bm25_feedback``, `openxiv.indexer.prf`); ``bm25`` / ``dense`` use that family alone; a side name
+list ``bm25_feedback``, `openxiv.indexer.prf`, and their fused list is then reordered below its
+head by the category prior, `openxiv.indexer.prior`); ``bm25`` / ``dense`` use that family alone; a side name
 (``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
 to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
 is stored on the backend, so one instance serves many threads; only the query encoder is called
