@@ -62,7 +62,8 @@ class PaperCategories:
 
     def __init__(self, meta: PaperMeta) -> None:
         self.n_categories = len(meta.categories)
-        counts = np.diff(np.asarray(meta.cat_ptr, dtype=np.int64))
+        ptr = np.asarray(meta.cat_ptr, dtype=np.int64)
+        counts = ptr[1:] - ptr[:-1]
         cat_of_posting = np.repeat(np.arange(self.n_categories, dtype=np.int64), counts)
         rows = np.asarray(meta.cat_rows, dtype=np.int64)
         order = np.lexsort((cat_of_posting, rows))

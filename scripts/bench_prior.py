@@ -61,7 +61,7 @@ def record(index_dir: Path, settings: Settings) -> Recorded:
     try:
         backend = opened.backend.tuned(prior_docs=max(settings.prior_docs, 1))
         recorder = _Recorder()
-        backend.category_prior = recorder  # type: ignore[assignment]  # sees what the prior would
+        backend.category_prior = recorder  # sees the whole list the prior would
         meta = backend.meta
         t = time.process_time()
         categories = PaperCategories(meta)
