@@ -1,8 +1,9 @@
 """`MilvusBackend`: the `SearchBackend` over a snapshot whose indexes live in Milvus collections.
 
 Same sides, same rules as `openxiv.indexer.hybrid.HybridBackend` (shared `Ranking`: mode -> sides,
-max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights), only the
-candidate lists come from Milvus:
+max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights, the
+category prior `openxiv.indexer.prior` below the head; pseudo-relevance feedback is not run here),
+only the candidate lists come from Milvus:
 
 - ``bm25_papers``: the built-in BM25 function over title + abstract (sparse inverted index);
 - ``bm25_passages``: BM25 over passages, grouped by paper (``group_by_field="paper_row"``: the best
