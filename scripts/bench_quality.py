@@ -183,7 +183,8 @@ def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
     cells = " · ".join(f"{n} {statistics.mean(v):.3f}" for n, v in recall.items())
     return (
         f"Feedback papers/words by 2-fold cross-validation over the topic queries (weighted 1:0.3, feedback "
-        f"x{weight}, gate {settings.prf_gate}; topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
+        f"x{weight}, gate {settings.prf_gate}, category prior {settings.prior_docs} papers x{settings.prior_weight}; "
+        f"topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
         f"{' and '.join(picks)}; held-out topic R@100 {statistics.mean(held_out):.3f} against "
         f"{statistics.mean(recall['no feedback']):.3f} without feedback."
     )
