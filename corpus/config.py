@@ -182,6 +182,15 @@ class Settings(BaseSettings):
     prf_head: int = Field(10, ge=0)
     """Places of the ranking without feedback that a confident query keeps; feedback reorders only
     the places below them (0: feedback everywhere)."""
+    prior_docs: int = Field(50, ge=0)
+    """Category prior: the first papers of the fused ranking whose arXiv categories predict the
+    query's field (weighted 1/rank); candidates of that field move up below `prior_head`
+    (`openxiv.indexer.prior`; docs/indexing.md, "Category prior"). Fusion modes only; 0 = off."""
+    prior_weight: float = Field(2.0, ge=0.0)
+    """Boost of the category prior: a candidate's fused score is scaled by ``1 + prior_weight · share``,
+    ``share`` the predicting papers' (1/rank-weighted) share of its categories, summed, at most 1."""
+    prior_head: int = Field(10, ge=0)
+    """Places of the fused ranking the category prior never moves (a known item found there stays)."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"

@@ -19,7 +19,8 @@ Sides of one family share a score scale and merge by max (a paper scores its bes
 title + abstract or its best passage), so a paper with full text is not counted twice. The two
 families (``bm25``, ``dense``) are then fused (`openxiv.indexer.fusion`) by ``mode`` (default
 ``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf`` (these also fuse the pseudo-relevance feedback
-list ``bm25_feedback``, `openxiv.indexer.prf`); ``bm25`` / ``dense`` use that family alone; a side name
+list ``bm25_feedback``, `openxiv.indexer.prf`, and their fused list is then reordered below its
+head by the category prior, `openxiv.indexer.prior`); ``bm25`` / ``dense`` use that family alone; a side name
 (``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
 to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
 is stored on the backend, so one instance serves many threads; only the query encoder is called
@@ -64,6 +65,7 @@ from openxiv.indexer.prf import (
     keep_head,
     passage_coverage,
 )
+from openxiv.indexer.prior import CategoryPrior, PriorConfig
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "Ranking", "SideResult", "UnsupportedMode", "encoder_for"]
@@ -94,6 +96,8 @@ class Ranking:
     sides: tuple[str, ...]
     side_weights: dict[str, float]
     passage_scale: float
+    category_prior: CategoryPrior
+    """The snapshot's category prior (`openxiv.indexer.prior`), shared by every `tuned` view."""
 
     def ranking_info(self) -> dict[str, Any]:
         """The ranking settings in force (``/v1/index``)."""
@@ -105,6 +109,7 @@ class Ranking:
             "candidates": self.settings.candidates,
             "bm25_passage_scale": self.passage_scale,
             **({"feedback": dataclasses.asdict(self.feedback)} if self.supports_feedback else {}),
+            "prior": dataclasses.asdict(PriorConfig.of(self.settings)),
         }
 
     supports_feedback = False
@@ -114,6 +119,15 @@ class Ranking:
     def feedback(self) -> FeedbackConfig:
         """Pseudo-relevance feedback of this view (`openxiv.indexer.prf`, ``OPENXIV_PRF_*``)."""
         return FeedbackConfig.of(self.settings)
+
+    def _with_prior(
+        self, rows: np.ndarray, scores: np.ndarray, mode: str | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The fused ranking reordered by the category prior below its head (`openxiv.indexer.prior`,
+        ``OPENXIV_PRIOR_*``); the fusion modes only, like feedback."""
+        if (parse_mode(mode) or self.settings.fusion) not in FUSION_METHODS:
+            return rows, scores
+        return self.category_prior.apply(rows, scores, PriorConfig.of(self.settings))
 
     def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
@@ -189,6 +203,7 @@ class HybridBackend(Ranking):
         self._doc_terms: dict[str, DocTerms] = {}
         """Built on first use; the same dict in every `tuned` view, so the transpose is made once."""
         self._terms_lock = threading.Lock()
+        self.category_prior = CategoryPrior(self.meta)
         self.side_weights: dict[str, float] = {}
         """Family weight overrides (``{"bm25": 2.0}``); otherwise ``weight_bm25`` / ``weight_dense``."""
         self.sides = tuple(
@@ -297,6 +312,7 @@ class HybridBackend(Ranking):
             fused_rows, fused_scores = keep_head(plain_head, fed, head)
         else:
             fused_rows, fused_scores = fuse(families, method, self.settings.rrf_k)
+        fused_rows, fused_scores = self._with_prior(fused_rows, fused_scores, mode)
         page_rows = fused_rows[offset : offset + top_k]
         page_scores = fused_scores[offset : offset + top_k]
         hits = []

@@ -1,8 +1,9 @@
 """`MilvusBackend`: the `SearchBackend` over a snapshot whose indexes live in Milvus collections.
 
 Same sides, same rules as `openxiv.indexer.hybrid.HybridBackend` (shared `Ranking`: mode -> sides,
-max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights), only the
-candidate lists come from Milvus:
+max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights, the
+category prior `openxiv.indexer.prior` below the head; pseudo-relevance feedback is not run here),
+only the candidate lists come from Milvus:
 
 - ``bm25_papers``: the built-in BM25 function over title + abstract (sparse inverted index);
 - ``bm25_passages``: BM25 over passages, grouped by paper (``group_by_field="paper_row"``: the best
@@ -49,6 +50,7 @@ from openxiv.indexer.hybrid import (
 from openxiv.indexer.manifest import BadIndexError
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.milvus_common import NOTHING, analyse, connect, filter_expr, match_expr
+from openxiv.indexer.prior import CategoryPrior
 
 __all__ = ["MilvusBackend", "collection_counts"]
 
@@ -93,6 +95,7 @@ class MilvusBackend(Ranking):
         self.uri = settings.milvus_uri or spec["uri"]
         self.collections: dict[str, str] = dict(spec["collections"])
         self.meta = PaperMeta.load(self.path / layout.META)
+        self.category_prior = CategoryPrior(self.meta)
         self.stemmer = str(((manifest.get("bm25") or {}).get("tokenizer") or {}).get("stemmer", "english"))
         self.client = connect(self.uri, settings.milvus_token)
         for name in self.collections.values():
@@ -181,6 +184,7 @@ class MilvusBackend(Ranking):
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
         fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
+        fused_rows, fused_scores = self._with_prior(fused_rows, fused_scores, mode)
         page_rows = fused_rows[offset : offset + top_k].tolist()
         page_scores = fused_scores[offset : offset + top_k].tolist()
         evidence = self._evidence(terms, page_rows, results)

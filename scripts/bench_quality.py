@@ -95,6 +95,15 @@ CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 10"] = (
     {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
     W03,
 )
+# category prior (openxiv.indexer.prior): its papers and boost chosen by 2-fold cross-validation
+# (scripts/bench_prior.py); below the same kept first 10 places, so known items cannot move
+PRIOR = {"prior_docs": 50, "prior_weight": 2.0, "prior_head": 10}
+CONFIGS["hybrid weighted 1:0.3 + category prior (no feedback)"] = ("weighted", PRIOR, W03)
+CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 10 + category prior"] = (
+    "weighted",
+    {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6, **PRIOR},
+    W03,
+)
 SWEEP["hybrid zscore 1:0.5 + feedback x0.3"] = (
     "zscore",
     {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
@@ -174,7 +183,8 @@ def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
     cells = " · ".join(f"{n} {statistics.mean(v):.3f}" for n, v in recall.items())
     return (
         f"Feedback papers/words by 2-fold cross-validation over the topic queries (weighted 1:0.3, feedback "
-        f"x{weight}, gate {settings.prf_gate}; topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
+        f"x{weight}, gate {settings.prf_gate}, category prior {settings.prior_docs} papers x{settings.prior_weight}; "
+        f"topic R@100 of every setting on all queries: {cells}). Picked on each fold: "
         f"{' and '.join(picks)}; held-out topic R@100 {statistics.mean(held_out):.3f} against "
         f"{statistics.mean(recall['no feedback']):.3f} without feedback."
     )
@@ -228,7 +238,11 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
         for name, (mode, row_changes, weights) in configs.items():
             if mode in DENSE_MODES and "dense_papers" not in base.sides:
                 continue
-            changes = {"prf_docs": 0, **row_changes}  # no feedback unless the row says so
+            changes = {
+                "prf_docs": 0,
+                "prior_docs": 0,
+                **row_changes,
+            }  # no feedback, no prior unless the row says so
             backend = base.tuned(side_weights=weights, **changes)
             try:
                 trun, tlat = run_queries(backend, topics, mode, 100)

@@ -153,7 +153,7 @@ def test_openapi_docs(client: httpx.Client) -> None:
 
 V1_INDEX_KEYS = {"snapshot", "path", "loaded_at", "reloads", "manifest", "stats", "backend"}
 BACKEND_KEYS = {"path", "sides", "papers", "passages", "ranking"}
-RANKING_KEYS = {"fusion", "rrf_k", "weight_bm25", "weight_dense", "candidates", "bm25_passage_scale"}
+RANKING_KEYS = {"fusion", "rrf_k", "weight_bm25", "weight_dense", "candidates", "bm25_passage_scale", "prior"}
 
 
 def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Client) -> None:
@@ -165,7 +165,8 @@ def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Clien
     )
     assert set(info["backend"]) == BACKEND_KEYS, sorted(set(info["backend"]) - BACKEND_KEYS)
     ranking = info["backend"]["ranking"]
-    # pseudo-relevance feedback settings are reported by the backends that run it (the embedded one)
+    # pseudo-relevance feedback settings are reported by the backends that run it (the embedded one);
+    # the category prior runs on both backends
     assert set(ranking) - {"feedback"} == RANKING_KEYS
     assert ("feedback" in ranking) == (info["manifest"].get("backend", "embedded") == "embedded")
     assert info["backend"]["papers"] == info["manifest"]["counts"]["papers"]
