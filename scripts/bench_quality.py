@@ -202,13 +202,13 @@ def feedback_cost(index_dir: Path, settings: Settings) -> str:
         t = time.perf_counter()
         terms = DocTerms(papers)
         transpose = time.perf_counter() - t
-        config = FeedbackConfig(settings.prf_docs or 10, settings.prf_terms, settings.prf_weight, 0.0)
+        config = FeedbackConfig(settings.prf_docs or 10, settings.prf_terms, settings.prf_weight, gate=0.0)
         scores = [papers.scores(papers.query_tokens(q["query"])) for q in topics]
-        feedback_list(terms, scores[0], scores[0], config, settings.candidates)  # compile
+        feedback_list(terms, scores[0], config, settings.candidates)  # compile
         ms = []
         for s in scores:
             t = time.perf_counter()
-            feedback_list(terms, s, s, config, settings.candidates)
+            feedback_list(terms, s, config, settings.candidates)
             ms.append((time.perf_counter() - t) * 1000)
     finally:
         opened.close()

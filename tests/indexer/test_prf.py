@@ -219,3 +219,24 @@ def test_feedback_settings_are_checked() -> None:
         Settings(prf_docs=-1)
     with pytest.raises((ConfigError, ValueError)):
         Settings(prf_weight=-0.5)
+
+
+def test_bench_quality_feedback_cost_runs_on_a_real_snapshot(sparse_index: Any) -> None:
+    """`scripts/bench_quality.py --feedback-cost` times `feedback_list` as the backend calls it: it
+    called it with the pre-refactor signature (one argument too many) and raised TypeError."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_quality.py"
+    sys.path.insert(0, str(script.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_quality_under_test", script)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(script.parent))
+    root = Path(sparse_index.path).parents[1]
+    line = module.feedback_cost(root, Settings(data_dir=root.parent, embed="none"))
+    assert line.startswith("Feedback cost: transpose") and "per topic query p50" in line
