@@ -28,7 +28,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sqlite3
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -39,6 +41,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.config import Settings
+from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.onnx_encoder import OnnxEncoder
 from openxiv.indexer.snapshot import open_index
@@ -192,6 +195,51 @@ def passage_estimate(index: Path, db: Path, sample: int) -> dict[str, Any]:
     }
 
 
+def paired(base: Path, longer: Path, settings: Settings, resamples: int = 2000) -> list[dict[str, Any]]:
+    """Per topic query, Recall@10/@100 of dense alone and the shipped ranking on both snapshots: the
+    mean difference (longer - base) with a bootstrap 95% interval over queries (seed 0), and how many
+    queries go up and down, so a gain can be told from noise."""
+    gold = SharedData.default().gold()
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(gold / f)]
+    names = ("dense only", DEFAULT_ROW)
+    per: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for index in (base, longer):
+        opened = open_index(index, settings)
+        try:
+            for name in names:
+                mode, changes, weights = CONFIGS[name]
+                backend = opened.backend.tuned(side_weights=weights, **{"prf_docs": 0, **changes})
+                run = run_queries(backend, topics, mode, 100)[0]
+                per[(str(index), name)] = [
+                    score_query([d for d, _ in run[q["qid"]]], set(q["relevant"]), (10, 100)) for q in topics
+                ]
+        finally:
+            opened.close()
+    out = []
+    for name in names:
+        for metric in ("recall@10", "recall@100"):
+            a = [r[metric] for r in per[(str(base), name)]]
+            b = [r[metric] for r in per[(str(longer), name)]]
+            diff = [y - x for x, y in zip(a, b, strict=True)]
+            rng = random.Random(0)
+            boots = sorted(statistics.mean(rng.choice(diff) for _ in diff) for _ in range(resamples))
+            out.append(
+                {
+                    "config": name,
+                    "metric": metric,
+                    "base": statistics.mean(a),
+                    "longer": statistics.mean(b),
+                    "diff": statistics.mean(diff),
+                    "low": boots[int(0.025 * resamples)],
+                    "high": boots[int(0.975 * resamples) - 1],
+                    "up": sum(d > 0 for d in diff),
+                    "down": sum(d < 0 for d in diff),
+                    "queries": len(diff),
+                }
+            )
+    return out
+
+
 def encode_rate(index: Path, db: Path, sample: int, tokens: list[int]) -> dict[str, Any]:
     """CPU seconds per 1,000 paper texts at each truncation: ``sample`` papers spread over the corpus,
     encoded in thirds, the truncations interleaved within one run so the load hits them alike."""
@@ -255,8 +303,9 @@ def main() -> None:
     parser.add_argument(
         "--parts",
         nargs="*",
-        default=["quality", "query", "passages", "rate"],
-        help="what to measure now (quality, query, passages, rate); with --json, the other parts are read from it",
+        default=["quality", "paired", "query", "passages", "rate"],
+        help="what to measure now (quality, paired, query, passages, rate); with --json, the other parts are "
+        "read from it",
     )
     parser.add_argument("--passage-sample", type=int, default=2000, help="passages timed")
     parser.add_argument("--rate-sample", type=int, default=3000, help="papers timed at 32 and 64 tokens")
@@ -285,6 +334,8 @@ def main() -> None:
     if "passages" in args.parts:
         db = args.passage_db or snapshot_dir(args.base) / "corpus.sqlite"
         data["passages"] = passage_estimate(args.longer, db, args.passage_sample)
+    if "paired" in args.parts:
+        data["paired"] = paired(args.base, args.longer, settings)
     if "rate" in args.parts:
         db = args.passage_db or snapshot_dir(args.base) / "corpus.sqlite"
         data["rate"] = encode_rate(args.base, db, args.rate_sample, [32, 64])
@@ -294,6 +345,17 @@ def main() -> None:
         return
     base_encoder = data["quality"][0]["encoder"]
     text = table(data["quality"]) + "\n" + verdict(data["quality"], base_encoder)
+    if data.get("paired"):
+        text += (
+            "\n\nPer topic query, longer vectors against the base (mean difference, bootstrap 95% interval over "
+            "the queries, queries up / down):\n\n| ranking | metric | base | longer | difference | 95% interval "
+            "| up | down |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+            + "".join(
+                f"| {r['config']} | {r['metric']} | {r['base']:.3f} | {r['longer']:.3f} | {r['diff']:+.4f} | "
+                f"[{r['low']:+.4f}, {r['high']:+.4f}] | {r['up']} | {r['down']} |\n"
+                for r in data["paired"]
+            )
+        )
     if data.get("query"):
         text += "\n\nQuery truncation alone (each snapshot reopened with its own encoder cutting queries at "
         text += "the given length):\n\n" + query_table(data["query"])
