@@ -88,9 +88,15 @@ def manifest(index: Path) -> dict[str, Any]:
     return json.loads((snapshot_dir(index) / "manifest.json").read_text(encoding="utf-8"))
 
 
-def quality_rows(base: Path, longer: Path, settings: Settings) -> list[dict[str, Any]]:
-    """The `ROWS` configurations on both snapshots (BM25 once: it does not read vectors)."""
-    configs = {name: CONFIGS[name] for name in ROWS}
+QUICK = ("bm25 (papers + passages)", "dense only", NO_FEEDBACK, DEFAULT_ROW)
+"""``--quick``: the rows the rule needs (BM25, the MRR reference, the shipped ranking) and dense alone."""
+
+
+def quality_rows(
+    base: Path, longer: Path, settings: Settings, rows: tuple[str, ...] = ROWS
+) -> list[dict[str, Any]]:
+    """The ``rows`` configurations on both snapshots (BM25 once: it does not read vectors)."""
+    configs = {name: CONFIGS[name] for name in rows}
     rows = measure(base, settings, configs)
     rows += measure(longer, settings, {k: v for k, v in configs.items() if not k.startswith("bm25")})
     papers = int(manifest(base)["corpus"]["papers"])
@@ -295,6 +301,27 @@ def query_table(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def comparison(data: dict[str, Any], heading: bool = False) -> str:
+    """One run's rows, the rule's verdict over both snapshots, the per-query differences, build costs."""
+    rows = data["quality"]
+    text = f"**{rows[0].get('papers', 0):,} papers.**\n\n" if heading else ""
+    text += table(rows) + "\n" + verdict(rows, rows[0]["encoder"])
+    if data.get("paired"):
+        text += (
+            "\n\nPer topic query, longer vectors against the base (mean difference, bootstrap 95% interval over "
+            "the queries, queries up / down):\n\n| ranking | metric | base | longer | difference | 95% interval "
+            "| up | down |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+            + "".join(
+                f"| {r['config']} | {r['metric']} | {r['base']:.3f} | {r['longer']:.3f} | {r['diff']:+.4f} | "
+                f"[{r['low']:+.4f}, {r['high']:+.4f}] | {r['up']} | {r['down']} |\n"
+                for r in data["paired"]
+            )
+        )
+    if data.get("build"):
+        text += f"\n\nBuild cost: {'; '.join(data['build'])}."
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, required=True, help="index root of the shipped truncation")
@@ -315,6 +342,14 @@ def main() -> None:
     parser.add_argument(
         "--json", type=Path, help="JSON file of the rows: parts not measured now are read from it"
     )
+    parser.add_argument("--quick", action="store_true", help="only the rows the rule needs, and dense alone")
+    parser.add_argument(
+        "--also",
+        type=Path,
+        action="append",
+        default=[],
+        help="--json file of another run to show after this one",
+    )
     parser.add_argument("--note", default="", help="text added to the section (build cost, load)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
@@ -324,7 +359,8 @@ def main() -> None:
     if args.json and args.json.exists():
         data = json.loads(args.json.read_text(encoding="utf-8"))
     if "quality" in args.parts:
-        data["quality"] = quality_rows(args.base, args.longer, settings)
+        data["quality"] = quality_rows(args.base, args.longer, settings, QUICK if args.quick else ROWS)
+        data["build"] = [build_cost(args.base), build_cost(args.longer)]
         data["load"] = [load[0], os.getloadavg()[0]]
     if "query" in args.parts:
         ready = [str(i) for i in (args.base, args.longer) if (snapshot_dir(i) / "manifest.json").exists()]
@@ -343,19 +379,10 @@ def main() -> None:
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if "quality" not in data:
         return
-    base_encoder = data["quality"][0]["encoder"]
-    text = table(data["quality"]) + "\n" + verdict(data["quality"], base_encoder)
-    if data.get("paired"):
-        text += (
-            "\n\nPer topic query, longer vectors against the base (mean difference, bootstrap 95% interval over "
-            "the queries, queries up / down):\n\n| ranking | metric | base | longer | difference | 95% interval "
-            "| up | down |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
-            + "".join(
-                f"| {r['config']} | {r['metric']} | {r['base']:.3f} | {r['longer']:.3f} | {r['diff']:+.4f} | "
-                f"[{r['low']:+.4f}, {r['high']:+.4f}] | {r['up']} | {r['down']} |\n"
-                for r in data["paired"]
-            )
-        )
+    data.setdefault("build", [build_cost(args.base), build_cost(args.longer)])
+    text = comparison(data, heading=True)
+    for earlier in args.also:
+        text += f"\n\n{comparison(json.loads(earlier.read_text(encoding='utf-8')), heading=True)}"
     if data.get("query"):
         text += "\n\nQuery truncation alone (each snapshot reopened with its own encoder cutting queries at "
         text += "the given length):\n\n" + query_table(data["query"])
@@ -378,7 +405,6 @@ def main() -> None:
             f"run, {r['threads']} ONNX threads): {per['32']:.1f} CPU s per 1,000 papers at 32 tokens, "
             f"{per['64']:.1f} at 64 ({per['64'] / per['32']:.2f}x)."
         )
-    text += f"\n\nBuild cost: {build_cost(args.base)}; {build_cost(args.longer)}."
     text += f"\n\n{args.note}" if args.note else ""
     print(text)
     if args.no_write:
@@ -387,14 +413,15 @@ def main() -> None:
         f"HF_HUB_OFFLINE=1 .venv/bin/python scripts/bench_dense_tokens.py --base {args.base} "
         f"--longer {args.longer}" + (f" --passage-db {args.passage_db}" if args.passage_db else "")
     )
+    cmd += " --quick" if args.quick else ""
+    cmd += "".join(f" --also {p}" for p in args.also)
     cmd += " --note '<the paragraph above>'" if args.note else ""
     loads = data.get("load", [float("nan")] * 2)
     write_section(
         SECTION,
-        f"The shipped rankings on two snapshots of one corpus ({data['quality'][0].get('papers', '?'):,} "
-        "papers) that differ only in the truncation of the paper vectors (`OPENXIV_EMBED_MAX_TOKENS`), same "
-        "dev sets as the table above, same rule. Latencies are the backend alone under the shared machine's "
-        "load.\n\n"
+        "The shipped rankings on two snapshots of one corpus that differ only in the truncation of the "
+        "paper vectors (`OPENXIV_EMBED_MAX_TOKENS`), same dev sets as the table above, same rule. Latencies "
+        "are the backend alone under the shared machine's load.\n\n"
         + text
         + f"\n\nCommand: `{cmd}` (1-minute load average {loads[0]:.1f} at the start, {loads[1]:.1f} at the end)\n",
         after=AFTER,
