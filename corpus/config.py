@@ -89,8 +89,8 @@ class Settings(BaseSettings):
     embed_max_tokens: int = 32
     """Tokens per embedded text (title + the start of the abstract at 32).
 
-    Cost grows with length; 64 improves dense-only recall but not the fused ranking (BENCHMARKS.md,
-    "Index build" and "Retrieval quality")."""
+    Cost grows with length (64 doubles the embedding time); 64 improves dense-only recall but not the
+    fused ranking on the whole corpus (BENCHMARKS.md, "Dense vectors at 64 tokens")."""
     embed_batch_size: int = 64
     """Texts per encoder batch."""
     embed_device: str = "cpu"

@@ -30,9 +30,9 @@ def missing_extra(extra: str, purpose: str, exc: ImportError) -> MissingExtra:
 
 def import_pymupdf() -> Any:
     """``import pymupdf`` without the layout analysis PyMuPDF 2 imports with it when it can
-    (``pymupdf.layout``: ONNX models, 0.5 CPU s and 55 MiB per process, which `read_pdf` never
-    uses). The module is blocked only during that first import, so code that asks for
-    ``pymupdf.layout`` itself later still gets it."""
+    (``pymupdf.layout``: ONNX models that cost CPU and memory in every process, docs/pdf.md, and
+    that `read_pdf` never uses). The module is blocked only during that first import, so code that
+    asks for ``pymupdf.layout`` itself later still gets it."""
     if "pymupdf" in sys.modules:
         return sys.modules["pymupdf"]
     blocked = "pymupdf.layout" not in sys.modules

@@ -16,13 +16,17 @@ def load_average() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def write_section(title: str, body: str, path: Path = BENCH) -> None:
-    """Replace the section headed ``## title`` (up to the next ``## ``) or append it."""
+def write_section(title: str, body: str, path: Path = BENCH, after: str | None = None) -> None:
+    """Replace the section headed ``## title`` (up to the next ``## ``) or add it: just after the
+    section ``## after`` when there is one (a script's own section beside another script's), else at
+    the end."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# openxiv benchmarks\n"
     block = f"## {title}\n\n{body.strip()}\n"
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: block + "\n", text, count=1).rstrip() + "\n"
+    elif after and (found := re.search(rf"^## {re.escape(after)}\n.*?(?=^## |\Z)", text, re.S | re.M)):
+        text = (text[: found.end()].rstrip() + "\n\n" + block + "\n" + text[found.end() :]).rstrip() + "\n"
     else:
         text = text.rstrip() + "\n\n" + block
     path.write_text(text, encoding="utf-8")
