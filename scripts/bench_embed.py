@@ -111,10 +111,12 @@ def cmd_speed(args: argparse.Namespace) -> None:
 def render_speed(rows: list, args: argparse.Namespace) -> None:
     raw_cpu = {mt: c for name, mt, _, c, rel in rows if rel is None}
     lines = [
-        f"{args.n} real papers (title + abstract, first unique ids of listing-cs), batch 64. The 2 cores "
-        "were shared with other benchmark jobs, so wall rates are low and noisy; the idle estimate is "
-        "texts per CPU-second x 2 cores, and `vs raw (CPU)` compares CPU time per text with raw "
-        "`SentenceTransformer.encode` at the same length (the 90% target).",
+        f"{args.n} real papers (title + abstract, first unique ids of listing-cs), batch 64. Wall rates "
+        "depend on the machine's load (given below); the idle estimate is texts per CPU-second x 2 cores, "
+        "and `vs raw (CPU)` compares CPU time per text with raw `SentenceTransformer.encode` at the same "
+        "length (the 90% target). The model2vec rows distil the model once, which needs `skeletoken` "
+        "(model2vec's `distill` extra pins transformers below the version installed here, so it was "
+        "installed on its own, without dependencies, on `PYTHONPATH`).",
         "",
         "| encoder | max tokens | texts/s wall | texts/s idle estimate | vs raw (CPU) "
         "| 101,015 paper texts, idle estimate | same, wall as measured |",
