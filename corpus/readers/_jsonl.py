@@ -12,6 +12,7 @@ import gzip
 import io
 import json
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
@@ -138,7 +139,8 @@ def _json_object_slow(line: bytes) -> dict[str, Any]:
 def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadError]:
     """``(line number, object)`` for each non-blank line, or a `ReadError` for the bad ones.
 
-    A file that cannot be opened or stops mid-stream (truncated gzip) ends with one `ReadError`.
+    A file that cannot be opened, stops mid-stream (truncated gzip) or is damaged (corrupt deflate
+    data) ends with one `ReadError`; the lines before the break are kept.
     """
     name = path.name
     lineno = 0
@@ -154,9 +156,10 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadErr
                     yield lineno, _json_object(line)
                 except FieldError as exc:
                     yield ReadError(name, f"line {lineno}", str(exc))
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         where = "file" if lineno == 0 else f"line {lineno + 1}"
-        yield ReadError(name, where, f"cannot read file: {exc}")
+        what = f"corrupt gzip data ({exc})" if isinstance(exc, zlib.error) else str(exc)
+        yield ReadError(name, where, f"cannot read file: {what}")
 
 
 def read_json_records(path: str | Path, fmt: str, parse: Parse) -> Iterator[PaperRecord | ReadError]:

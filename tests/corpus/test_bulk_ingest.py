@@ -196,3 +196,27 @@ def test_a_truncated_gzip_keeps_every_whole_line_before_the_break(
     assert isinstance(items[-1], ReadError) and items[-1].location == f"line {whole_lines + 1}"
     with gzip.open(cut, "rt") as fh, pytest.raises(EOFError):
         fh.read()
+
+
+def test_a_corrupt_gzip_keeps_the_lines_before_the_damage_and_says_why(
+    listing_files: list[Path], tmp_path: Path
+) -> None:
+    """Damaged (not truncated) deflate data: zlib raises its own error, which escaped the line reader
+    ("listing reader failed: error: Error -3 ..."); it is the file's one `ReadError` now, naming the
+    line it stopped at, and every whole line before the damage lands."""
+    data = bytearray(_astro(listing_files).read_bytes()[:1_000_000])
+    data[450_000:450_016] = b"\xff" * 16  # in the middle of the deflate stream: an invalid block type
+    decoder = zlib.decompressobj(wbits=31)
+    readable = b""
+    with pytest.raises(zlib.error, match="invalid block type"):
+        for start in range(0, len(data), 1024):
+            readable += decoder.decompress(bytes(data[start : start + 1024]))
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(bytes(data))
+    items = list(read_path(bad, format="listing"))
+    records = [i for i in items if isinstance(i, PaperRecord)]
+    errors = [i for i in items if isinstance(i, ReadError)]
+    assert len(errors) == 1 and errors[0] is items[-1]
+    assert errors[0].location == f"line {len(records) + 1}"
+    assert "cannot read file" in errors[0].reason and "gzip" in errors[0].reason
+    assert 0 < len(records) <= readable.count(b"\n")
