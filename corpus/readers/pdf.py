@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from datetime import date, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,14 @@ _STAMP = re.compile(
 )
 _ABSTRACT_RUN_IN = re.compile(r"^abstract\s*[.:—–-]?\s*", re.I)
 _LETTERS = re.compile(r"[^\W\d_]")
+
+
+def _has_letters(text: str, n: int = 3) -> bool:
+    """``text`` holds at least ``n`` letters; stops at the ``n``-th (a section's whole text was
+    scanned to count every letter just to compare the count with 3)."""
+    return sum(1 for _ in islice(_LETTERS.finditer(text), n)) >= n
+
+
 _BAD_META_TITLE = re.compile(r"\.(?:dvi|pdf|tex|docx?)$|^untitled|^microsoft word|^arxiv:", re.I)
 _TITLE_NOISE = re.compile(r"^(?:preprint|under review|published as|arxiv|proceedings)", re.I)
 
@@ -259,7 +268,7 @@ def _title_lines(lines: list[Line], page_height: float) -> list[Line]:
         for ln in lines
         if ln.page == 0
         and ln.y0 < 0.5 * page_height
-        and len(_LETTERS.findall(ln.text)) >= 3
+        and _has_letters(ln.text)
         and not _TITLE_NOISE.match(ln.text)
     ]
     if not candidates:
@@ -286,7 +295,7 @@ def _join_title(lines: list[Line]) -> str | None:
         else:
             parts.append(text)
     title = " ".join(" ".join(parts).split()).strip(" *∗†‡")
-    return title if len(_LETTERS.findall(title)) >= 3 else None
+    return title if _has_letters(title) else None
 
 
 def _metadata_title(meta: dict[str, Any]) -> str | None:
@@ -360,7 +369,7 @@ def _structure(
     records = []
     for i, (heading, _page, body_lines) in enumerate(sections):
         text = join_text(body_lines, vocab)
-        if len(_LETTERS.findall(text)) < 3:  # no text: keep a parent heading, drop contents-page entries
+        if not _has_letters(text):  # no text: keep a parent heading, drop contents-page entries
             following = sections[i + 1][0].number if i + 1 < len(sections) else None
             if not (heading.number and following and following.startswith(heading.number + ".")):
                 continue
