@@ -125,9 +125,14 @@ class Ranking:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The fused ranking reordered by the category prior below its head (`openxiv.indexer.prior`,
         ``OPENXIV_PRIOR_*``); the fusion modes only, like feedback."""
-        if (parse_mode(mode) or self.settings.fusion) not in FUSION_METHODS:
+        if not self._fuses(mode):
             return rows, scores
         return self.category_prior.apply(rows, scores, PriorConfig.of(self.settings))
+
+    def _fuses(self, mode: str | None) -> bool:
+        """``mode`` (``None``: the configured default) fuses the families (``weighted``, ``zscore``,
+        ``rrf``): feedback and the category prior apply to those modes only."""
+        return (parse_mode(mode) or self.settings.fusion) in FUSION_METHODS
 
     def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
         """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
@@ -274,11 +279,7 @@ class HybridBackend(Ranking):
         t = time.perf_counter()
         head = 0
         """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.prf`)."""
-        if (
-            self.feedback.enabled
-            and "bm25_papers" in sides
-            and (parse_mode(mode) or self.settings.fusion) in FUSION_METHODS
-        ):
+        if self.feedback.enabled and "bm25_papers" in sides and self._fuses(mode):
             results["bm25_feedback"] = SideResult(
                 *feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores))
             )

@@ -34,7 +34,7 @@ import numpy as np
 
 from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
-from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.fusion import fuse
 from openxiv.indexer.hybrid import (
     BM25_PASSAGE_SCALE,
@@ -137,8 +137,7 @@ class MilvusBackend(Ranking):
     ) -> SearchResult:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        if top_k < 1 or offset < 0:
-            raise ValueError(f"top_k must be >= 1 and offset >= 0 (got top_k={top_k}, offset={offset})")
+        check_page(top_k, offset)
         sides, method = self._plan(mode or self.settings.fusion)
         depth = min(max(self.settings.candidates, offset + top_k), MAX_TOPK)
         check_deadline(deadline, "filters")
