@@ -43,8 +43,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from openxiv.corpus.config import Settings
 from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
+from openxiv.indexer import layout
+from openxiv.indexer import manifest as manifest_file
+from openxiv.indexer.manifest import BadIndexError
 from openxiv.indexer.onnx_encoder import OnnxEncoder
-from openxiv.indexer.snapshot import open_index
+from openxiv.indexer.snapshot import open_index, resolve_snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
@@ -76,16 +79,17 @@ ROWS = (
 )
 
 
-def snapshot_dir(index: Path) -> Path:
-    """The live snapshot of an index root (or ``index`` itself when it is a snapshot)."""
-    current = index / "CURRENT"
-    if not current.exists():
-        return index
-    return index / "snapshots" / Path(current.read_text(encoding="utf-8").strip()).name
-
-
 def manifest(index: Path) -> dict[str, Any]:
-    return json.loads((snapshot_dir(index) / "manifest.json").read_text(encoding="utf-8"))
+    """The manifest of the live snapshot of ``index`` (a root or a snapshot)."""
+    return manifest_file.read(resolve_snapshot(index))
+
+
+def built(index: Path) -> bool:
+    """``index`` holds a snapshot with its manifest (`resolve_snapshot` raises when it does not)."""
+    try:
+        return (resolve_snapshot(index) / layout.MANIFEST).is_file()
+    except BadIndexError:
+        return False
 
 
 QUICK = ("bm25 (papers + passages)", "dense only", NO_FEEDBACK, DEFAULT_ROW)
@@ -122,7 +126,7 @@ def verdict(rows: list[dict[str, Any]], base_encoder: str) -> str:
 def query_side(index: Path, settings: Settings, tokens: list[int]) -> list[dict[str, Any]]:
     """Each query truncation on one snapshot: dense-only and shipped-ranking scores of the known items,
     the encoder's CPU time per `exact` query, and whether any topic query's vector changes at all."""
-    snap = snapshot_dir(index)
+    snap = resolve_snapshot(index)
     gold = SharedData.default().gold()
     topics = [q["query"] for f in TOPIC_FILES for q in load_jsonl(gold / f)]
     known = load_jsonl(gold / KNOWN_ITEM_FILE)
@@ -170,7 +174,7 @@ def query_side(index: Path, settings: Settings, tokens: list[int]) -> list[dict[
 def passage_estimate(index: Path, db: Path, sample: int) -> dict[str, Any]:
     """CPU seconds per 1,000 passages at the snapshot's truncation (a spread sample of the corpus's
     passages), the whole corpus's passage count, and how many relevant topic papers have full text."""
-    snap = snapshot_dir(index)
+    snap = resolve_snapshot(index)
     tokens = int(manifest(index)["embedding"]["max_tokens"])
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
@@ -261,7 +265,7 @@ def encode_rate(index: Path, db: Path, sample: int, tokens: list[int]) -> dict[s
     finally:
         con.close()
     texts = [paper_text(t, a) for t, a in rows]
-    encoders = {t: OnnxEncoder(snapshot_dir(index) / "encoder", t, 64) for t in tokens}
+    encoders = {t: OnnxEncoder(resolve_snapshot(index) / "encoder", t, 64) for t in tokens}
     cpu = dict.fromkeys(tokens, 0.0)
     third = len(texts) // 3 + 1
     for start in range(0, len(texts), third):
@@ -363,17 +367,17 @@ def main() -> None:
         data["build"] = [build_cost(args.base), build_cost(args.longer)]
         data["load"] = [load[0], os.getloadavg()[0]]
     if "query" in args.parts:
-        ready = [str(i) for i in (args.base, args.longer) if (snapshot_dir(i) / "manifest.json").exists()]
+        ready = [str(i) for i in (args.base, args.longer) if built(i)]
         data["query"] = [r for r in data.get("query", []) if r["index"] not in ready]
         data["query"] += [r for i in ready for r in query_side(Path(i), settings, args.query_tokens)]
         data["query"].sort(key=lambda r: (-r["papers"], r["vectors"], r["query_tokens"], r["config"]))
     if "passages" in args.parts:
-        db = args.passage_db or snapshot_dir(args.base) / "corpus.sqlite"
+        db = args.passage_db or resolve_snapshot(args.base) / "corpus.sqlite"
         data["passages"] = passage_estimate(args.longer, db, args.passage_sample)
     if "paired" in args.parts:
         data["paired"] = paired(args.base, args.longer, settings)
     if "rate" in args.parts:
-        db = args.passage_db or snapshot_dir(args.base) / "corpus.sqlite"
+        db = args.passage_db or resolve_snapshot(args.base) / "corpus.sqlite"
         data["rate"] = encode_rate(args.base, db, args.rate_sample, [32, 64])
     if args.json:
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
