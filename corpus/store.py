@@ -222,9 +222,8 @@ class Store:
             summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
             summary.read, summary.skipped = committed.read, committed.skipped
             if deferred:
-                with suppress(
-                    Exception
-                ):  # what stopped the run is the error to show; the next open builds them
+                # what stopped the run is the error to show; if this fails too, the next open builds them
+                with suppress(Exception):
                     ensure_indexes(self.engine, Base.metadata)
             self._end_run(summary, started)
             raise
