@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from openxiv.corpus.readers.line_sub import sub_marked_lines
+
 __all__ = ["is_affiliation", "is_affiliation_word", "lowercase_words", "split_names"]
 
 MAX_NAMES = 60
@@ -128,7 +130,29 @@ is matched from its start (``(?<!\S)``): the same matches as without the look-be
 ``\S*`` rescan the rest of the token from every character (a sixth of `read_pdf`'s layout work)."""
 
 
+_ADDRESS_MARK = re.compile(r"[@{.:](?:(?<=[@{])|(?<=[a-z]\.)[a-z]|(?<=:)//)")
+"""What every `_ADDRESSES` match holds: a ``{``, an ``@``, a ``://``, or a dot between lower-case
+letters. Written to start with one of those four characters, so that the regex engine skips to
+them instead of trying each alternative at every character."""
+
+
 def lowercase_words(text: str) -> set[str]:
     """The words ``text`` writes in lower case: the ``vocab`` of `split_names`. E-mail addresses
     and URLs are left out: ``{huiyi.wang, ...}@unsw.edu.au`` does not make ``wang`` a word."""
-    return set(_LOWER_WORD.findall(_ADDRESSES.sub(" ", text)))
+    return set(_LOWER_WORD.findall(strip_addresses(text)))
+
+
+def strip_addresses(text: str) -> str:
+    """``_ADDRESSES.sub(" ", text)``, run only on the lines that can hold a match.
+
+    A ``{...}`` group runs from its ``{`` to the first ``}`` after it (and on to the end of that
+    token); every other match lies inside one whitespace-free token. So a match starts on the line
+    of a mark and ends at the latest on the line of the first ``}`` after it (`sub_marked_lines`).
+    """
+    last_close = text.rfind("}")
+
+    def reach(m: re.Match[str]) -> int:
+        p = m.start()
+        return text.find("}", p) if m.group() == "{" and p < last_close else p
+
+    return sub_marked_lines(_ADDRESSES, " ", text, _ADDRESS_MARK, reach)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openxiv.corpus.normalize import heading_key
+from openxiv.corpus.readers.line_sub import sub_marked_lines
 
 __all__ = [
     "Heading",
@@ -82,17 +83,19 @@ class Heading:
     number: str | None
 
 
-_bold_fonts: dict[str, bool] = {}
+class _BoldFonts(dict[str, bool]):
+    """Whether a font's name says bold, computed once per font name."""
+
+    def __missing__(self, font: str) -> bool:
+        bold = self[font] = bool(_BOLD_FONT.search(font))
+        return bold
+
+
+_BOLD_FONTS = _BoldFonts()
 
 
 def _is_bold(span: dict[str, Any]) -> bool:
-    if span["flags"] & _BOLD:
-        return True
-    font: str = span["font"]
-    bold = _bold_fonts.get(font)
-    if bold is None:
-        bold = _bold_fonts[font] = bool(_BOLD_FONT.search(font))
-    return bold
+    return bool(span["flags"] & _BOLD) or _BOLD_FONTS[span["font"]]
 
 
 def extract_lines(page_dicts: Iterable[tuple[int, dict[str, Any]]]) -> tuple[list[Line], list[str]]:
@@ -135,37 +138,37 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def _inked(text: str) -> bool:
-    """``text.strip() != ""`` without building the stripped copy."""
-    return bool(text) and not text.isspace()
-
-
 def _line_style(
     spans: list[dict[str, Any]], pno: int
 ) -> tuple[str, float, bool, str, tuple[str, ...]] | None:
     """``(text, size, bold, lead_bold, pieces)`` of a line of several spans (see `Line`), or ``None``
     when nothing is inked once small superscripts are dropped."""
-    inked = [s for s in spans if _inked(s["text"])]
+    # one comprehension per pass over the spans: this runs for ~24,000 lines and ~230,000 spans
+    # in the 28 shared PDFs
+    inked = [s for s in spans if not s["text"].isspace() and s["text"]]
     if not inked:
         return None
-    big = max(s["size"] for s in inked)
+    big = max([s["size"] for s in inked])
     kept = spans
-    if any(s["flags"] & _SUPERSCRIPT for s in spans):
+    if any([s["flags"] & _SUPERSCRIPT for s in spans]):
         kept = [s for s in spans if not (s["flags"] & _SUPERSCRIPT and s["size"] < 0.85 * big)]
-        inked = [s for s in kept if _inked(s["text"])]
+        inked = [s for s in kept if not s["text"].isspace() and s["text"]]
         if not inked:
             return None
-    sizes: dict[float, int] = {}
-    bolds: list[bool] = []
+    bolds = [_is_bold(s) for s in inked]
     bold_chars = 0
-    for s in inked:
-        key = round(s["size"], 1)
+    chars: dict[float, int] = {}  # characters per exact size, in order of first use
+    for s, b in zip(inked, bolds, strict=True):
         n = len(s["text"])
-        sizes[key] = sizes.get(key, 0) + n
-        b = _is_bold(s)
-        bolds.append(b)
+        chars[s["size"]] = chars.get(s["size"], 0) + n
         if b:
             bold_chars += n
+    # per size rounded to 0.1 pt, rounding each distinct size once (`round` with digits is slow);
+    # a rounded size still comes first where its first span was
+    sizes: dict[float, int] = {}
+    for exact, n in chars.items():
+        key = round(exact, 1)
+        sizes[key] = sizes.get(key, 0) + n
     size = max(sizes, key=sizes.__getitem__)
     # a bold line with some math in it ("5.2. Avoids MLP.k Regions") is still bold
     bold, lead = bolds[0] and bold_chars >= 0.6 * sum(sizes.values()), ""
@@ -380,12 +383,17 @@ _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _LEAD_WORD = re.compile(r"^([a-z]+)")
 _WORDS = re.compile(r"[a-z]+")
 _SPLIT_WORD = re.compile(r"[A-Za-z]+-\n[a-z]+")
+_LINE_END_HYPHEN = re.compile(r"-\n")
 _SENTENCE_END = (".", "!", "?", ":", ";", '"', "”", ")", "]")
 
 
 def vocabulary(lines: Iterable[Line]) -> set[str]:
     """Lower-case words of the document, to decide whether a line-end hyphen is a soft one."""
-    text = _SPLIT_WORD.sub(" ", "\n".join(ln.text for ln in lines))  # fragments are not words
+    # the fragments of a word split at a line-end hyphen are not words; a split spans the hyphen's
+    # line and the next one, so only those lines need the substitution
+    text = sub_marked_lines(
+        _SPLIT_WORD, " ", "\n".join(ln.text for ln in lines), _LINE_END_HYPHEN, lambda m: m.end()
+    )
     return set(_WORDS.findall(text.lower()))
 
 
