@@ -101,7 +101,8 @@ def name_tokens(name: str | None) -> list[str]:
 
 def heading_key(text: str, strip_number: bool = False) -> str:
     """Comparison form of a heading: ``"3.2  Related Work:"`` -> ``"3.2 related work"``, ``"related work"`` with ``strip_number``."""
-    key = _SPACES.sub(" ", text).strip()
+    # the PDF reader asks this of every line it reads, nearly all of them single-spaced already
+    key = text if is_single_spaced(text) else _SPACES.sub(" ", text).strip()
     if strip_number:
         key = _LEADING_NUMBER.sub("", key, count=1)
     return key.rstrip(_TRAILING_PUNCT).lower()

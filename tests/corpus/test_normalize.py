@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openxiv.corpus.normalize import fold, heading_key, normalize_name, normalize_title
 from openxiv.corpus.readers.listing import parse_listing
@@ -51,6 +53,15 @@ def test_heading_key() -> None:
     assert heading_key("3.2 Related Work", strip_number=True) == "related work"
     assert heading_key("IV. Results", strip_number=True) == "results"
     assert heading_key("A Simple Baseline", strip_number=True) == "a simple baseline"
+    # single-spaced text skips the whitespace pass; any other whitespace still collapses
+    assert heading_key("Related\xa0Work") == heading_key(" Related \u2028 Work ") == "related work"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aB3. :\u2014 \t\n\xa0\u2009\x1cİ")), max_size=30))
+def test_heading_key_is_the_key_of_the_collapsed_text(text: str) -> None:
+    collapsed = " ".join(text.split())
+    assert heading_key(text) == collapsed.rstrip(".:\u2014-\u2013 ").lower()
 
 
 def test_old_database_gets_folded_titles_and_names(
