@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import itertools
 import json
 import sqlite3
+import weakref
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -142,6 +144,54 @@ def test_an_interrupted_first_load_still_builds_its_indexes(
     wanted = {str(ix.name) for ix in deferred_indexes(Base.metadata)}
     assert wanted <= _indexes(db)
     assert Store.open_readonly(db).stats()["papers"] == 5000  # the one committed batch
+
+
+class _Cycle:
+    """An object in a reference cycle with itself: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_collector_runs_once_per_batch_and_is_restored(listing_files: list[Path], tmp_path: Path) -> None:
+    """The automatic collector is off while an ingest runs; garbage cycles made during a batch are
+    collected once the batch is written (memory stays bounded), and the collector's state is
+    restored after the run, also when it fails, and left off when the caller turned it off."""
+    cycles: list[weakref.ref[_Cycle]] = []
+    seen: dict[str, object] = {}
+
+    def with_cycles() -> Iterator[PaperRecord | ReadError]:
+        for i, item in enumerate(read_path(_astro(listing_files))):
+            if i < 5000:
+                cycles.append(weakref.ref(_Cycle()))  # garbage at once, but only a collection frees it
+            if i == 5000:  # the first batch was written when this record arrived
+                seen["enabled"] = gc.isenabled()
+            if i == 5001:
+                seen["alive"] = sum(ref() is not None for ref in cycles)
+            if i == 6000:
+                break
+            yield item
+
+    store = Store(tmp_path / "c.sqlite")
+    assert gc.isenabled()
+    store.ingest(with_cycles(), settings=SETTINGS)
+    assert seen == {"enabled": False, "alive": 0}
+    assert gc.isenabled()
+
+    def failing() -> Iterator[PaperRecord | ReadError]:
+        yield from itertools.islice(read_path(_astro(listing_files)), 10)
+        raise RuntimeError("broken input")
+
+    with pytest.raises(RuntimeError):
+        store.ingest(failing(), settings=SETTINGS)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.ingest(itertools.islice(read_path(_astro(listing_files)), 10), settings=SETTINGS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    store.close()
 
 
 def test_indexes_missing_after_a_kill_are_rebuilt_by_the_next_writable_open(tmp_path: Path) -> None:
