@@ -107,12 +107,22 @@ def heading_key(text: str, strip_number: bool = False) -> str:
     return key.rstrip(_TRAILING_PUNCT).lower()
 
 
+_ASCII_CONTROLS = bytes(range(32)) + b"\x7f"
+"""The ASCII characters `str.isprintable` rejects (every ASCII whitespace character but the space is one)."""
+
+
 def is_single_spaced(text: str) -> bool:
     """True when ``" ".join(text.split()) == text``, checked without splitting: every whitespace
     character but the space is unprintable, so a printable text without double, leading or trailing
     spaces is already collapsed (what nearly every ingested value is; splitting each one cost more
-    than parsing its JSON line)."""
-    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+    than parsing its JSON line). An ASCII text is printable when deleting its control characters
+    by a byte translation leaves its length: the same answer as `str.isprintable` for a third of
+    its CPU (it looks each character up in the Unicode tables; abstracts are long)."""
+    if text.isascii():
+        printable = len(text.encode("ascii").translate(None, _ASCII_CONTROLS)) == len(text)
+    else:
+        printable = text.isprintable()
+    return printable and "  " not in text and text[:1] != " " and text[-1:] != " "
 
 
 def normalize_whitespace(text: str | None) -> str | None:

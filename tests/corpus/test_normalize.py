@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.normalize import fold, heading_key, normalize_name, normalize_title
+from openxiv.corpus.normalize import fold, heading_key, is_single_spaced, normalize_name, normalize_title
 from openxiv.corpus.readers.listing import parse_listing
 from openxiv.corpus.store import Store
 
@@ -95,3 +95,17 @@ def test_old_database_gets_folded_titles_and_names(
     con.close()
     with Store(db) as store:
         assert store.migrated == []
+
+
+def test_single_spaced_is_what_splitting_and_joining_leaves() -> None:
+    """`is_single_spaced` (a byte translation for ASCII text, `str.isprintable` otherwise) never says
+    yes to a text that collapsing whitespace would change: every character of both kinds, alone and
+    between words."""
+    for code in [*range(0x3001), 0x202F, 0x205F, 0xFEFF, 0x1F600]:
+        c = chr(code)
+        for text in (c, f"a{c}b", f"a {c} b", f"{c}a", f"a{c}", f"ab {c}{c} cd"):
+            collapsed = " ".join(text.split()) == text
+            if is_single_spaced(text):
+                assert collapsed, repr(text)
+            if text.isascii():  # the byte path answers as isprintable would
+                assert is_single_spaced(text) == (text.isprintable() and collapsed), repr(text)
