@@ -40,7 +40,7 @@ BATCH_CHARS = 16_000_000
 
 
 @contextmanager
-def _collect_per_batch() -> Iterator[Callable[[], None]]:
+def _collect_per_batch() -> Iterator[Callable[[], object]]:
     """No automatic cyclic collection inside the block; the function it yields collects the young
     generations (call it between batches). A caller that disabled the collector keeps it disabled
     and gets a function that does nothing."""
