@@ -119,12 +119,18 @@ def _gunzip(raw: IO[bytes]) -> Iterator[bytes]:
             pending, decoder = decoder.unused_data, None
 
 
-def _before_damage(decoder: Any, data: bytes) -> Iterator[bytes]:
-    """What ``decoder`` makes of ``data`` up to the point where it fails, 1 KiB of input at a time."""
-    for start in range(0, len(data), 1024):
+def _before_damage(decoder: Any, data: bytes, step: int = 1024) -> Iterator[bytes]:
+    """What ``decoder`` makes of ``data`` up to the point where it fails: ``step`` bytes of input
+    at a time, and the step that fails once more byte by byte (a wrong checksum in a member's
+    trailer comes after all of its data)."""
+    for start in range(0, len(data), step):
+        piece = data[start : start + step]
+        before = decoder.copy()
         try:
-            out = decoder.decompress(data[start : start + 1024])
+            out = decoder.decompress(piece)
         except zlib.error:
+            if step > 1:
+                yield from _before_damage(before, piece, 1)
             return
         if out:
             yield out
