@@ -29,7 +29,6 @@ from openxiv.corpus.records import PaperRecord, ReadError
 __all__ = [
     "Parse",
     "iter_json_lines",
-    "open_binary",
     "parse_date",
     "parse_id",
     "read_json_records",
@@ -49,17 +48,6 @@ def _orjson_reads_as_json(line: bytes) -> bool:
     """False when orjson could read ``line`` differently from ``json``: a surrogate escape (orjson
     has its own message for a lone one) or a number of 19 digits or more."""
     return not _ESCAPED_SURROGATE.search(line) and _LONG_NUMBER not in line.translate(_DIGITS_TO_ZERO)
-
-
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading bytes, transparently gunzipping ``*.gz`` (by magic bytes, not name)."""
-    raw = path.open("rb")
-    magic = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
-    if magic == b"\x1f\x8b":
-        # not wrapped in a larger io.BufferedReader (0.1 CPU s less on the shared listings): its
-        # read-ahead would lose the last whole lines before the break of a truncated file
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    return raw
 
 
 _BLOCK = 1 << 18
