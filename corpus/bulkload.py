@@ -1,7 +1,7 @@
 """The secondary indexes of the corpus tables, built once after a first load rather than row by row.
 
 Into an empty database, `Store.ingest` drops the non-unique indexes of the tables it fills
-(`deferred_indexes`: title, primary category and date look-ups, author names, categories) before
+(`deferred_indexes`: the title and primary-category look-ups) before
 the first batch and builds them again when the run ends, however it ends. Keeping them up to date
 row by row cost 1.2 of the 4.6 CPU seconds SQLite spent inserting the 88,917 shared listing lines,
 sorting them once at the end costs 0.9 (BENCHMARKS.md, «Ingest»). Unique indexes stay: the

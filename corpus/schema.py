@@ -29,6 +29,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "SCHEMA_VERSION",
+    "UNINDEXED",
     "AuthorRow",
     "Base",
     "CategoryRow",
@@ -41,6 +42,13 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+UNINDEXED = ("papers.published", "paper_authors.name_norm", "paper_categories.category")
+"""Columns that had an index no query of openxiv uses (issue 13): the date, author and category
+filters are answered from the snapshot's arrays and postings, and every SQL query on these tables
+looks papers up by id or arXiv id (``EXPLAIN QUERY PLAN``, docs/corpus.md «Speed»). Building those
+three indexes was 0.7 of the 10 CPU seconds of a first listing load. Databases made before keep
+them (they are only look-up structures)."""
 
 
 class Base(DeclarativeBase):
@@ -62,7 +70,7 @@ class PaperRow(Base):
     primary_category: Mapped[str | None] = mapped_column(String(32), index=True)
     authors_json: Mapped[str] = mapped_column(Text, nullable=False, default="[]")
     categories_json: Mapped[str] = mapped_column(Text, nullable=False, default="[]")
-    published: Mapped[date | None] = mapped_column(Date, index=True)
+    published: Mapped[date | None] = mapped_column(Date)
     updated: Mapped[date | None] = mapped_column(Date)
     first_seen: Mapped[date | None] = mapped_column(Date)
     date_precision: Mapped[str | None] = mapped_column(String(8))
@@ -88,8 +96,9 @@ class AuthorRow(Base):
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(Text, nullable=False)
-    name_norm: Mapped[str] = mapped_column(Text, nullable=False, index=True)
-    """Lowercase, accents and punctuation removed: for author filters."""
+    name_norm: Mapped[str] = mapped_column(Text, nullable=False)
+    """Lowercase, accents and punctuation removed: what the author filters match (through the
+    index's author postings, not SQL; see `UNINDEXED` on why this column has no index)."""
 
 
 class CategoryRow(Base):
@@ -99,7 +108,7 @@ class CategoryRow(Base):
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     """0 is the primary category."""
-    category: Mapped[str] = mapped_column(String(32), nullable=False, index=True)
+    category: Mapped[str] = mapped_column(String(32), nullable=False)
 
 
 class SourceRow(Base):

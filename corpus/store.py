@@ -15,9 +15,6 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import suppress
-from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,20 +27,20 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
-    insert,
     select,
 )
 from sqlalchemy.pool import QueuePool
 
-from openxiv.corpus.bulkload import deferred_indexes, drop_indexes, ensure_indexes
+from openxiv.corpus.bulkload import ensure_indexes
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
+from openxiv.corpus.ingest import ingest_items
 from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
 from openxiv.corpus.normalize import normalize_title
 from openxiv.corpus.records import Paper, PaperRecord, Passage, ReadError, Section
-from openxiv.corpus.runs import IngestSummary, end_run, run_status_counts, start_run
+from openxiv.corpus.runs import IngestSummary, run_status_counts
 from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
-from openxiv.corpus.writer import PAS, RECORD_COLUMNS, SEC, BatchCounts, P, paper_from_row, write_batch
+from openxiv.corpus.writer import PAS, RECORD_COLUMNS, SEC, P, paper_from_row
 
 __all__ = ["IngestSummary", "Store"]
 
@@ -51,8 +48,6 @@ S = SourceRow.__table__
 RUNS = cast(Table, IngestRun.__table__)
 ERRS = cast(Table, IngestError.__table__)
 
-BATCH_RECORDS = 5000
-BATCH_CHARS = 16_000_000
 _IN_CHUNK = 900
 
 
@@ -164,86 +159,7 @@ class Store:
         """
         if self.readonly:
             raise PermissionError("this store was opened read-only")
-        settings = settings or Settings.from_env()
-        started = datetime.now()
-        summary = IngestSummary()
-        with self.engine.begin() as conn:
-            summary.run_id = start_run(conn, started)
-        committed = IngestSummary()
-        deferred = self._defer_indexes()
-        batch: list[PaperRecord] = []
-        errors: list[ReadError] = []
-        chars = 0
-
-        def skip(err: ReadError) -> None:
-            summary.skipped += 1
-            summary.errors.append(err)
-            errors.append(err)
-
-        def flush() -> None:
-            nonlocal chars
-            counts = BatchCounts()
-            with self.engine.begin() as conn:
-                if batch:
-                    counts = write_batch(conn, batch, settings.passage_words, settings.passage_overlap)
-                if errors:
-                    rows = [{"run_id": summary.run_id, "source": e.source, "location": e.location,
-                             "reason": e.reason} for e in errors]  # fmt: skip
-                    conn.execute(insert(ERRS), rows)
-            summary.added += counts.added  # counted once committed, so an interrupted run is exact
-            summary.updated += counts.updated
-            summary.unchanged += counts.unchanged
-            committed.read, committed.skipped = summary.read, summary.skipped
-            batch.clear()
-            errors.clear()
-            chars = 0
-
-        try:
-            for item in items:
-                if isinstance(item, ReadError):
-                    skip(item)
-                    continue
-                canonical = try_canonical_id(item.arxiv_id)
-                if canonical is None:
-                    skip(ReadError(item.source, "record", f"invalid arXiv id {item.arxiv_id!r}"))
-                    continue
-                if canonical != item.arxiv_id:
-                    item = replace(item, arxiv_id=canonical)
-                summary.read += 1
-                batch.append(item)
-                if item.sections:
-                    chars += sum(len(s.text) for s in item.sections)
-                if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
-                    flush()
-            flush()
-            if deferred:
-                ensure_indexes(self.engine, Base.metadata)
-        except BaseException as exc:
-            summary.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            summary.read, summary.skipped = committed.read, committed.skipped
-            if deferred:
-                # what stopped the run is the error to show; if this fails too, the next open builds them
-                with suppress(Exception):
-                    ensure_indexes(self.engine, Base.metadata)
-            self._end_run(summary, started)
-            raise
-        summary.status = "finished"
-        self._end_run(summary, started)
-        return summary
-
-    def _defer_indexes(self) -> bool:
-        """Into an empty database, drop the indexes `openxiv.corpus.bulkload` builds after the load."""
-        with self.engine.begin() as conn:
-            if conn.exec_driver_sql("SELECT 1 FROM papers LIMIT 1").first() is not None:
-                return False
-            drop_indexes(conn, deferred_indexes(Base.metadata))
-        return True
-
-    def _end_run(self, summary: IngestSummary, started: datetime) -> None:
-        summary.seconds = (datetime.now() - started).total_seconds()
-        assert summary.run_id is not None
-        with self.engine.begin() as conn:
-            end_run(conn, summary.run_id, summary.status, summary.counts())
+        return ingest_items(self.engine, items, settings or Settings.from_env())
 
     def copy_to(self, path: str | Path) -> Path:
         """A consistent copy of the database (``VACUUM INTO``), in rollback-journal mode."""

@@ -29,7 +29,6 @@ from openxiv.corpus.records import PaperRecord, ReadError
 __all__ = [
     "Parse",
     "iter_json_lines",
-    "open_binary",
     "parse_date",
     "parse_id",
     "read_json_records",
@@ -51,29 +50,119 @@ def _orjson_reads_as_json(line: bytes) -> bool:
     return not _ESCAPED_SURROGATE.search(line) and _LONG_NUMBER not in line.translate(_DIGITS_TO_ZERO)
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading bytes, transparently gunzipping ``*.gz`` (by magic bytes, not name)."""
-    raw = path.open("rb")
-    magic = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
-    if magic == b"\x1f\x8b":
-        # not wrapped in a larger io.BufferedReader (0.1 CPU s less on the shared listings): its
-        # read-ahead would lose the last whole lines before the break of a truncated file
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    return raw
+_BLOCK = 1 << 18
+"""Bytes read (and, for gzip, decompressed) at a time."""
+_GZIP_MAGIC = b"\x1f\x8b"
+_TRUNCATED = "Compressed file ended before the end-of-stream marker was reached"
+"""`gzip.GzipFile`'s message for a truncated file, kept so reports read as they did."""
 
 
-def _lines(fh: IO[bytes]) -> Iterator[bytes | None]:
-    """The lines of ``fh``; ``None`` for a line longer than `MAX_LINE_BYTES` (read past, not kept)."""
+def _blocks(raw: IO[bytes]) -> Iterator[bytes]:
+    """The bytes of ``raw`` block by block, gunzipped when it starts with the gzip magic bytes."""
+    if isinstance(raw, io.BufferedReader) and raw.peek(2)[:2] == _GZIP_MAGIC:
+        yield from _gunzip(raw)
+        return
+    while block := raw.read(_BLOCK):
+        yield block
+
+
+def _gunzip(raw: IO[bytes]) -> Iterator[bytes]:
+    """The decompressed data of a gzip file (every member), block by block.
+
+    What `gzip.GzipFile` does, by ``zlib`` in blocks of `_BLOCK` (``GzipFile`` reads its output 8 KiB
+    at a time through Python code and checksums it a second time: a third of a listing file's
+    decompression): zero padding between members is skipped, anything else there is "not a
+    gzipped file", and a file that stops inside a member ends with ``EOFError`` once every byte
+    before the break is out. Damaged data (``zlib.error``) ends it too, after the output before
+    the damage (the block is decompressed again in small steps from a copy of the decoder taken
+    before it), so every whole line before the damage is read.
+    """
+    decoder: Any = zlib.decompressobj(wbits=31)
+    pending = b""
     while True:
-        line = fh.readline(MAX_LINE_BYTES + 1)
-        if not line:
+        data = pending or raw.read(_BLOCK)
+        pending = b""
+        if not data:
+            if decoder is not None:
+                raise EOFError(_TRUNCATED)
             return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):
-                line = fh.readline(MAX_LINE_BYTES)
+        if decoder is None:  # between members: zero padding, then the next member or the end
+            data = data.lstrip(b"\x00")
+            if not data:
+                continue
+            if len(data) < 2:
+                data += raw.read(1)
+            if data[:2] != _GZIP_MAGIC:
+                raise gzip.BadGzipFile(f"Not a gzipped file ({data[:2]!r})")
+            decoder = zlib.decompressobj(wbits=31)
+        before = decoder.copy()
+        try:
+            out = decoder.decompress(data)
+        except zlib.error:
+            yield from _before_damage(before, data)
+            raise
+        if out:
+            yield out
+        if decoder.eof:
+            pending, decoder = decoder.unused_data, None
+
+
+def _before_damage(decoder: Any, data: bytes, step: int = 1024) -> Iterator[bytes]:
+    """What ``decoder`` makes of ``data`` up to the point where it fails: ``step`` bytes of input
+    at a time, and the step that fails once more byte by byte (a wrong checksum in a member's
+    trailer comes after all of its data)."""
+    for start in range(0, len(data), step):
+        piece = data[start : start + step]
+        before = decoder.copy()
+        try:
+            out = decoder.decompress(piece)
+        except zlib.error:
+            if step > 1:
+                yield from _before_damage(before, piece, 1)
+            return
+        if out:
+            yield out
+
+
+def _lines(blocks: Iterator[bytes]) -> Iterator[bytes | None]:
+    """The lines of the bytes ``blocks`` hold; ``None`` for a line longer than `MAX_LINE_BYTES`
+    (read past, never held whole in memory)."""
+    parts: list[bytes] = []  # the start of the line that continues into the next block
+    size = 0
+    skipping = False  # inside a line already over the limit
+    for block in blocks:
+        start = 0
+        while (end := block.find(b"\n", start)) >= 0:
+            piece = block[start : end + 1]
+            start = end + 1
+            if skipping:
+                skipping = False
+            elif size + len(piece) - 1 > MAX_LINE_BYTES:
+                parts.clear()
+            elif parts:
+                parts.append(piece)
+                line = b"".join(parts)
+                parts.clear()
+                size = 0
+                yield line
+                continue
+            else:
+                yield piece
+                continue
+            size = 0
             yield None
-        else:
-            yield line
+        if start < len(block) and not skipping:
+            tail = block[start:]
+            size += len(tail)
+            if size > MAX_LINE_BYTES:
+                parts.clear()
+                skipping = True
+            else:
+                parts.append(tail)
+    if skipping:
+        yield None
+    elif parts:
+        yield b"".join(parts)
 
 
 def _lone_surrogate(value: Any, where: str = "") -> str | None:
@@ -145,8 +234,8 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadErr
     name = path.name
     lineno = 0
     try:
-        with open_binary(path) as fh:
-            for lineno, line in enumerate(_lines(fh), 1):
+        with path.open("rb") as raw:
+            for lineno, line in enumerate(_lines(_blocks(raw)), 1):
                 if line is None:
                     yield ReadError(name, f"line {lineno}", f"line longer than {MAX_LINE_BYTES:,} bytes")
                     continue

@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import itertools
 import json
 import sqlite3
+import weakref
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +26,9 @@ import pytest
 
 from openxiv.corpus.bulkload import deferred_indexes
 from openxiv.corpus.config import Settings
-from openxiv.corpus.readers import read_path
+from openxiv.corpus.readers import _jsonl, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
-from openxiv.corpus.schema import Base
+from openxiv.corpus.schema import UNINDEXED, Base
 from openxiv.corpus.store import Store
 
 SETTINGS = Settings(passage_words=180, passage_overlap=40)
@@ -89,7 +91,7 @@ def test_first_load_builds_indexes_after_and_leaves_the_same_rows(
     src = tmp_path / "listing-part.jsonl"
     src.write_text("".join(lines))
     wanted = {str(ix.name) for ix in deferred_indexes(Base.metadata)}
-    assert {"ix_paper_authors_name_norm", "ix_papers_title_norm"} <= wanted
+    assert {"ix_papers_primary_category", "ix_papers_title_norm"} <= wanted
 
     fresh_db = tmp_path / "fresh.sqlite"
     fresh = Store(fresh_db)
@@ -144,18 +146,66 @@ def test_an_interrupted_first_load_still_builds_its_indexes(
     assert Store.open_readonly(db).stats()["papers"] == 5000  # the one committed batch
 
 
+class _Cycle:
+    """An object in a reference cycle with itself: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_collector_runs_once_per_batch_and_is_restored(listing_files: list[Path], tmp_path: Path) -> None:
+    """The automatic collector is off while an ingest runs; garbage cycles made during a batch are
+    collected once the batch is written (memory stays bounded), and the collector's state is
+    restored after the run, also when it fails, and left off when the caller turned it off."""
+    cycles: list[weakref.ref[_Cycle]] = []
+    seen: dict[str, object] = {}
+
+    def with_cycles() -> Iterator[PaperRecord | ReadError]:
+        for i, item in enumerate(read_path(_astro(listing_files))):
+            if i < 5000:
+                cycles.append(weakref.ref(_Cycle()))  # garbage at once, but only a collection frees it
+            if i == 5000:  # the first batch was written when this record arrived
+                seen["enabled"] = gc.isenabled()
+            if i == 5001:
+                seen["alive"] = sum(ref() is not None for ref in cycles)
+            if i == 6000:
+                break
+            yield item
+
+    store = Store(tmp_path / "c.sqlite")
+    assert gc.isenabled()
+    store.ingest(with_cycles(), settings=SETTINGS)
+    assert seen == {"enabled": False, "alive": 0}
+    assert gc.isenabled()
+
+    def failing() -> Iterator[PaperRecord | ReadError]:
+        yield from itertools.islice(read_path(_astro(listing_files)), 10)
+        raise RuntimeError("broken input")
+
+    with pytest.raises(RuntimeError):
+        store.ingest(failing(), settings=SETTINGS)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.ingest(itertools.islice(read_path(_astro(listing_files)), 10), settings=SETTINGS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    store.close()
+
+
 def test_indexes_missing_after_a_kill_are_rebuilt_by_the_next_writable_open(tmp_path: Path) -> None:
     db = tmp_path / "c.sqlite"
     Store(db).close()
     con = sqlite3.connect(db)
-    con.execute("DROP INDEX ix_paper_authors_name_norm")
+    con.execute("DROP INDEX ix_papers_primary_category")
     con.execute("DROP INDEX ix_papers_title_norm")
     con.commit()
     con.close()
     store = Store(db)
-    assert sorted(store.rebuilt_indexes) == ["ix_paper_authors_name_norm", "ix_papers_title_norm"]
+    assert sorted(store.rebuilt_indexes) == ["ix_papers_primary_category", "ix_papers_title_norm"]
     store.close()
-    assert {"ix_paper_authors_name_norm", "ix_papers_title_norm"} <= _indexes(db)
+    assert {"ix_papers_primary_category", "ix_papers_title_norm"} <= _indexes(db)
     assert Store(db).rebuilt_indexes == []
 
 
@@ -210,7 +260,13 @@ def test_a_corrupt_gzip_keeps_the_lines_before_the_damage_and_says_why(
     readable = b""
     with pytest.raises(zlib.error, match="invalid block type"):
         for start in range(0, len(data), 1024):
+            before = decoder.copy()
             readable += decoder.decompress(bytes(data[start : start + 1024]))
+    for byte in data[start : start + 1024]:  # what the step that failed gives before the damage
+        try:
+            readable += before.decompress(bytes([byte]))
+        except zlib.error:
+            break
     bad = tmp_path / "bad.jsonl.gz"
     bad.write_bytes(bytes(data))
     items = list(read_path(bad, format="listing"))
@@ -219,4 +275,84 @@ def test_a_corrupt_gzip_keeps_the_lines_before_the_damage_and_says_why(
     assert len(errors) == 1 and errors[0] is items[-1]
     assert errors[0].location == f"line {len(records) + 1}"
     assert "cannot read file" in errors[0].reason and "gzip" in errors[0].reason
-    assert 0 < len(records) <= readable.count(b"\n")
+    assert 0 < len(records) == readable.count(b"\n")  # every whole line before the damage
+
+
+def test_the_columns_no_query_looks_up_have_no_index(listing_files: list[Path], head, tmp_path: Path) -> None:
+    """`schema.UNINDEXED` columns get no index; the look-ups openxiv's SQL makes on those tables
+    (by title, by paper id for the writer's child rows) still search an index."""
+    src = tmp_path / "part.jsonl"
+    src.write_text("".join(head(_astro(listing_files), 200)))
+    db = tmp_path / "c.sqlite"
+    with Store(db) as store:
+        store.ingest(read_path(src), settings=SETTINGS)
+    con = sqlite3.connect(db)
+    try:
+        indexed = {
+            f"{table}.{col[2]}"
+            for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            for ix in con.execute(f"PRAGMA index_list({table})").fetchall()
+            for col in con.execute(f"PRAGMA index_info({ix[1]})").fetchall()
+        }
+        assert "papers.title_norm" in indexed and not set(UNINDEXED) & indexed
+        for sql, index in [
+            ("SELECT arxiv_id FROM papers WHERE title_norm IN ('a')", "ix_papers_title_norm"),
+            ("SELECT * FROM paper_authors WHERE paper_id IN (1, 2)", "PRIMARY KEY"),
+            ("SELECT * FROM paper_categories WHERE paper_id IN (1, 2)", "PRIMARY KEY"),
+            ("SELECT paper_id, source FROM paper_sources WHERE paper_id IN (1, 2)", "sqlite_autoindex"),
+        ]:
+            plan = " ".join(r[3] for r in con.execute(f"EXPLAIN QUERY PLAN {sql}"))
+            assert "SEARCH" in plan and index in plan, (sql, plan)
+    finally:
+        con.close()
+
+
+def _reference_lines(path: Path, limit: int) -> list[bytes | None]:
+    """The lines `gzip.GzipFile` (or the plain file) gives, ``None`` for one over ``limit`` bytes."""
+    opener = gzip.open if path.read_bytes()[:2] == b"\x1f\x8b" else open
+    out: list[bytes | None] = []
+    with opener(path, "rb") as fh:
+        for line in fh:
+            out.append(None if len(line.rstrip(b"\n")) > limit else line)
+    return out
+
+
+def test_lines_of_gzip_members_padding_and_long_lines_are_gzip_s(
+    listing_files: list[Path], head, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block reader gives the lines `gzip.GzipFile` gives: two members with zero padding
+    between them, lines over the limit (mid-file, and last without a line break) reported alone,
+    in gzipped and plain files; data after a member that is not one is "not a gzipped file"."""
+    limit = 3000
+    monkeypatch.setattr(_jsonl, "MAX_LINE_BYTES", limit)
+    lines = [line.encode() for line in head(_astro(listing_files), 400)]
+    assert max(map(len, lines)) > limit > min(map(len, lines))
+    body = b"".join(lines)
+    for name, data in [
+        ("members.jsonl.gz", gzip.compress(body[:300_000]) + b"\0" * 700 + gzip.compress(body[300_000:])),
+        ("last-long.jsonl.gz", gzip.compress(body + b"x" * (2 * limit))),
+        ("plain.jsonl", body + b"y" * (limit - 5)),
+        ("plain-long.jsonl", body + b"z" * (300_000)),
+    ]:
+        path = tmp_path / name
+        path.write_bytes(data)
+        with path.open("rb") as raw:
+            got = list(_jsonl._lines(_jsonl._blocks(raw)))
+        assert got == _reference_lines(path, limit), name
+        assert None in got
+    items = list(read_path(tmp_path / "members.jsonl.gz", format="listing"))
+    errors = [i for i in items if isinstance(i, ReadError)]
+    assert len(items) == 400 and all(e.reason == f"line longer than {limit:,} bytes" for e in errors)
+    bad = tmp_path / "trailing.jsonl.gz"
+    bad.write_bytes(gzip.compress(b"".join(lines[:5])) + b"\0\0PK\x03\x04")
+    items = list(read_path(bad, format="listing"))
+    assert [type(i) for i in items] == [PaperRecord] * 5 + [ReadError]
+    with gzip.open(bad, "rb") as fh, pytest.raises(gzip.BadGzipFile) as info:
+        fh.read()
+    assert items[-1].reason == f"cannot read file: {info.value}"
+    crc = bytearray(gzip.compress(b"".join(lines[:5])))
+    crc[-8] ^= 1  # a wrong checksum in the trailer: every line is whole, the file ends with the error
+    bad.write_bytes(bytes(crc))
+    items = list(read_path(bad, format="listing"))
+    assert [type(i) for i in items] == [PaperRecord] * 5 + [ReadError]
+    assert items[-1].reason.startswith("cannot read file: corrupt gzip data")

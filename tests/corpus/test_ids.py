@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openxiv.corpus import ids
 from openxiv.corpus.ids import (
     ArxivId,
     InvalidArxivId,
@@ -199,3 +200,31 @@ def test_arbitrary_text_never_crashes(text: str) -> None:
     result = try_canonical_id(text)
     if result is not None:
         assert canonical_id(result) == result
+
+
+# ---------------------------------------------------------------- the canonical-form shortcut
+def _both(text: str) -> tuple[str, object]:
+    """What `parse_arxiv_id` (with its shortcut) and the general rules alone give for ``text``."""
+    out: list[object] = []
+    for parse in (parse_arxiv_id, ids._parse_general):
+        try:
+            out.append(parse(text))
+        except InvalidArxivId as exc:
+            out.append(f"InvalidArxivId: {exc}")
+    return text, out
+
+
+def test_the_canonical_shortcut_agrees_with_the_rules_for_every_month_and_length() -> None:
+    """Every ``YYMM.N...`` of 3 to 6 digits (valid or not): the same id, or the same error."""
+    for yymm in (f"{n:04d}" for n in range(10_000)):
+        for number in ("000", "0001", "00001", "99999", "000001"):
+            text, (fast, general) = _both(f"{yymm}.{number}")
+            assert fast == general, text
+            assert (try_canonical_id(text) is not None) == isinstance(general, ArxivId), text
+
+
+@given(st.text(alphabet="0123456789.v\u0661\u00b2 ", min_size=8, max_size=12))
+def test_the_canonical_shortcut_agrees_with_the_rules_on_near_ids(text: str) -> None:
+    """Digits of other scripts (``\u0661``), superscripts, versions and spaces near the shape."""
+    _, (fast, general) = _both(text)
+    assert fast == general

@@ -61,6 +61,20 @@ def test_every_field_a_reader_gives_comes_back_from_the_store(
         assert paper.sources == state_from_record(rec).sources
 
 
+def test_the_state_of_a_record_is_the_one_the_dataclass_makes(records: list[PaperRecord]) -> None:
+    """`state_from_record` fills the state's attributes directly (`merge._state`): the same fields,
+    values, equality and hash as ``PaperState(...)``, for listing and unarXive records."""
+    names = {f.name for f in dataclasses.fields(PaperState)}
+    for rec in records:
+        state = state_from_record(rec)
+        assert set(vars(state)) == names, rec.arxiv_id
+        made = PaperState(**vars(state))
+        assert state == made and hash(state) == hash(made) and repr(state) == repr(made)
+        assert isinstance(state.authors, tuple) and isinstance(state.categories, tuple)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            state.title = "changed"  # type: ignore[misc]
+
+
 def test_row_to_paper_to_row_changes_nothing(store: Store) -> None:
     """Reading a row into the record and writing it back gives the very values stored."""
     with sqlite3.connect(store.path) as conn:
