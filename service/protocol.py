@@ -45,11 +45,12 @@ def _timeout_response(seconds: float) -> bytes:
     return head.encode() + body
 
 
-class _HeaderDeadline:
+class _HeaderDeadline(asyncio.Protocol):
     """The timer both protocols share: armed while a connection owes the headers of a request.
 
-    A subclass says when that is (`_awaiting_headers`) and calls `_arm` / `_disarm` from its parser's
-    events; on expiry, a connection still owing headers gets the 408 and is closed."""
+    It starts with the connection and ends with it; a subclass says when a connection owes headers
+    (`_awaiting_headers`) and calls `_arm` / `_disarm` from its parser's events. On expiry, a
+    connection still owing headers gets the 408 and is closed."""
 
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
@@ -63,6 +64,19 @@ class _HeaderDeadline:
 
     def _awaiting_headers(self) -> bool:
         raise NotImplementedError
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._awaiting_headers():
+            self._arm()
+        super().data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
 
     def _arm(self) -> None:
         if self._header_timer is None and self.header_timeout > 0:
@@ -89,20 +103,10 @@ class TimedH11Protocol(_HeaderDeadline, H11Protocol):
     def _awaiting_headers(self) -> bool:
         return self.conn.their_state is h11.IDLE
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm()
-
     def data_received(self, data: bytes) -> None:
-        if self._awaiting_headers():
-            self._arm()
         super().data_received(data)
         if not self._awaiting_headers():  # headers complete: the request is running
             self._disarm()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
 
 
 class TimedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
@@ -119,22 +123,9 @@ class TimedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
     def _awaiting_headers(self) -> bool:
         return self.cycle is None or self.cycle.response_complete
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm()
-
-    def data_received(self, data: bytes) -> None:
-        if self._awaiting_headers():
-            self._arm()
-        super().data_received(data)
-
     def on_headers_complete(self) -> None:
         self._disarm()
         super().on_headers_complete()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
 
 
 def protocol_class(parser: str) -> type[H11Protocol | HttpToolsProtocol]:
