@@ -224,6 +224,9 @@ class Settings(BaseSettings):
     header_timeout: float = 10.0
     """Seconds a client has to send a request's headers (from connecting, or from its first byte after
     a keep-alive response); then 408 and the connection is closed. 0 turns the limit off."""
+    http_parser: Literal["httptools", "h11"] = "httptools"
+    """The HTTP/1.1 parser `openxiv serve` runs: `httptools` (C, llhttp) or `h11` (pure Python, more
+    CPU per request). Both enforce `header_timeout`."""
     body_timeout: float = 30.0
     """Seconds a client has to send a request's whole body once its headers are in; then 408."""
     lenient_filters: bool = False

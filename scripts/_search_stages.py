@@ -11,6 +11,7 @@ wrappers do not cover (the loop in `openxiv.service.core.run_search`, pydantic's
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from openxiv.corpus.config import get_settings
 from openxiv.indexer import hybrid
 from openxiv.indexer.backend import SearchFilters
 from openxiv.service import core, routes_search
-from openxiv.service.holder import IndexHolder
+from openxiv.service.holder import IndexHolder, serve_threads
 
 STAGES = (
     ("encode", "query encoding"),
@@ -57,6 +58,9 @@ def _timed(cpu: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable
 def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict[str, float]:
     """Mean thread-CPU ms per request of each of `STAGES` (plus ``total``), over ``queries``."""
     settings = get_settings()
+    # one encoder thread, as `openxiv serve` runs it: with a pool, part of the encoding would run on
+    # ONNX Runtime's other threads, which this thread's CPU clock does not see
+    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     holder = IndexHolder(index_root, settings)
     holder.load()
     cpu: dict[str, float] = defaultdict(float)

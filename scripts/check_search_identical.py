@@ -9,9 +9,15 @@ page, one past the head that feedback keeps, and one straddling it), and writes 
 request: ``sha256 <tab> mode <tab> filter <tab> page <tab> query``. Two runs are compared with
 ``--compare``.
 
+With ``--url`` the same requests go to a running server as ``POST /search`` and the digests are of
+the HTTP bodies as received, so a change to the HTTP layer (parser, middleware, response building)
+is checked against the in-process bodies of the code before it.
+
     .venv/bin/python scripts/check_search_identical.py /work/data/final/index --out before.tsv
     (change the code)
     .venv/bin/python scripts/check_search_identical.py /work/data/final/index --out after.tsv --compare before.tsv
+    .venv/bin/python scripts/check_search_identical.py /work/data/final/index --url http://127.0.0.1:8000 \
+        --out http.tsv --compare before.tsv
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ import argparse
 import hashlib
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import load_queries
@@ -37,37 +46,63 @@ PAGES = ((10, 0), (5, 10), (20, 3))
 FILTERS = ((), ("cs.CL",))
 
 
-def run(index: Path, shared: Path, n: int, out: Path) -> int:
+Body = Callable[[str, int, int, str | None, tuple[str, ...]], bytes]
+"""One request (query, top_k, offset, mode, categories) -> the response body."""
+
+
+def in_process(index: Path) -> tuple[Body, Callable[[], None]]:
+    """Bodies from `deepxiv_search` + `search_json` in this process (and the closer)."""
     settings = get_settings()
     holder = IndexHolder(index, settings)
     holder.load()
+
+    def body(q: str, top_k: int, offset: int, mode: str | None, cats: tuple[str, ...]) -> bytes:
+        resp, _ = deepxiv_search(
+            holder,
+            [q],
+            top_k=top_k,
+            offset=offset,
+            filters=build_filters(categories=list(cats) or None),
+            mode=mode,
+            contents=True,
+            batch=False,
+            settings=settings,
+        )
+        return search_json(resp).encode("utf-8")
+
+    return body, holder.close
+
+
+def over_http(url: str) -> tuple[Body, Callable[[], None]]:
+    """Bodies of ``POST /search`` from the server at ``url``, as received."""
+    client = httpx.Client(base_url=url, timeout=120)
+
+    def body(q: str, top_k: int, offset: int, mode: str | None, cats: tuple[str, ...]) -> bytes:
+        request: dict[str, object] = {"query": q, "top_k": top_k, "offset": offset, "return_contents": True}
+        if mode is not None:
+            request["mode"] = mode
+        if cats:
+            request["categories"] = list(cats)
+        r = client.post("/search", json=request)
+        r.raise_for_status()
+        return r.content
+
+    return body, client.close
+
+
+def run(body: Body, shared: Path, n: int, out: Path) -> int:
     queries = load_queries(SharedData(shared), n)
     lines = 0
     t = time.process_time()
-    try:
-        with out.open("w", encoding="utf-8") as fh:
-            for i, q in enumerate(queries):
-                top_k, offset = PAGES[i % len(PAGES)]
-                for mode in MODES:
-                    for cats in FILTERS:
-                        filters = build_filters(categories=list(cats) or None)
-                        resp, _ = deepxiv_search(
-                            holder,
-                            [q],
-                            top_k=top_k,
-                            offset=offset,
-                            filters=filters,
-                            mode=mode,
-                            contents=True,
-                            batch=False,
-                            settings=settings,
-                        )
-                        digest = hashlib.sha256(search_json(resp).encode("utf-8")).hexdigest()
-                        page = f"{top_k}/{offset}"
-                        fh.write(f"{digest}\t{mode}\t{','.join(cats)}\t{page}\t{q[:80]!r}\n")
-                        lines += 1
-    finally:
-        holder.close()
+    with out.open("w", encoding="utf-8") as fh:
+        for i, q in enumerate(queries):
+            top_k, offset = PAGES[i % len(PAGES)]
+            for mode in MODES:
+                for cats in FILTERS:
+                    digest = hashlib.sha256(body(q, top_k, offset, mode, cats)).hexdigest()
+                    page = f"{top_k}/{offset}"
+                    fh.write(f"{digest}\t{mode}\t{','.join(cats)}\t{page}\t{q[:80]!r}\n")
+                    lines += 1
     cpu = time.process_time() - t
     print(f"{lines} responses from {len(queries)} queries in {cpu:.1f} CPU s -> {out}")
     return lines
@@ -93,8 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=Path, help="an earlier --out to compare with")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--shared", type=Path, default=None, help="shared data (default: OPENXIV_SHARED)")
+    ap.add_argument("--url", help="send POST /search to this running server instead of searching in process")
     args = ap.parse_args(argv)
-    run(args.index, args.shared or shared_dir(), args.queries, args.out)
+    body, close = over_http(args.url) if args.url else in_process(args.index)
+    try:
+        run(body, args.shared or shared_dir(), args.queries, args.out)
+    finally:
+        close()
     return compare(args.out, args.compare) if args.compare else 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
@@ -74,6 +74,7 @@ def log_config(log_level: str = "info") -> dict[str, Any]:
     "--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request."
 )
 @setting_option("milvus_uri", help="For an index built with --backend milvus: the Milvus to query.")
+@setting_option("http_parser", type=click.Choice(get_args(Settings.model_fields["http_parser"].annotation)))
 def serve(
     index_dir: Path | None,
     host: str | None,
@@ -84,6 +85,7 @@ def serve(
     log_level: str,
     access_log: bool,
     milvus_uri: str | None,
+    http_parser: str | None,
 ) -> None:
     """Serve search and paper reading over HTTP (DeepXiv-compatible, plus /v1 and /docs).
 
@@ -98,7 +100,7 @@ def serve(
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     import uvicorn
 
-    from openxiv.service.protocol import TimedH11Protocol
+    from openxiv.service.protocol import protocol_class
 
     settings = Settings.from_env().replace(
         index_dir=index_dir,
@@ -108,6 +110,7 @@ def serve(
         api_token=api_token,
         admin_token=admin_token,
         milvus_uri=milvus_uri,
+        http_parser=http_parser,
     )
     root = settings.index_root
     snapshot = check_index(root)
@@ -125,7 +128,9 @@ def serve(
         "log_level": log_level,
         "access_log": access_log,
         "timeout_graceful_shutdown": 30,
-        "http": TimedH11Protocol,  # header read timeout (OPENXIV_HEADER_TIMEOUT)
+        # either parser enforces the header read timeout (OPENXIV_HEADER_TIMEOUT); the event loop is
+        # uvicorn's "auto": uvloop where it is installed (a dependency but on Windows), else asyncio
+        "http": protocol_class(settings.http_parser),
         "log_config": log_config(log_level),  # tokens redacted; openxiv's own log lines shown
     }
     if settings.workers == 1:

@@ -150,10 +150,16 @@ def test_tokens_never_reach_the_log(admin_server: LiveServer) -> None:
 
 
 # ---------------------------------------------------------------------------- read timeouts
-@pytest.fixture(scope="module")
-def impatient_server(test_index: BuiltIndex) -> Iterator[LiveServer]:
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def impatient_server(test_index: BuiltIndex, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    """A server with short read timeouts, on each HTTP parser `openxiv serve` offers."""
     live = LiveServer(
-        test_index.root, extra_env={"OPENXIV_HEADER_TIMEOUT": "1.5", "OPENXIV_BODY_TIMEOUT": "1.5"}
+        test_index.root,
+        extra_env={
+            "OPENXIV_HEADER_TIMEOUT": "1.5",
+            "OPENXIV_BODY_TIMEOUT": "1.5",
+            "OPENXIV_HTTP_PARSER": request.param,
+        },
     )
     try:
         yield live
@@ -179,19 +185,24 @@ def test_a_connection_that_sends_nothing_is_closed(impatient_server: LiveServer)
     assert data.startswith(b"HTTP/1.1 408") and 1.0 < took < 5.0
 
 
-def test_slow_headers_are_timed_out(impatient_server: LiveServer) -> None:
-    started = time.monotonic()
-    with _connect(impatient_server) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        for _ in range(3):  # one more header line every 0.6 s: never complete within 1.5 s
-            time.sleep(0.6)
-            try:
-                sock.sendall(b"X-Slow: 1\r\n")
-            except OSError:
-                break
-        data, took = _answer_and_close_time(sock, started)
+def _trickle_headers(sock: socket.socket, started: float) -> None:
+    """A request line and one more header line every 0.6 s: never complete within 1.5 s; then the
+    server's answer must be the header timeout's 408."""
+    sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+    for _ in range(3):
+        time.sleep(0.6)
+        try:
+            sock.sendall(b"X-Slow: 1\r\n")
+        except OSError:
+            break
+    data, took = _answer_and_close_time(sock, started)
     assert data.startswith(b"HTTP/1.1 408"), data[:200]
     assert b"headers not received" in data and took < 5.0
+
+
+def test_slow_headers_are_timed_out(impatient_server: LiveServer) -> None:
+    with _connect(impatient_server) as sock:
+        _trickle_headers(sock, time.monotonic())
 
 
 def test_slow_bodies_are_timed_out(impatient_server: LiveServer) -> None:
@@ -213,3 +224,31 @@ def test_normal_keep_alive_clients_are_unaffected(impatient_server: LiveServer) 
             r = c.post("/search", json={"query": "attention is all you need", "top_k": 2})
             assert r.status_code == 200
             time.sleep(0.5)
+
+
+def test_slow_headers_after_a_keep_alive_response_are_timed_out(impatient_server: LiveServer) -> None:
+    """The deadline starts again with the first byte of the next request on the same connection."""
+    with _connect(impatient_server) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = b""
+        while b"\r\n\r\n" not in first or not first.rstrip().endswith(b"}"):
+            first += sock.recv(4096)
+        assert first.startswith(b"HTTP/1.1 200"), first[:200]
+        # each byte cancels uvicorn's keep-alive timer (5 s); the header deadline must not be
+        _trickle_headers(sock, time.monotonic())
+
+
+def test_a_request_slower_than_the_header_deadline_is_answered(impatient_server: LiveServer) -> None:
+    """Once the headers are in, the header deadline is off: headers sent 1 s after connecting and the
+    body 1 s later (2 s in all, past the 1.5 s header deadline, within the body's own) get the answer."""
+    body = json.dumps({"query": "attention is all you need", "top_k": 1}).encode()
+    with _connect(impatient_server) as sock:
+        time.sleep(1.0)
+        sock.sendall(
+            b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+        )
+        time.sleep(1.0)
+        sock.sendall(body)
+        data, _ = _answer_and_close_time(sock, time.monotonic())
+    assert data.startswith(b"HTTP/1.1 200"), data[:300]
