@@ -33,6 +33,7 @@ import copy
 import dataclasses
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from openxiv.indexer.backend import UnknownMode as UnsupportedMode  # kept for o
 from openxiv.indexer.fusion import Side, fuse, fuse_with_extra, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.overlap import Overlap
 from openxiv.indexer.prf import (
     DocTerms,
     FeedbackConfig,
@@ -203,6 +205,8 @@ class HybridBackend(Ranking):
         if self.dense and self.encoder is None:
             self.encoder = encoder_for(manifest, settings, self.path)
         self._encode_lock = threading.Lock()
+        self.overlap = Overlap(settings.serve_overlap)
+        """Runs the query's encoding beside its BM25 sides while one search is in flight."""
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
         self._doc_terms: dict[str, DocTerms] = {}
@@ -247,6 +251,21 @@ class HybridBackend(Ranking):
         mode: str | None = None,
         deadline: float | None = None,
     ) -> SearchResult:
+        with self.overlap.search() as alone:
+            return self._search(query, top_k, offset, filters, mode, deadline, alone)
+
+    def _search(
+        self,
+        query: str,
+        top_k: int,
+        offset: int,
+        filters: SearchFilters | None,
+        mode: str | None,
+        deadline: float | None,
+        alone: bool,
+    ) -> SearchResult:
+        """`search`; ``alone``: the query may be encoded on the helper thread of `overlap` while its
+        BM25 sides score (`openxiv.indexer.overlap`)."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         check_page(top_k, offset)
@@ -261,6 +280,11 @@ class HybridBackend(Ranking):
         lexical: np.ndarray | None = None
         """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
 
+        dense_sides = [s for s in sides if s in self.dense]
+        encoding: Future[tuple[np.ndarray, float]] | None = None
+        if alone and dense_sides and any(s.startswith("bm25") for s in sides):
+            check_deadline(deadline, "encode")
+            encoding = self.overlap.submit(lambda: self._encode(query))
         check_deadline(deadline, "bm25")
         t = time.perf_counter()
         if "bm25_papers" in sides:
@@ -292,19 +316,20 @@ class HybridBackend(Ranking):
             total = self.meta.n if allowed is None else int(allowed.sum())
             dense_allowed = allowed
 
-        dense_sides = [s for s in sides if s in self.dense]
         if dense_sides and total > 0:
-            check_deadline(deadline, "encode")
-            t = time.perf_counter()
-            with self._encode_lock:
-                qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
-            timings["encode"] = _ms(t)
+            if encoding is None:
+                check_deadline(deadline, "encode")
+                qvec, timings["encode"] = self._encode(query)
+            else:
+                qvec, timings["encode"] = encoding.result()  # its own time, not the wait for it
             check_deadline(deadline, "dense")
             t = time.perf_counter()
             for side in dense_sides:
                 results[side] = self._dense_side(side, qvec, depth, dense_allowed)
             timings["dense"] = _ms(t)
 
+        elif encoding is not None:
+            encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
         families = self._families(results, sides)
@@ -347,10 +372,19 @@ class HybridBackend(Ranking):
         }
 
     def close(self) -> None:
+        self.overlap.close()
         self.dense.clear()
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
+    def _encode(self, query: str) -> tuple[np.ndarray, float]:
+        """The query's vector (one row) and the milliseconds encoding it took, waiting for the
+        encoder's lock included."""
+        t = time.perf_counter()
+        with self._encode_lock:
+            qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
+        return qvec, _ms(t)
+
     def _paper_terms(self) -> DocTerms:
         """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
         with self._terms_lock:
