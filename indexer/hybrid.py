@@ -300,15 +300,19 @@ class HybridBackend(Ranking):
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
         timings["bm25"] = _ms(t)
-        t = time.perf_counter()
         head = 0
         """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.prf`)."""
+        feedback: Future[tuple[SideResult, int, float]] | None = None
         if self.feedback.enabled and "bm25_papers" in sides and self._fuses(mode):
-            results["bm25_feedback"] = SideResult(
-                *feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores))
-            )
-            head = self._confident_head(query, paper_s, ph if passage_scores is not None else None)
-            timings["feedback"] = _ms(t)  # the expanded query's BM25 pass: timed apart from the query's own
+            ph_ = ph if passage_scores is not None else None
+            if encoding is not None:  # queued behind the encoding on the helper: runs beside dense
+                feedback = self.overlap.submit(
+                    lambda: self._feedback(query, paper_s, depth, rows, scores, ph_)
+                )
+            else:
+                results["bm25_feedback"], head, timings["feedback"] = self._feedback(
+                    query, paper_s, depth, rows, scores, ph_
+                )
         if lexical is not None:
             total = int(lexical.sum())
             dense_allowed = lexical if total < lexical.size else allowed
@@ -316,19 +320,24 @@ class HybridBackend(Ranking):
             total = self.meta.n if allowed is None else int(allowed.sum())
             dense_allowed = allowed
 
+        dense: dict[str, SideResult] = {}
+        dense_ms: dict[str, float] = {}
         if dense_sides and total > 0:
             if encoding is None:
                 check_deadline(deadline, "encode")
-                qvec, timings["encode"] = self._encode(query)
+                qvec, dense_ms["encode"] = self._encode(query)
             else:
-                qvec, timings["encode"] = encoding.result()  # its own time, not the wait for it
+                qvec, dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
             check_deadline(deadline, "dense")
             t = time.perf_counter()
             for side in dense_sides:
-                results[side] = self._dense_side(side, qvec, depth, dense_allowed)
-            timings["dense"] = _ms(t)
-
-        elif encoding is not None:
+                dense[side] = self._dense_side(side, qvec, depth, dense_allowed)
+            dense_ms["dense"] = _ms(t)
+        if feedback is not None:
+            results["bm25_feedback"], head, timings["feedback"] = feedback.result()
+        results.update(dense)  # after feedback either way: the sides' (and signals') order stays
+        timings.update(dense_ms)
+        if encoding is not None and not dense_ms:
             encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
@@ -377,6 +386,15 @@ class HybridBackend(Ranking):
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
+    def _feedback(
+        self, query: str, paper_s: np.ndarray, depth: int, rows: np.ndarray, scores: np.ndarray, ph: Any
+    ) -> tuple[SideResult, int, float]:
+        """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
+        first pass keeps (`_confident_head`), and the milliseconds both took."""
+        t = time.perf_counter()
+        side = SideResult(*feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores)))
+        return side, self._confident_head(query, paper_s, ph), _ms(t)
+
     def _encode(self, query: str) -> tuple[np.ndarray, float]:
         """The query's vector (one row) and the milliseconds encoding it took, waiting for the
         encoder's lock included."""

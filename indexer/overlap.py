@@ -3,7 +3,9 @@
 A search encodes its query (ONNX) and scores BM25 (numba, numpy) before the dense search, which
 needs both. The two do not depend on each other, and each spends its time in code that releases the
 GIL, so on an otherwise idle server the encoding can run on a helper thread while the request's own
-thread scores BM25: the request's wall time drops by the shorter of the two, its CPU time does not
+thread scores BM25; likewise the pseudo-relevance feedback pass (which needs BM25's scores, not the
+dense side's) runs on the helper, after the encoding, while the request's thread searches the
+vectors. The request's wall time drops by what the helper does meanwhile; its CPU time does not
 (the same work runs, on two cores instead of one). Under load every core already has a request of
 its own, and a helper thread would only add hand-offs, so a stage is handed over only while one
 search is in flight; with more, each runs its stages in turn as before. ``OPENXIV_SERVE_OVERLAP=0``

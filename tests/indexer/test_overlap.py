@@ -1,5 +1,6 @@
-"""A lone search encodes its query on a helper thread beside its BM25 sides (`openxiv.indexer.overlap`):
-the same answers as running the stages in turn, and only while one search is in flight."""
+"""A lone search encodes its query on a helper thread beside its BM25 sides, and runs its feedback pass
+there beside the dense search (`openxiv.indexer.overlap`): the same answers as running the stages in
+turn, and only while one search is in flight."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from openxiv.indexer.snapshot import open_index
 QUERIES = ("graph neural networks for molecules", "the of and", "robot grasping", "zzzqqq unknownword")
 
 
-def _answers(index: Any, mode: str | None = None) -> list[list[tuple[str, float, int | None]]]:
-    return [
-        [(h.arxiv_id, h.score, h.passage_id) for h in index.backend.search(q, top_k=10, mode=mode).hits]
-        for q in QUERIES
-    ]
+def _answers(index: Any, mode: str | None = None) -> list[Any]:
+    """Hits with their signals in order (the v1 body lists them so), and the stages timed, in order."""
+    out: list[Any] = []
+    for q in QUERIES:
+        res = index.backend.search(q, top_k=10, mode=mode)
+        out.append([(h.arxiv_id, h.score, h.passage_id, list(h.signals.items())) for h in res.hits])
+        out.append(list(res.timings_ms))
+    return out
 
 
 def test_a_lone_search_answers_the_same_with_its_encoding_overlapped(
