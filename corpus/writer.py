@@ -79,7 +79,7 @@ def paper_from_row(row: Row[Any], sources: Sequence[str]) -> Paper:
     return paper_from_values(row._mapping, sources)
 
 
-def paper_from_values(values: Mapping[str, Any], sources: Sequence[str]) -> Paper:
+def paper_from_values(values: Mapping[Any, Any], sources: Sequence[str]) -> Paper:
     """The `Paper` of a ``papers`` row's values by column name, typed as SQLAlchemy gives them
     (dates as `date`; `openxiv.corpus.reads` converts SQLite's text dates before calling this)."""
     return Paper(

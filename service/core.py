@@ -156,8 +156,10 @@ def _evidence(
     sentences: list[str] = []
     overlap: list[int] | None = None
     if passage is None:  # a passage hit shows its passage: its abstract's sentences are not needed
-        stored = table.overlaps(paper.arxiv_id, paper.abstract, term_ids) if table is not None else None
-        if stored is not None and term_ids is not None:
+        stored = None
+        if table is not None and term_ids is not None:
+            stored = table.overlaps(paper.arxiv_id, paper.abstract, term_ids)
+        if stored is not None:
             sentences, overlap = stored
         else:
             sentences = split_sentences(paper.abstract or "")
