@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from small_index import copy_without_part
 
 from openxiv.corpus.config import Settings
 from openxiv.indexer import evidence, layout
-from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.service.core import run_search
@@ -49,13 +49,7 @@ def _copy(snapshot: Path, dest: Path) -> Path:
 
 def _without_sentences(snapshot: Path, dest: Path) -> Path:
     """``snapshot`` as a build made before sentences were stored: no part, no manifest entry."""
-    _copy(snapshot, dest)
-    shutil.rmtree(dest / layout.SENTENCES)
-    manifest = manifest_file.read(dest)
-    del manifest["sentences"]
-    del manifest["sizes_bytes"][layout.SENTENCES]
-    manifest_file.write(dest, manifest)
-    return dest
+    return copy_without_part(snapshot, dest, layout.SENTENCES, "sentences")
 
 
 def _pages(ix: Any) -> list[Any]:
