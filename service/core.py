@@ -147,18 +147,18 @@ def _evidence(
     stemmer: str,
     terms: frozenset[str],
     table: SentenceTable | None = None,
-    term_ids: np.ndarray | None = None,
+    wanted: np.ndarray | None = None,
 ) -> Evidence | None:
     """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted.
-    ``table``: the snapshot's analysed abstract sentences, with ``term_ids`` (`SentenceTable.ids`
+    ``table``: the snapshot's analysed abstract sentences, with ``wanted`` (`SentenceTable.wanted`
     of ``terms``); without it, or for a paper it lacks, the abstract is split and analysed here."""
     passage = passages.get(hit.passage_id) if hit.passage_id is not None else None
     sentences: list[str] = []
     overlap: list[int] | None = None
     if passage is None:  # a passage hit shows its passage: its abstract's sentences are not needed
         stored = None
-        if table is not None and term_ids is not None:
-            stored = table.overlaps(paper.arxiv_id, paper.abstract, term_ids)
+        if table is not None and wanted is not None:
+            stored = table.overlaps(paper.arxiv_id, paper.abstract, wanted)
         if stored is not None:
             sentences, overlap = stored
         else:
@@ -234,12 +234,12 @@ def run_search(
     stemmer = evidence.stemmer_of(index.manifest)
     terms = evidence.query_terms(query, stemmer) if contents else frozenset()
     table = index.sentences if contents else None
-    term_ids = table.ids(terms) if table is not None else None
+    wanted = table.wanted(terms) if table is not None else None
     for h in result.hits:
         paper = papers.get(h.arxiv_id)
         if paper is None:  # the backend and the store come from one snapshot: should not happen
             continue
-        ev = _evidence(paper, h, query, passages, stemmer, terms, table, term_ids) if contents else None
+        ev = _evidence(paper, h, query, passages, stemmer, terms, table, wanted) if contents else None
         if stored is not None and h.arxiv_id in stored:
             tl = stored.get(h.arxiv_id)
         else:

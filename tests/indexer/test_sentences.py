@@ -31,15 +31,15 @@ def test_every_abstract_has_the_sentences_and_overlaps_a_hit_computes(sparse_ind
     checked = 0
     for q in QUERIES:
         terms = evidence.query_terms(q)
-        ids = table.ids(terms)
+        wanted = table.wanted(terms)
         for p in papers:
             sentences = split_sentences(p.abstract or "")
             want = [len(terms & words) for words in evidence.sentence_terms(tuple(sentences))]
-            assert table.overlaps(p.arxiv_id, p.abstract, ids) == (sentences, want), (q, p.arxiv_id)
+            assert table.overlaps(p.arxiv_id, p.abstract, wanted) == (sentences, want), (q, p.arxiv_id)
             checked += any(want)
     assert checked > 50  # queries whose words the abstracts hold, not only zeros
     assert any(not p.abstract for p in papers)  # and papers without an abstract: no sentences
-    assert table.overlaps("0000.00000", "Some text.", table.ids(terms)) is None
+    assert table.overlaps("0000.00000", "Some text.", table.wanted(terms)) is None
 
 
 def _copy(snapshot: Path, dest: Path) -> Path:
