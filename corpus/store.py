@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,6 +38,7 @@ from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.ingest import ingest_items
 from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
 from openxiv.corpus.normalize import normalize_title
+from openxiv.corpus.reads import IN_CHUNK, papers_by_id, passages_by_id
 from openxiv.corpus.records import Paper, PaperRecord, Passage, ReadError, Section
 from openxiv.corpus.runs import IngestSummary, run_status_counts
 from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
@@ -47,8 +49,6 @@ __all__ = ["IngestSummary", "Store"]
 S = SourceRow.__table__
 RUNS = cast(Table, IngestRun.__table__)
 ERRS = cast(Table, IngestError.__table__)
-
-_IN_CHUNK = 900
 
 
 def _set_pragmas(readonly: bool) -> Callable[[sqlite3.Connection, object], None]:
@@ -109,17 +109,13 @@ class Store:
                 """An older database opened read-only: its ``title_norm`` follows `legacy_title_norm`."""
         # an older database opened read-only: leave the columns it lacks out of paper queries
         self._paper_columns = [P.c[name] for name in RECORD_COLUMNS if name not in missing]
+        self._paper_column_names = tuple(c.name for c in self._paper_columns)
         self._prepare_reads()
 
     def _prepare_reads(self) -> None:
-        """The statements of the per-request reads (papers, sources, passages, lead sections), built
-        once with expanding ``IN`` parameters: building and cache-keying a fresh ``select`` cost
-        more CPU than SQLite spent answering it (BENCHMARKS.md, «Search service»)."""
-        self._papers_by_id = select(*self._paper_columns).where(P.c.arxiv_id.in_(_ids()))
-        self._sources_of = (
-            select(S.c.paper_id, S.c.source).where(S.c.paper_id.in_(_ids())).order_by(S.c.source)
-        )
-        self._passages_by_id = self._passage_query().where(PAS.c.id.in_(_ids()))
+        """The lead-sections statement, built once with an expanding ``IN`` parameter: building and
+        cache-keying a fresh ``select`` cost more CPU than SQLite spent answering it (BENCHMARKS.md,
+        «Search service»). Papers and passages by id are read in plain SQL (`openxiv.corpus.reads`)."""
         first = (
             select(func.min(SEC.c.idx))
             .where(SEC.c.paper_id == P.c.id, func.trim(SEC.c.text) != "")
@@ -194,18 +190,22 @@ class Store:
         return {given: found[c] for given, c in canon.items() if c in found}
 
     def _get_many(self, canonical: Sequence[str]) -> dict[str, Paper]:
-        out: dict[str, Paper] = {}
-        with self.engine.connect() as conn:
-            for i in range(0, len(canonical), _IN_CHUNK):
-                part = canonical[i : i + _IN_CHUNK]
-                rows = conn.execute(self._papers_by_id, {"ids": list(part)}).all()
-                srcs: dict[int, list[str]] = {}
-                if rows:
-                    for pid, name in conn.execute(self._sources_of, {"ids": [r.id for r in rows]}):
-                        srcs.setdefault(pid, []).append(name)
-                for r in rows:
-                    out[r.arxiv_id] = paper_from_row(r, srcs.get(r.id, []))
-        return out
+        with self._cursor() as cur:
+            return papers_by_id(cur, self._paper_column_names, canonical)
+
+    @contextmanager
+    def _cursor(self) -> Iterator[Any]:
+        """A DB-API cursor on a connection of the engine's pool (its pragmas applied), for the plain
+        SQL reads of `openxiv.corpus.reads`; the connection goes back to the pool afterwards."""
+        conn = self.engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+        finally:
+            conn.close()
 
     def sections(self, arxiv_id: str) -> list[Section]:
         canonical = try_canonical_id(arxiv_id)
@@ -244,8 +244,8 @@ class Store:
         wanted = sorted({c for c in canon.values() if c})
         found: dict[str, Section] = {}
         with self.engine.connect() as conn:
-            for i in range(0, len(wanted), _IN_CHUNK):
-                for r in conn.execute(self._lead_sections, {"ids": wanted[i : i + _IN_CHUNK]}):
+            for i in range(0, len(wanted), IN_CHUNK):
+                for r in conn.execute(self._lead_sections, {"ids": wanted[i : i + IN_CHUNK]}):
                     found[r.arxiv_id] = Section(r.idx, r.name, r.text, r.number)
         return {given: found[c] for given, c in canon.items() if c in found}
 
@@ -279,13 +279,8 @@ class Store:
             return [self._passage(r) for r in conn.execute(q)]
 
     def get_passages(self, passage_ids: Sequence[int]) -> dict[int, Passage]:
-        ids = list(dict.fromkeys(int(i) for i in passage_ids))
-        out: dict[int, Passage] = {}
-        with self.engine.connect() as conn:
-            for i in range(0, len(ids), _IN_CHUNK):
-                for r in conn.execute(self._passages_by_id, {"ids": ids[i : i + _IN_CHUNK]}):
-                    out[r[0]] = self._passage(r)
-        return out
+        with self._cursor() as cur:
+            return passages_by_id(cur, passage_ids)
 
     def iter_papers(self) -> Iterator[Paper]:
         """Every paper, ordered by arxiv_id, streamed (what the indexer reads). Their ``sources``

@@ -39,6 +39,7 @@ from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.manifest import write as write_manifest
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.milvus_common import redact_uri
+from openxiv.indexer.sentences import write_sentences
 from openxiv.indexer.snapshot import (
     BadIndexError,
     cleanup_tmp,
@@ -308,11 +309,14 @@ class CorpusRead:
     """Corpus passage id of each passage."""
     tldr: dict[str, Any] = field(default_factory=dict)
     """What `openxiv.indexer.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
+    sentences: dict[str, Any] = field(default_factory=dict)
+    """What `openxiv.indexer.sentences.write_sentences` wrote (the manifest's ``sentences``)."""
 
 
-def read_corpus(tmp: Path, stages: _Stages, progress: bool) -> CorpusRead:
-    """Read papers and passages from ``tmp``'s corpus copy; save the paper metadata arrays and the
-    papers' tldrs (`openxiv.indexer.tldrs`)."""
+def read_corpus(tmp: Path, stages: _Stages, progress: bool, stemmer: str) -> CorpusRead:
+    """Read papers and passages from ``tmp``'s corpus copy; save the paper metadata arrays, the
+    papers' tldrs (`openxiv.indexer.tldrs`) and their abstracts' sentences analysed with
+    ``stemmer`` (`openxiv.indexer.sentences`)."""
     from openxiv.corpus.store import Store
 
     store = Store.open_readonly(tmp / layout.CORPUS)
@@ -330,6 +334,8 @@ def read_corpus(tmp: Path, stages: _Stages, progress: bool) -> CorpusRead:
                 out.ids.append(pv.passage_id)
         with stages("tldr"):
             out.tldr = write_tldrs(tmp / layout.TLDR, build_tldrs(docs, store.lead_sections))
+        with stages("sentences"):
+            out.sentences = write_sentences(tmp / layout.SENTENCES, docs, stemmer)
     finally:
         store.close()
     return out
@@ -345,13 +351,13 @@ def _build_into(
     cache_path: str | Path | None,
     embed: str,
 ) -> dict[str, Any]:
-    corpus = read_corpus(tmp, stages, progress)
+    corpus = read_corpus(tmp, stages, progress, settings.bm25_stemmer)
     docs, stats, p_texts, p_rows, p_ids = corpus.docs, corpus.stats, corpus.texts, corpus.rows, corpus.ids
     if settings.backend == "milvus":
         from openxiv.indexer.milvus_build import build_into_milvus
 
         manifest = build_into_milvus(tmp, settings, config, stages, progress, encoder, cache_path, corpus)
-        return {**manifest, "tldr": corpus.tldr}
+        return {**manifest, "tldr": corpus.tldr, "sentences": corpus.sentences}
     bm25_kw: dict[str, Any] = {"k1": settings.bm25_k1, "b": settings.bm25_b, "stemmer": settings.bm25_stemmer}
     with stages("bm25_papers"):
         sp = SparseIndex.build(
@@ -400,6 +406,7 @@ def _build_into(
         },
         "fusion": fusion_manifest(settings),
         "tldr": corpus.tldr,
+        "sentences": corpus.sentences,
         "versions": _versions(),
         "settings": settings.as_dict(),
     }

@@ -59,16 +59,20 @@ def best_sentence(
     stemmer: str = DEFAULT_STEMMER,
     *,
     terms: AbstractSet[str] | None = None,
+    overlap: Sequence[int] | None = None,
 ) -> int | None:
     """Position of the sentence sharing the most distinct analyzed query terms (earliest on ties).
-    ``terms``: the query's `query_terms`, when the caller has them already."""
+    ``terms``: the query's `query_terms`, when the caller has them already; ``overlap``: how many
+    of them each sentence holds, when the snapshot stored its analysed sentences
+    (`openxiv.indexer.sentences`)."""
     if not sentences:
         return None
     if terms is None:
         terms = query_terms(query, stemmer)
     if not terms:
         return 0
-    overlap = [len(terms & words) for words in sentence_terms(tuple(sentences), stemmer)]
+    if overlap is None:
+        overlap = [len(terms & words) for words in sentence_terms(tuple(sentences), stemmer)]
     return max(range(len(sentences)), key=lambda i: (overlap[i], -i))
 
 
@@ -92,12 +96,14 @@ def choose(
     title: str | None,
     stemmer: str = DEFAULT_STEMMER,
     terms: AbstractSet[str] | None = None,
+    overlap: Sequence[int] | None = None,
 ) -> Choice | None:
     """The evidence for one hit (see the module docstring); ``None`` when the paper has no text.
-    ``terms``: the query's `query_terms`, computed once for a page of hits."""
+    ``terms``: the query's `query_terms`, computed once for a page of hits; ``overlap``: as for
+    `best_sentence`."""
     if passage_id is not None:
         return Choice("passage", passage_id=passage_id)
-    best = best_sentence(query, abstract_sentences, stemmer, terms=terms)
+    best = best_sentence(query, abstract_sentences, stemmer, terms=terms, overlap=overlap)
     if best is not None:
         return Choice("abstract", sentence=best)
     if title:

@@ -30,10 +30,9 @@ under a lock (tokenizers of transformer models are not safe to share across thre
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 import time
-from dataclasses import dataclass, field
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,6 @@ from openxiv.corpus.config import ConfigError, Settings
 from openxiv.indexer import layout
 from openxiv.indexer.backend import (
     FAMILIES,
-    FUSION_METHODS,
     SIDES,
     ModeUnavailable,
     PaperHit,
@@ -51,133 +49,31 @@ from openxiv.indexer.backend import (
     SearchResult,
     check_deadline,
     check_page,
-    parse_mode,
 )
 from openxiv.indexer.backend import UnknownMode as UnsupportedMode  # kept for old imports
-from openxiv.indexer.fusion import Side, fuse, fuse_with_extra, merge_max
-from openxiv.indexer.manifest import Manifest
+from openxiv.indexer.fusion import fuse, fuse_with_extra
 from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.overlap import Overlap
 from openxiv.indexer.prf import (
     DocTerms,
-    FeedbackConfig,
     confident,
     feedback_list,
     keep_head,
     passage_coverage,
 )
-from openxiv.indexer.prior import CategoryPrior, PriorConfig
+from openxiv.indexer.prior import CategoryPrior
+from openxiv.indexer.ranking import (  # the shared rules; re-exported for old imports
+    BM25_PASSAGE_SCALE,
+    PASSAGE_OVERFETCH,
+    Ranking,
+    SideResult,
+    _ms,
+    _ranks_of,
+    encoder_for,
+)
 from openxiv.indexer.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = ["FAMILIES", "SIDES", "HybridBackend", "Ranking", "SideResult", "UnsupportedMode", "encoder_for"]
-
-BM25_PASSAGE_SCALE = 0.8
-"""BM25 passage scores are multiplied by this before the max with paper-text scores: passages of a
-separate full-text collection have their own IDFs and can outscore abstracts on topic queries.
-0.8 is the lowest value that keeps both known-item targets on the dev sets (the sweep:
-docs/indexing.md, «Ranking»)."""
-PASSAGE_OVERFETCH = 4
-"""Dense passage hits fetched per wanted paper (several passages of one paper collapse to one)."""
-
-
-@dataclass
-class SideResult:
-    rows: np.ndarray
-    scores: np.ndarray
-    passages: dict[int, int] = field(default_factory=dict)
-    """Winning passage id per paper row (passage sides only)."""
-
-
-class Ranking:
-    """How modes map to sides and how sides fuse, shared by every backend that ranks by the same
-    rules (`HybridBackend`, `openxiv.indexer.milvus_backend.MilvusBackend`): the subclass sets
-    ``settings``, ``sides``, ``side_weights`` and ``passage_scale``."""
-
-    settings: Settings
-    sides: tuple[str, ...]
-    side_weights: dict[str, float]
-    passage_scale: float
-    category_prior: CategoryPrior
-    """The snapshot's category prior (`openxiv.indexer.prior`), shared by every `tuned` view."""
-
-    def ranking_info(self) -> dict[str, Any]:
-        """The ranking settings in force (``/v1/index``)."""
-        return {
-            "fusion": self.settings.fusion,
-            "rrf_k": self.settings.rrf_k,
-            "weight_bm25": self.settings.weight_bm25,
-            "weight_dense": self.settings.weight_dense,
-            "candidates": self.settings.candidates,
-            "bm25_passage_scale": self.passage_scale,
-            **({"feedback": dataclasses.asdict(self.feedback)} if self.supports_feedback else {}),
-            "prior": dataclasses.asdict(PriorConfig.of(self.settings)),
-        }
-
-    supports_feedback = False
-    """Whether this backend runs pseudo-relevance feedback (`openxiv.indexer.prf`)."""
-
-    @property
-    def feedback(self) -> FeedbackConfig:
-        """Pseudo-relevance feedback of this view (`openxiv.indexer.prf`, ``OPENXIV_PRF_*``)."""
-        return FeedbackConfig.of(self.settings)
-
-    def _with_prior(
-        self, rows: np.ndarray, scores: np.ndarray, mode: str | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The fused ranking reordered by the category prior below its head (`openxiv.indexer.prior`,
-        ``OPENXIV_PRIOR_*``); the fusion modes only, like feedback."""
-        if not self._fuses(mode):
-            return rows, scores
-        return self.category_prior.apply(rows, scores, PriorConfig.of(self.settings))
-
-    def _fuses(self, mode: str | None) -> bool:
-        """``mode`` (``None``: the configured default) fuses the families (``weighted``, ``zscore``,
-        ``rrf``): feedback and the category prior apply to those modes only."""
-        return (parse_mode(mode) or self.settings.fusion) in FUSION_METHODS
-
-    def _plan(self, mode: str | None) -> tuple[tuple[str, ...], str]:
-        """Sides to run and the fusion method for ``mode`` (any spelling `parse_mode` accepts; ``None``
-        is the configured default). The vocabulary is the engine's (`openxiv.indexer.backend`); the
-        one check left here is the snapshot's: a mode needing a side this index lacks."""
-        mode = parse_mode(mode) or self.settings.fusion  # Settings.fusion is validated by parse_mode
-        # a family or side as the configured default still fuses within it by the built-in method
-        default = (
-            self.settings.fusion
-            if self.settings.fusion in FUSION_METHODS
-            else Settings.model_fields["fusion"].default
-        )
-        if mode in FUSION_METHODS:
-            return self.sides, mode
-        wanted = tuple(s for s in FAMILIES.get(mode, (mode,)) if s in self.sides)
-        if not wanted:
-            raise ModeUnavailable(
-                f"mode {mode!r} needs a side this index does not have (it has: {', '.join(self.sides)}); "
-                f"rebuild with --embed to add dense vectors"
-            )
-        return wanted, default
-
-    def _families(self, results: dict[str, SideResult], sides: tuple[str, ...]) -> list[Side]:
-        """One fused input per family: a family's sides share a score scale and merge by max."""
-        out = []
-        for family, members in FAMILIES.items():
-            present = [
-                Side(
-                    n,
-                    results[n].rows,
-                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
-                )
-                for n in members
-                if n in results and n in sides
-            ]
-            if present:
-                weight = self.side_weights.get(family, self._weight(members[0]))
-                out.append(merge_max(family, present, weight))
-        if "bm25_feedback" in results:
-            fb = results["bm25_feedback"]
-            out.append(Side("bm25_feedback", fb.rows, fb.scores, self.feedback.weight))
-        return out
-
-    def _weight(self, side: str) -> float:
-        return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
 
 
 class HybridBackend(Ranking):
@@ -203,6 +99,8 @@ class HybridBackend(Ranking):
         if self.dense and self.encoder is None:
             self.encoder = encoder_for(manifest, settings, self.path)
         self._encode_lock = threading.Lock()
+        self.overlap = Overlap(settings.serve_overlap)
+        """Runs the query's encoding beside its BM25 sides while one search is in flight."""
         self.passage_scale = BM25_PASSAGE_SCALE
         """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
         self._doc_terms: dict[str, DocTerms] = {}
@@ -247,6 +145,21 @@ class HybridBackend(Ranking):
         mode: str | None = None,
         deadline: float | None = None,
     ) -> SearchResult:
+        with self.overlap.search() as alone:
+            return self._search(query, top_k, offset, filters, mode, deadline, alone)
+
+    def _search(
+        self,
+        query: str,
+        top_k: int,
+        offset: int,
+        filters: SearchFilters | None,
+        mode: str | None,
+        deadline: float | None,
+        alone: bool,
+    ) -> SearchResult:
+        """`search`; ``alone``: the query may be encoded on the helper thread of `overlap` while its
+        BM25 sides score (`openxiv.indexer.overlap`)."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         check_page(top_k, offset)
@@ -261,6 +174,11 @@ class HybridBackend(Ranking):
         lexical: np.ndarray | None = None
         """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
 
+        dense_sides = [s for s in sides if s in self.dense]
+        encoding: Future[tuple[np.ndarray, float]] | None = None
+        if alone and dense_sides and any(s.startswith("bm25") for s in sides):
+            check_deadline(deadline, "encode")
+            encoding = self.overlap.submit(lambda: self._encode(query))
         check_deadline(deadline, "bm25")
         t = time.perf_counter()
         if "bm25_papers" in sides:
@@ -276,15 +194,19 @@ class HybridBackend(Ranking):
             )
             lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
         timings["bm25"] = _ms(t)
-        t = time.perf_counter()
         head = 0
         """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.prf`)."""
+        feedback: Future[tuple[SideResult, int, float]] | None = None
         if self.feedback.enabled and "bm25_papers" in sides and self._fuses(mode):
-            results["bm25_feedback"] = SideResult(
-                *feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores))
-            )
-            head = self._confident_head(query, paper_s, ph if passage_scores is not None else None)
-            timings["feedback"] = _ms(t)  # the expanded query's BM25 pass: timed apart from the query's own
+            ph_ = ph if passage_scores is not None else None
+            if encoding is not None:  # queued behind the encoding on the helper: runs beside dense
+                feedback = self.overlap.submit(
+                    lambda: self._feedback(query, paper_s, depth, rows, scores, ph_)
+                )
+            else:
+                results["bm25_feedback"], head, timings["feedback"] = self._feedback(
+                    query, paper_s, depth, rows, scores, ph_
+                )
         if lexical is not None:
             total = int(lexical.sum())
             dense_allowed = lexical if total < lexical.size else allowed
@@ -292,19 +214,25 @@ class HybridBackend(Ranking):
             total = self.meta.n if allowed is None else int(allowed.sum())
             dense_allowed = allowed
 
-        dense_sides = [s for s in sides if s in self.dense]
+        dense: dict[str, SideResult] = {}
+        dense_ms: dict[str, float] = {}
         if dense_sides and total > 0:
-            check_deadline(deadline, "encode")
-            t = time.perf_counter()
-            with self._encode_lock:
-                qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
-            timings["encode"] = _ms(t)
+            if encoding is None:
+                check_deadline(deadline, "encode")
+                qvec, dense_ms["encode"] = self._encode(query)
+            else:
+                qvec, dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
             check_deadline(deadline, "dense")
             t = time.perf_counter()
             for side in dense_sides:
-                results[side] = self._dense_side(side, qvec, depth, dense_allowed)
-            timings["dense"] = _ms(t)
-
+                dense[side] = self._dense_side(side, qvec, depth, dense_allowed)
+            dense_ms["dense"] = _ms(t)
+        if feedback is not None:
+            results["bm25_feedback"], head, timings["feedback"] = feedback.result()
+        results.update(dense)  # after feedback either way: the sides' (and signals') order stays
+        timings.update(dense_ms)
+        if encoding is not None and not dense_ms:
+            encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
         families = self._families(results, sides)
@@ -347,10 +275,28 @@ class HybridBackend(Ranking):
         }
 
     def close(self) -> None:
+        self.overlap.close()
         self.dense.clear()
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
+    def _feedback(
+        self, query: str, paper_s: np.ndarray, depth: int, rows: np.ndarray, scores: np.ndarray, ph: Any
+    ) -> tuple[SideResult, int, float]:
+        """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
+        first pass keeps (`_confident_head`), and the milliseconds both took."""
+        t = time.perf_counter()
+        side = SideResult(*feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores)))
+        return side, self._confident_head(query, paper_s, ph), _ms(t)
+
+    def _encode(self, query: str) -> tuple[np.ndarray, float]:
+        """The query's vector (one row) and the milliseconds encoding it took, waiting for the
+        encoder's lock included."""
+        t = time.perf_counter()
+        with self._encode_lock:
+            qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
+        return qvec, _ms(t)
+
     def _paper_terms(self) -> DocTerms:
         """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
         with self._terms_lock:
@@ -393,36 +339,3 @@ class HybridBackend(Ranking):
         rows, best = papers[first], s[first].astype(np.float32)
         winners = self.passages.passage_ids[r[first]]
         return SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
-
-
-def encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
-    """The encoder that made the snapshot's vectors: the one stored in ``<snapshot>/encoder/`` (ONNX:
-    onnxruntime + tokenizers, nothing written), else the manifest's model loaded from the settings
-    (torch / model2vec builds, and snapshots made before encoders were stored)."""
-    from openxiv.indexer.embed import load_encoder, load_snapshot_encoder
-
-    emb = Manifest.of(manifest, snapshot).embedding
-    encoder = load_snapshot_encoder(snapshot / layout.ENCODER, settings.embed_batch_size)
-    if encoder is None:
-        encoder = load_encoder(
-            settings,
-            model=emb.model or settings.model,
-            embed_max_tokens=emb.max_tokens or settings.embed_max_tokens,
-        )
-    want = emb.fingerprint
-    if want and getattr(encoder, "fingerprint", want) != want:
-        raise ValueError(
-            f"the index was embedded with {emb.model!r} (fingerprint {want}) but the model found "
-            f"here has fingerprint {encoder.fingerprint}: rebuild the index or install the same model"
-        )
-    return encoder
-
-
-def _ranks_of(rows: np.ndarray, page: np.ndarray) -> dict[int, int]:
-    """1-based rank in ``rows`` of each of ``page``'s rows found there (its first place), in one pass."""
-    pos = np.flatnonzero(np.isin(rows, page))
-    return dict(zip(rows[pos][::-1].tolist(), (pos[::-1] + 1).tolist(), strict=True))
-
-
-def _ms(t: float) -> float:
-    return round((time.perf_counter() - t) * 1000, 3)

@@ -13,6 +13,8 @@ INDEX_DIR/
     dense_papers/              FAISS index over paper vectors (when embedded)
     dense_passages/            FAISS index over passage vectors (when embedded)
     tldr/                      every paper's tldr by row, made at build (`openxiv.indexer.tldrs`)
+    sentences/                 every abstract's sentences and analysed terms by row, made at build
+                               (`openxiv.indexer.sentences`: the evidence of hits without a passage)
     encoder/                   the encoder that made the vectors (when embedded): encoder.json, and
                                for onnx-int8 the ONNX model + tokenizer.json that serving loads
   snapshots/.tmp-*/            a build in progress, or a snapshot being pruned (never read; leftovers
@@ -37,3 +39,4 @@ DENSE_PAPERS = "dense_papers"
 DENSE_PASSAGES = "dense_passages"
 ENCODER = "encoder"
 TLDR = "tldr"
+SENTENCES = "sentences"

@@ -22,7 +22,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from openxiv.indexer import layout
 
-__all__ = ["BadIndexError", "CorpusInfo", "EmbeddingInfo", "Manifest", "TldrInfo", "read", "write"]
+__all__ = [
+    "BadIndexError",
+    "CorpusInfo",
+    "EmbeddingInfo",
+    "Manifest",
+    "SentencesInfo",
+    "TldrInfo",
+    "read",
+    "write",
+]
 
 
 class BadIndexError(RuntimeError):
@@ -70,6 +79,17 @@ class TldrInfo(_Part):
     with_tldr: int = 0
 
 
+class SentencesInfo(_Part):
+    """The abstracts' sentences stored at build (``sentences/``, `openxiv.indexer.sentences`); absent
+    in snapshots built before them, which serve by analysing each hit's abstract."""
+
+    rules: str
+    """Digest of the sentence and analyzer rules' source the table was made with."""
+    stemmer: str
+    papers: int
+    sentences: int = 0
+
+
 class Manifest(_Part):
     """Typed view of a manifest dict; fields not declared here are kept as extras."""
 
@@ -83,6 +103,7 @@ class Manifest(_Part):
     build_config: dict[str, Any] | None = None
     sizes_bytes: dict[str, int] = {}
     tldr: TldrInfo | None = None
+    sentences: SentencesInfo | None = None
 
     @field_validator("corpus", "embedding", "counts", "sizes_bytes", mode="before")
     @classmethod

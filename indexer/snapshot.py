@@ -26,6 +26,7 @@ from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
 from openxiv.indexer.manifest import BadIndexError
+from openxiv.indexer.sentences import SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.tldrs import OFFSETS_FILE as TLDR_OFFSETS
 from openxiv.indexer.tldrs import TldrTable
 
@@ -238,6 +239,12 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
             if offsets.size - 1 != tldr.papers:
                 raise bad(f"{layout.TLDR} holds {offsets.size - 1} papers, the manifest counts {tldr.papers}")
             agree(layout.TLDR, "papers", tldr.papers, "papers")
+        sentences = manifest_file.Manifest.of(manifest).sentences
+        if sentences is not None:
+            if layout.SENTENCES not in needed:
+                raise bad(f"the manifest has sentences but {layout.SENTENCES} is not among its parts")
+            ptr = np.load(snapshot / layout.SENTENCES / SENT_PTR_FILE, mmap_mode="r")
+            agree(layout.SENTENCES, "papers", ptr.size - 1, "papers")
         if manifest.get("backend") == "milvus":
             from openxiv.indexer.milvus_backend import collection_counts
 
@@ -274,6 +281,9 @@ class OpenIndex:
     tldrs: TldrTable | None = None
     """The papers' tldrs stored at build (``None``: built before them, or under other tldr rules:
     each hit's tldr is computed)."""
+    sentences: SentenceTable | None = None
+    """The abstracts' sentences and analysed terms stored at build (``None``: built before them, or
+    under other rules: a hit's abstract is split and analysed for its evidence)."""
     lease: SnapshotLease | None = field(default=None, repr=False)
     """This process's shared lock on the snapshot: no build prunes it until `close`."""
     _closed: bool = field(default=False, repr=False)
@@ -325,6 +335,7 @@ def open_index(
 
 def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: SnapshotLease) -> OpenIndex:
     from openxiv.corpus.store import Store
+    from openxiv.indexer.evidence import stemmer_of
     from openxiv.indexer.hybrid import HybridBackend
 
     manifest = manifest_file.read(snap)
@@ -345,4 +356,13 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
         raise
     meta = backend.meta
     table = TldrTable.load(snap / layout.TLDR, meta.n, meta.row_of)
-    return OpenIndex(path=snap, manifest=manifest, backend=backend, store=store, tldrs=table, lease=lease)
+    sentences = SentenceTable.load(snap / layout.SENTENCES, meta.n, meta.row_of, stemmer_of(manifest))
+    return OpenIndex(
+        path=snap,
+        manifest=manifest,
+        backend=backend,
+        store=store,
+        tldrs=table,
+        sentences=sentences,
+        lease=lease,
+    )

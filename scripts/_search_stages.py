@@ -57,7 +57,9 @@ def _timed(cpu: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable
 
 def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict[str, float]:
     """Mean thread-CPU ms per request of each of `STAGES` (plus ``total``), over ``queries``."""
-    settings = get_settings()
+    # every stage on this thread, so its thread CPU counts them all (not encoding on the helper
+    # thread a lone search hands it to, `openxiv.indexer.overlap`)
+    settings = get_settings().replace(serve_overlap=False)
     # one encoder thread, as `openxiv serve` runs it: with a pool, part of the encoding would run on
     # ONNX Runtime's other threads, which this thread's CPU clock does not see
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))

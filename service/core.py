@@ -10,11 +10,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import Paper, Passage, Section
 from openxiv.indexer import evidence
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnknownMode, UnsupportedFilter
+from openxiv.indexer.sentences import SentenceTable
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.models import Evidence, Hit, QueryResult
@@ -143,10 +146,23 @@ def _evidence(
     passages: dict[int, Passage],
     stemmer: str,
     terms: frozenset[str],
+    table: SentenceTable | None = None,
+    wanted: np.ndarray | None = None,
 ) -> Evidence | None:
-    """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted."""
+    """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted.
+    ``table``: the snapshot's analysed abstract sentences, with ``wanted`` (`SentenceTable.wanted`
+    of ``terms``); without it, or for a paper it lacks, the abstract is split and analysed here."""
     passage = passages.get(hit.passage_id) if hit.passage_id is not None else None
-    sentences = split_sentences(paper.abstract or "")
+    sentences: list[str] = []
+    overlap: list[int] | None = None
+    if passage is None:  # a passage hit shows its passage: its abstract's sentences are not needed
+        stored = None
+        if table is not None and wanted is not None:
+            stored = table.overlaps(paper.arxiv_id, paper.abstract, wanted)
+        if stored is not None:
+            sentences, overlap = stored
+        else:
+            sentences = split_sentences(paper.abstract or "")
     choice = evidence.choose(
         query,
         passage_id=passage.passage_id if passage is not None else None,
@@ -154,6 +170,7 @@ def _evidence(
         title=paper.title,
         stemmer=stemmer,
         terms=terms,
+        overlap=overlap,
     )
     if choice is None:
         return None
@@ -216,11 +233,13 @@ def run_search(
     hits: list[ResolvedHit] = []
     stemmer = evidence.stemmer_of(index.manifest)
     terms = evidence.query_terms(query, stemmer) if contents else frozenset()
+    table = index.sentences if contents else None
+    wanted = table.wanted(terms) if table is not None else None
     for h in result.hits:
         paper = papers.get(h.arxiv_id)
         if paper is None:  # the backend and the store come from one snapshot: should not happen
             continue
-        ev = _evidence(paper, h, query, passages, stemmer, terms) if contents else None
+        ev = _evidence(paper, h, query, passages, stemmer, terms, table, wanted) if contents else None
         if stored is not None and h.arxiv_id in stored:
             tl = stored.get(h.arxiv_id)
         else:

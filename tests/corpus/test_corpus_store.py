@@ -7,6 +7,8 @@ import itertools
 import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +226,19 @@ def test_get_paper_accepts_any_spelling(ro: Store) -> None:
     got = ro.get_papers(["arXiv:2503.11731", "garbage", "2212.11867", "2503.99999"])
     assert set(got) == {"arXiv:2503.11731", "2212.11867"}
     assert got["arXiv:2503.11731"] == want
+
+
+def test_get_papers_reads_each_paper_as_the_sqlalchemy_stream_does(ro: Store) -> None:
+    """`Store.get_papers` reads in plain SQL (`openxiv.corpus.reads`): every paper comes back equal
+    to what SQLAlchemy's `iter_papers` builds (dates as `date`, flags as `bool`), plus its sources."""
+    docs = list(ro.iter_papers())
+    got = ro.get_papers([d.arxiv_id for d in docs])
+    assert list(got) == [d.arxiv_id for d in docs]
+    assert {a: replace(p, sources=()) for a, p in got.items()} == {d.arxiv_id: d for d in docs}
+    assert all(p.sources for p in got.values())
+    assert any(isinstance(p.first_seen, date) for p in got.values())
+    assert any(isinstance(p.published, date) for p in got.values())
+    assert {type(p.has_fulltext) for p in got.values()} == {bool}
 
 
 def test_sections_and_passages_line_up(ro: Store) -> None:

@@ -6,6 +6,7 @@ The encoder runs at 64 tokens to keep the default suite fast; the vectors are st
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,3 +94,24 @@ def sparse_index(shared: SharedData, tmp_path_factory: pytest.TempPathFactory) -
     ix = open_index(tmp / "index", settings)
     yield ix
     ix.close()
+
+
+@pytest.fixture(scope="session")
+def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str]]]:
+    """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it."""
+    from openxiv.corpus.readers import read_path
+    from openxiv.corpus.store import Store
+    from openxiv.indexer.build import build_index
+
+    listing = SharedData.default().listing("cs")
+    if not listing.exists():
+        pytest.skip(f"shared listing not found: {listing} (set OPENXIV_SHARED)")
+    tmp = tmp_path_factory.mktemp("onnx-index")
+    with Store(tmp / "corpus.sqlite") as store:
+        store.ingest(itertools.islice(read_path(listing), 2000, 2080))
+    settings = Settings(data_dir=tmp / "build-data", embed="papers", embed_max_tokens=32)
+    assert settings.model.startswith("onnx-int8:")
+    build_index(tmp / "corpus.sqlite", tmp / "index", settings, progress=False)
+    with Store.open_readonly(tmp / "corpus.sqlite") as store:
+        titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_papers(), 3)]
+    return tmp / "index", titles

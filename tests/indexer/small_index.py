@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
+from openxiv.indexer import manifest as manifest_file
 
 
 def records(shared: SharedData, cs: int, astro: int, full: int, skip_cs: int = 0) -> Iterator[Any]:
@@ -24,3 +26,15 @@ def make_db(path: Path, items: Iterator[Any]) -> Path:
     with Store(path) as store:
         store.ingest(items)
     return path
+
+
+def copy_without_part(snapshot: Path, dest: Path, part: str, key: str) -> Path:
+    """``snapshot`` copied to ``dest`` as a build made before the optional ``part`` existed: no
+    folder, no manifest entry ``key``, no size."""
+    shutil.copytree(snapshot, dest)
+    shutil.rmtree(dest / part)
+    manifest = manifest_file.read(dest)
+    del manifest[key]
+    del manifest["sizes_bytes"][part]
+    manifest_file.write(dest, manifest)
+    return dest

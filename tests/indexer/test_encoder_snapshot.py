@@ -43,23 +43,6 @@ def _tree(path: Path) -> dict[str, tuple[int, int]]:
     return {p.relative_to(path).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")}
 
 
-@pytest.fixture(scope="module")
-def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str]]]:
-    """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it."""
-    listing = SharedData.default().listing("cs")
-    if not listing.exists():
-        pytest.skip(f"shared listing not found: {listing} (set OPENXIV_SHARED)")
-    tmp = tmp_path_factory.mktemp("onnx-index")
-    with Store(tmp / "corpus.sqlite") as store:
-        store.ingest(itertools.islice(read_path(listing), 2000, 2080))
-    settings = Settings(data_dir=tmp / "build-data", embed="papers", embed_max_tokens=32)
-    assert settings.model.startswith("onnx-int8:")
-    build_index(tmp / "corpus.sqlite", tmp / "index", settings, progress=False)
-    with Store.open_readonly(tmp / "corpus.sqlite") as store:
-        titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_papers(), 3)]
-    return tmp / "index", titles
-
-
 def _read_only(path: Path) -> None:
     for p in [path, *path.rglob("*")]:
         mode = p.stat().st_mode

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from small_index import copy_without_part
 
 from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
-from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.indexer.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
 from openxiv.service.core import run_search
@@ -45,13 +45,7 @@ def test_the_stored_tldr_of_every_paper_is_the_one_a_hit_computes(sparse_index: 
 
 def _copy_without_tldrs(snapshot: Path, dest: Path) -> Path:
     """``snapshot`` as a build made before tldrs were stored: no ``tldr/`` and no manifest entry."""
-    shutil.copytree(snapshot, dest)
-    shutil.rmtree(dest / layout.TLDR)
-    manifest = manifest_file.read(dest)
-    del manifest["tldr"]
-    del manifest["sizes_bytes"][layout.TLDR]
-    manifest_file.write(dest, manifest)
-    return dest
+    return copy_without_part(snapshot, dest, layout.TLDR, "tldr")
 
 
 def _pages(ix: Any) -> list[Any]:
