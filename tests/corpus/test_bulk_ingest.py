@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from openxiv.corpus import ingest as ingest_module
 from openxiv.corpus.bulkload import deferred_indexes
 from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import _jsonl, read_path
@@ -356,3 +357,41 @@ def test_lines_of_gzip_members_padding_and_long_lines_are_gzip_s(
     items = list(read_path(bad, format="listing"))
     assert [type(i) for i in items] == [PaperRecord] * 5 + [ReadError]
     assert items[-1].reason.startswith("cannot read file: corrupt gzip data")
+
+
+def test_a_first_load_writes_without_foreign_key_checks_and_leaves_every_reference_whole(
+    listing_files: list[Path], fulltext_dir: Path, head, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's rows on a first load skip SQLite's per-row foreign-key check (`ingest._batch`):
+    the database it leaves passes ``PRAGMA foreign_key_check`` (papers with authors, categories,
+    sources, sections and passages, and papers updated within the load), the checks are back on
+    for every later use of the store, and a later ingest runs with them."""
+    lines = head(_astro(listing_files), 400)
+    src = tmp_path / "listing-part.jsonl"
+    src.write_text("".join(lines + lines[:50]))  # 50 papers seen twice: updated within the load
+    (unarxive,) = sorted(fulltext_dir.glob("unarxive-*.jsonl.gz"))
+    db = tmp_path / "c.sqlite"
+    store = Store(db)
+    during: list[int] = []
+    real_write = ingest_module.write_batch
+
+    def spy(conn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        during.append(conn.exec_driver_sql("PRAGMA foreign_keys").scalar())
+        return real_write(conn, *args, **kwargs)
+
+    monkeypatch.setattr(ingest_module, "write_batch", spy)
+    first = store.ingest(itertools.chain(read_path(src), read_path(unarxive)), settings=SETTINGS)
+    assert first.added == 400 + 49 and first.updated + first.unchanged == 50
+    again = store.ingest(read_path(src), settings=SETTINGS)  # not a first load: checks on
+    assert again.added == 0
+    assert during == [0, 1], during
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    store.close()
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert con.execute("SELECT count(*) FROM passages").fetchone()[0] > 1000
+        assert con.execute("SELECT count(*) FROM paper_authors").fetchone()[0] > 1000
+    finally:
+        con.close()
