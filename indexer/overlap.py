@@ -9,7 +9,7 @@ vectors. The request's wall time drops by what the helper does meanwhile; its CP
 (the same work runs, on two cores instead of one). Under load every core already has a request of
 its own, and a helper thread would only add hand-offs, so a stage is handed over only while one
 search is in flight; with more, each runs its stages in turn as before. ``OPENXIV_SERVE_OVERLAP=0``
-turns it off (BENCHMARKS.md, «Search service», has both ways).
+turns it off (docs/service.md, «Concurrency and tuning», has both ways measured).
 """
 
 from __future__ import annotations
