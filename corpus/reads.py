@@ -2,8 +2,8 @@
 
 A search hit needs its paper and, for passage evidence, one passage: a handful of rows by primary
 or unique key, on every request. Through SQLAlchemy (an expanding ``IN``, result rows, per-column
-type processing) a page of 10 papers cost about 0.6 ms of CPU, five times what SQLite spends
-answering it (BENCHMARKS.md, «Search service»). These functions send the same SQL themselves and
+type processing) a page of 10 papers cost several times what SQLite spends answering it
+(BENCHMARKS.md, «Search service», the store rows of the in-process stages). These functions send the same SQL themselves and
 build the same records (`Store.get_papers`, `Store.get_passages` call them), so every caller of the
 store gets the same `Paper` and `Passage` values as before, only cheaper. The statements are
 rebuilt per call (a string join; SQLite's own statement cache keeps the compiled forms per
