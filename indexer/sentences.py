@@ -92,7 +92,8 @@ def write_sentences(directory: Path, docs: Iterable[Paper], stemmer: str) -> dic
             start = norm.index(piece, at)  # the pieces are cut from ``norm``, in order
             at = start + len(piece)
             bounds.extend((start, at))
-            terms.extend(sorted(vocab.setdefault(w, len(vocab)) for w in words))
+            # ids in the order of the sorted terms, not of the frozenset (its order follows the hash seed)
+            terms.extend(sorted(vocab.setdefault(w, len(vocab)) for w in sorted(words)))
             term_ptr.append(len(terms))
         sent_ptr.append(len(bounds) // 2)
     directory.mkdir(parents=True, exist_ok=True)

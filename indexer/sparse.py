@@ -131,6 +131,35 @@ class _VectorisedBM25(bm25s.BM25):
         }
 
 
+def _number_terms_in_order(model: bm25s.BM25) -> None:
+    """Renumber ``model``'s terms in sorted order, moving the matrix's columns with them.
+
+    bm25s numbers the vocabulary in the order of a Python set, which follows the process's string
+    hash seed: two builds of one corpus gave different term ids, so ties between terms (feedback's
+    expansion terms) broke differently and a rebuilt snapshot could answer with scores a few
+    thousandths apart. Sorted ids make the build the same bytes in every process. A term bm25s
+    numbers past the matrix's columns (its empty token ``""``) keeps its place after them.
+    """
+    indptr = np.asarray(model.scores["indptr"])
+    n_cols = indptr.size - 1
+    vocab = model.vocab_dict
+    words = sorted(w for w, i in vocab.items() if i < n_cols)
+    extra = sorted((i, w) for w, i in vocab.items() if i >= n_cols)
+    old = np.fromiter((vocab[w] for w in words), dtype=np.int64, count=len(words))
+    counts = np.diff(indptr)[old]
+    new_ptr = np.zeros(n_cols + 1, dtype=indptr.dtype)
+    np.cumsum(counts, out=new_ptr[1:])
+    take = np.repeat(indptr[old] - new_ptr[:-1], counts) + np.arange(int(new_ptr[-1]))
+    model.scores = {
+        **model.scores,
+        "data": np.asarray(model.scores["data"])[take],
+        "indices": np.asarray(model.scores["indices"])[take],
+        "indptr": new_ptr,
+    }
+    model.vocab_dict = {w: i for i, w in enumerate(words)} | {w: i for i, w in extra}
+    model.unique_token_ids_set = set(model.vocab_dict.values())
+
+
 class SparseIndex:
     """A bm25s index over ``n_docs`` texts (row i = text i)."""
 
@@ -168,6 +197,7 @@ class SparseIndex:
             model.vocab_dict = {}
         else:
             model.index(tokens, show_progress=progress)
+            _number_terms_in_order(model)
         return cls(model, stemmer)
 
     def save(self, directory: Path) -> None:
