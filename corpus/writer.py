@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import date
 from itertools import repeat
@@ -29,10 +29,13 @@ from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, 
 
 __all__ = [
     "DATE_COLUMNS",
+    "IN_CHUNK",
     "RECORD_COLUMNS",
     "BatchCounts",
+    "in_marks",
     "paper_from_row",
     "paper_from_values",
+    "paper_rows",
     "write_batch",
 ]
 
@@ -42,8 +45,6 @@ C: Table = cast(Table, CategoryRow.__table__)
 S: Table = cast(Table, SourceRow.__table__)
 SEC: Table = cast(Table, SectionRow.__table__)
 PAS: Table = cast(Table, PassageRow.__table__)
-
-_IN_CHUNK = 900
 
 
 @dataclass
@@ -59,11 +60,6 @@ class _Stored:
     paper_id: int
     state: PaperState
     passages_hash: str | None
-
-
-def _chunks(seq: Sequence[str], n: int = _IN_CHUNK) -> Iterable[Sequence[str]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
 
 
 _JSON_LISTS = ("authors", "categories")
@@ -107,38 +103,59 @@ DATE_COLUMNS = frozenset(c.name for c in P.columns if isinstance(c.type, Date))
 _LOAD_COLUMNS = ("id", "sections_hash", "passages_hash", "authors_json", "categories_json", *_COLUMN_FIELDS)
 
 
-def _marks(n: int) -> str:
+IN_CHUNK = 900
+"""Values bound per ``IN (...)``: under SQLite's default limit of 999 host parameters."""
+
+
+def in_marks(n: int) -> str:
+    """The ``n`` placeholders of an ``IN (...)`` list: ``?, ?, ...``."""
     return ", ".join("?" * n)
 
 
-def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
-    """The stored state of the papers among ``ids``, read with plain SQL: SQLAlchemy's expanding
-    ``IN`` and its row processing cost more than SQLite's look-ups (a tenth of a first ingest,
-    which finds nothing, and most of a re-ingest's reading)."""
-    out: dict[str, _Stored] = {}
-    columns = ", ".join(_LOAD_COLUMNS)
-    for part in _chunks(ids):
-        sql = f"SELECT {columns} FROM papers WHERE arxiv_id IN ({_marks(len(part))})"
-        rows = conn.exec_driver_sql(sql, tuple(part)).all()
+def paper_rows(
+    execute: Callable[[str, tuple[Any, ...]], Iterable[Sequence[Any]]],
+    columns: Sequence[str],
+    canonical: Sequence[str],
+) -> Iterator[tuple[dict[str, Any], list[str]]]:
+    """Each stored paper among the ``canonical`` ids: its ``columns`` (``id`` first) by name, dates
+    as `date` (SQLite keeps them as ISO text), and its sources in name order. In plain SQL through
+    ``execute(sql, params)`` (a DB-API cursor's ``execute``, or a SQLAlchemy connection's
+    ``exec_driver_sql`` inside the writer's transaction): SQLAlchemy's expanding ``IN`` and its row
+    processing cost more than SQLite's look-ups, both for a page of search hits (`openxiv.corpus.reads`)
+    and for the stored papers an ingest batch merges with (`_load`)."""
+    names = tuple(columns)
+    select = ", ".join(names)
+    dates = [i for i, name in enumerate(names) if name in DATE_COLUMNS]
+    for start in range(0, len(canonical), IN_CHUNK):
+        part = tuple(canonical[start : start + IN_CHUNK])
+        rows = list(execute(f"SELECT {select} FROM papers WHERE arxiv_id IN ({in_marks(len(part))})", part))
         if not rows:
             continue
         sources: dict[int, list[str]] = {}
-        sql = f"SELECT paper_id, source FROM paper_sources WHERE paper_id IN ({_marks(len(rows))})"
-        for pid, name in conn.exec_driver_sql(sql, tuple(r[0] for r in rows)):
+        sql = f"SELECT paper_id, source FROM paper_sources WHERE paper_id IN ({in_marks(len(rows))}) ORDER BY source"
+        for pid, name in execute(sql, tuple(r[0] for r in rows)):
             sources.setdefault(pid, []).append(name)
-        for pid, sections_hash, passages_hash, authors_json, categories_json, *values in rows:
-            stored: dict[str, Any] = {
-                name: date.fromisoformat(v) if v is not None and name in DATE_COLUMNS else v
-                for name, v in zip(_COLUMN_FIELDS, values, strict=True)
-            }
-            state = PaperState(
-                **stored,
-                authors=tuple(json.loads(authors_json)),
-                categories=tuple(json.loads(categories_json)),
-                sources=tuple(sorted(sources.get(pid, []))),
-                sections_hash=sections_hash,
-            )
-            out[state.arxiv_id] = _Stored(pid, state, passages_hash)
+        for row in rows:
+            values = dict(zip(names, row, strict=True))
+            for i in dates:
+                if row[i] is not None:
+                    values[names[i]] = date.fromisoformat(row[i])
+            yield values, sources.get(row[0], [])
+
+
+def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
+    """The stored state of the papers among ``ids`` (`paper_rows`: a tenth of a first ingest, which
+    finds nothing, and most of a re-ingest's reading, went to SQLAlchemy's reads)."""
+    out: dict[str, _Stored] = {}
+    for values, sources in paper_rows(conn.exec_driver_sql, _LOAD_COLUMNS, ids):
+        state = PaperState(
+            **{name: values[name] for name in _COLUMN_FIELDS},
+            authors=_json_list(values["authors_json"]),
+            categories=_json_list(values["categories_json"]),
+            sources=tuple(sources),
+            sections_hash=values["sections_hash"],
+        )
+        out[state.arxiv_id] = _Stored(values["id"], state, values["passages_hash"])
     return out
 
 
@@ -291,6 +308,6 @@ def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: list[t
         conn.exec_driver_sql(sql, rows)
 
 
-def _int_chunks(seq: list[int], n: int = _IN_CHUNK) -> Iterable[list[int]]:
+def _int_chunks(seq: list[int], n: int = IN_CHUNK) -> Iterable[list[int]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]

@@ -41,7 +41,6 @@ __all__ = [
 
 _SUPERSCRIPT, _BOLD = 1, 16
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\bbd\b|-bd|medi", re.I)
-_SPACES = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
 _LETTERS = re.compile(r"[^\W\d_]")
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
