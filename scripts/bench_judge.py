@@ -45,9 +45,9 @@ def _rule(msgs: list[dict[str, str]]) -> str:
 
 def _serve(delay: float, port_q: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     with ScriptedServer(_rule, delay=delay) as srv:
-        port_q.put((srv.base_url, 0))
+        port_q.put((srv.base_url, 0, 0.0))
         stop.wait()
-        port_q.put((srv.base_url, srv.max_in_flight))
+        port_q.put((srv.base_url, srv.max_in_flight, time.process_time()))
 
 
 def main() -> None:
@@ -65,7 +65,7 @@ def main() -> None:
     port_q, stop = ctx.Queue(), ctx.Event()
     proc = ctx.Process(target=_serve, args=(args.delay, port_q, stop), daemon=True)
     proc.start()
-    base_url, _ = port_q.get(timeout=60)
+    base_url, _, _ = port_q.get(timeout=60)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "cache.jsonl"
@@ -87,7 +87,7 @@ def main() -> None:
         ids = [t.id for t in tasks][: args.reports]
         cross = OpenAIJudge(base_url, "bench-x", JudgeCache(None), concurrency=args.concurrency, backoff=0.1)
         n = unjudged = 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for b in range(0, len(ids), args.batch):
             reqs = [
                 JudgeRequest(f"{rid}x{tid}.{k}", prompt.version,
@@ -97,10 +97,10 @@ def main() -> None:
             answers = cross.answer(reqs)
             n += len(answers)
             unjudged += sum(a.text is None for a in answers)
-        t_cross = time.perf_counter() - t0
+        t_cross, c_cross = time.perf_counter() - t0, time.process_time() - c0
     finally:
         stop.set()
-        _, max_in_flight = port_q.get(timeout=30)
+        _, max_in_flight, server_cpu = port_q.get(timeout=30)
         proc.join(timeout=30)
     load = load_average()
     rate_live, rate_cross = 419 / t_live, n / t_cross
@@ -110,6 +110,9 @@ def main() -> None:
     )
     print(f"cross product {n} judgements: {t_cross:.1f} s ({rate_cross:.0f}/s), {unjudged} not judged; "
           f"max in flight {max_in_flight} (bound {args.concurrency}); ideal {bound:.0f}/s; load {load}")  # fmt: skip
+    print(
+        f"CPU per judgement: client {1000 * c_cross / n:.2f} ms (cross run), server {1000 * server_cpu / (n + 419):.2f} ms"
+    )
     if args.no_write:
         return
     cmd = (f"`.venv/bin/python scripts/bench_judge.py --delay {args.delay} --concurrency {args.concurrency} "

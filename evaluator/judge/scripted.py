@@ -16,12 +16,12 @@ no reasoning). ``calls`` counts requests, ``max_in_flight`` the most answered at
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import uvicorn
 
 __all__ = ["ScriptedServer"]
@@ -56,9 +56,9 @@ class ScriptedServer:
 
     async def _reply(self, body: bytes) -> tuple[int, bytes]:
         try:
-            req = json.loads(body)
+            req = orjson.loads(body)
             msgs = req["messages"]
-        except (ValueError, KeyError, TypeError):
+        except (orjson.JSONDecodeError, KeyError, TypeError):
             return 400, b'{"error": {"message": "bad request"}}'
         fault = self._fault(str(msgs[-1].get("content", "")) if msgs else "")
         await asyncio.sleep(self.hang if fault == "timeout" else self.delay)
@@ -79,7 +79,7 @@ class ScriptedServer:
             "model": req.get("model"),
             "choices": [{"index": 0, "message": message}],
         }
-        return 200, json.dumps(out).encode()
+        return 200, orjson.dumps(out)
 
     async def _app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
