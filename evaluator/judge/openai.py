@@ -1,22 +1,24 @@
 """The ``openai`` back end: any OpenAI-compatible ``POST {base_url}/chat/completions`` over HTTP.
 
-Bounded concurrency (``concurrency`` httpx clients of one connection each, taken from a queue), a timeout
-per request, and retries with exponential backoff (``backoff * 2**(attempt-1)`` seconds, or the
-server's ``Retry-After`` when longer) on timeouts, connection errors, 429, 5xx, a body that is not
-the chat-completion JSON, and an answer with neither content nor reasoning text. Other 4xx answers
-(bad key, unknown model) are not retried. Requests already in the cache are not sent; every answer
-received is appended to the cache before it is used. An item that still fails is returned with its
-error (``timeout``, ``connection``, ``http_429``, ``http_500``, ``malformed``, ``empty``...), which the
-report counts as not judged.
+Bounded concurrency (an `asyncio.Semaphore` and an aiohttp connection pool of the same size), a
+timeout per request, and retries with exponential backoff (``backoff * 2**(attempt-1)`` seconds, or
+the server's ``Retry-After`` when longer; a retry waits without holding a slot) on timeouts,
+connection errors, 429, 5xx, a body that is not the chat-completion JSON, and an answer with neither
+content nor reasoning text. Other 4xx answers (bad key, unknown model) are not retried. Requests
+already in the cache are not sent; every answer received is appended to the cache before it is used.
+An item that still fails is returned with its error (``timeout``, ``connection``, ``http_429``,
+``http_500``, ``malformed``, ``empty``...), which the report counts as not judged.
+
+aiohttp, not httpx: at 32 requests in flight httpx's connection pool costs several times aiohttp's
+CPU per request (BENCHMARKS.md, "Judge"); bodies are UTF-8 JSON written by orjson.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ssl
 from typing import Any
 
-import httpx
+import aiohttp
 import orjson
 
 from openxiv.evaluator.judge.cache import JudgeCache
@@ -26,8 +28,6 @@ __all__ = ["OpenAIJudge"]
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 _JSON = {"content-type": "application/json"}
-"""The body is UTF-8 JSON written by orjson: a report in Chinese is half the bytes of escaped JSON, and
-encoding costs a fraction of json.dumps (BENCHMARKS.md, "Judge")."""
 
 
 class OpenAIJudge:
@@ -54,25 +54,14 @@ class OpenAIJudge:
         first: dict[str, int] = {}
         for i, k in enumerate(keys):
             first.setdefault(k, i)
-        # One client with one connection per slot: httpcore's shared pool scans every connection for
-        # every queued request, which costs more CPU than the request itself at 32 connections
-        # (BENCHMARKS.md, "Judge"). Taking a client from the queue is the concurrency bound.
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        one = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        slots = min(self.concurrency, max(1, len(first)))
-        tls = ssl.create_default_context()  # loaded once: the CA bundle costs ~40 ms per client
-        clients = [
-            httpx.AsyncClient(headers=headers, timeout=self.timeout, limits=one, verify=tls)
-            for _ in range(slots)
-        ]
-        pool: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
-        for c in clients:
-            pool.put_nowait(c)
-        try:
-            unique = await asyncio.gather(*(self._one(pool, requests[i], k) for k, i in first.items()))
-        finally:
-            for c in clients:
-                await c.aclose()
+        sem = asyncio.Semaphore(self.concurrency)
+        connector = aiohttp.TCPConnector(limit=self.concurrency)
+        timeout = aiohttp.ClientTimeout(total=self.timeout)
+        async with aiohttp.ClientSession(connector=connector, headers=headers, timeout=timeout) as session:
+            unique = await asyncio.gather(
+                *(self._one(session, sem, requests[i], k) for k, i in first.items())
+            )
         by_key = dict(zip(first, unique, strict=True))
         out = []
         for i, k in enumerate(keys):
@@ -83,21 +72,20 @@ class OpenAIJudge:
             )
         return out
 
-    async def _one(self, pool: asyncio.Queue[httpx.AsyncClient], req: JudgeRequest, key: str) -> Answer:
+    async def _one(
+        self, session: aiohttp.ClientSession, sem: asyncio.Semaphore, req: JudgeRequest, key: str
+    ) -> Answer:
         hit = self.cache.get(key)
         if hit is not None:
             return Answer(hit.get("text"), hit.get("reasoning"), cached=True)
-        body = {"model": self.model, "messages": req.payload_messages(), "temperature": req.temperature,
-                "max_tokens": req.max_tokens}  # fmt: skip
+        body = orjson.dumps({"model": self.model, "messages": req.payload_messages(),
+                             "temperature": req.temperature, "max_tokens": req.max_tokens})  # fmt: skip
         error, wait = "error", 0.0
         for attempt in range(self.retries + 1):
             if attempt:
                 await asyncio.sleep(max(wait, self.backoff * 2 ** (attempt - 1)))
-            client = await pool.get()  # a retry waits for its backoff without holding a slot
-            try:
-                error, wait, got = await self._call(client, body)
-            finally:
-                pool.put_nowait(client)
+            async with sem:
+                error, wait, got = await self._call(session, body)
             if got is not None:
                 text, reasoning = got
                 self.cache.put(key, req.prompt_version, self.model, req.item, text, reasoning)
@@ -107,36 +95,40 @@ class OpenAIJudge:
         return Answer(None, error=error, attempts=self.retries + 1)
 
     async def _call(
-        self, client: httpx.AsyncClient, body: dict[str, Any]
+        self, session: aiohttp.ClientSession, body: bytes
     ) -> tuple[str, float, tuple[str, str | None] | None]:
         """``(error, retry_after, (text, reasoning) or None)`` of one HTTP attempt."""
         try:
-            resp = await client.post(
-                f"{self.base_url}/chat/completions", content=orjson.dumps(body), headers=_JSON
-            )
-        except httpx.TimeoutException:
+            async with session.post(f"{self.base_url}/chat/completions", data=body, headers=_JSON) as resp:
+                raw = await resp.read()
+                status, retry_after = resp.status, resp.headers.get("retry-after")
+        except TimeoutError:
             return "timeout", 0.0, None
-        except httpx.HTTPError as exc:
+        except aiohttp.ClientError as exc:
             return f"connection: {type(exc).__name__}", 0.0, None
-        if resp.status_code != 200:
-            return f"http_{resp.status_code}", _retry_after(resp), None
-        try:
-            message = orjson.loads(resp.content)["choices"][0]["message"]
-            content = message.get("content") or ""
-            reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-            if not isinstance(content, str) or not isinstance(reasoning, str):
-                raise TypeError("content is not text")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            return f"malformed: {type(exc).__name__}", 0.0, None
-        if content.strip():
-            return "", 0.0, (content, None)
-        if reasoning.strip():  # a reasoning model that spent its tokens thinking: keep what it thought
-            return "", 0.0, ("", reasoning)
-        return "empty", 0.0, None
+        if status != 200:
+            return f"http_{status}", _seconds(retry_after), None
+        return _message(raw)
 
 
-def _retry_after(resp: httpx.Response) -> float:
+def _message(raw: bytes) -> tuple[str, float, tuple[str, str | None] | None]:
     try:
-        return min(60.0, float(resp.headers.get("retry-after", 0)))
+        message: Any = orjson.loads(raw)["choices"][0]["message"]
+        content = message.get("content") or ""
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+        if not isinstance(content, str) or not isinstance(reasoning, str):
+            raise TypeError("content is not text")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        return f"malformed: {type(exc).__name__}", 0.0, None
+    if content.strip():
+        return "", 0.0, (content, None)
+    if reasoning.strip():  # a reasoning model that spent its tokens thinking: keep what it thought
+        return "", 0.0, ("", reasoning)
+    return "empty", 0.0, None
+
+
+def _seconds(retry_after: str | None) -> float:
+    try:
+        return min(60.0, float(retry_after or 0))
     except ValueError:
         return 0.0
