@@ -30,7 +30,7 @@ from openxiv.service.models import (
 from openxiv.service.text import tldr, token_count
 
 if TYPE_CHECKING:
-    from openxiv.service.core import ResolvedHit
+    from openxiv.service.search import ResolvedHit
 
 __all__ = [
     "abs_url",

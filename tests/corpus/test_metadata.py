@@ -140,7 +140,7 @@ def test_tldr_of_a_plain_text_is_a_real_sentence(
     plaintexts: dict[str, dict[str, str]], arxiv_id: str
 ) -> None:
     from openxiv.corpus.records import Section
-    from openxiv.service.core import paper_tldr
+    from openxiv.service.views import paper_tldr
 
     rec = parse_plaintext(plaintexts[arxiv_id], "plaintext:x:1")
     view = Paper(

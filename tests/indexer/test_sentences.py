@@ -17,7 +17,7 @@ from openxiv.corpus.config import Settings
 from openxiv.indexer import evidence, layout
 from openxiv.indexer.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
-from openxiv.service.core import run_search
+from openxiv.service.search import run_search
 from openxiv.service.text import split_sentences
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph", "the of and")

@@ -15,7 +15,7 @@ from openxiv.corpus.config import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.indexer.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
-from openxiv.service.core import run_search
+from openxiv.service.search import run_search
 from openxiv.service.views import paper_tldr
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph")
