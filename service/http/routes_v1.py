@@ -13,6 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from openxiv.service import views
 from openxiv.service.core import find_section, load_paper
 from openxiv.service.errors import NotReady
+from openxiv.service.http.helpers import ERRORS, holder_of, json_response
 from openxiv.service.models import (
     ErrorResponse,
     Health,
@@ -21,7 +22,6 @@ from openxiv.service.models import (
     V1Paper,
     V1Section,
 )
-from openxiv.service.routes_search import ERRORS, holder_of, json_response
 
 __all__ = ["relative_paths", "router", "without_paths"]
 

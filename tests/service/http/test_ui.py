@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from live_index import SHARED, BuiltIndex
 
-from openxiv.service.app import create_app
-from openxiv.service.security import UI_COOKIE
-from openxiv.service.ui_render import excerpt, highlight
+from openxiv.service.http.app import create_app
+from openxiv.service.http.security import UI_COOKIE
+from openxiv.service.http.ui_render import excerpt, highlight
 
 TOKEN = "s3cret-ui-token"
 HIT_ID = re.compile(r'<li class="hit">.*?<code>([^<]+)</code>', re.S)

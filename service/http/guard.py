@@ -6,7 +6,7 @@ One ASGI middleware for all routes (GET and POST), so no route has to remember t
   while streaming a chunked body);
 - a body that does not arrive within ``body_timeout`` seconds is refused with 408: a client that
   trickles its body cannot hold a worker (the header read timeout is the server's, see
-  `openxiv.service.protocol`);
+  `openxiv.service.http.protocol`);
 - a query-string parameter whose percent-encoded bytes are not UTF-8 is a 400 naming it (Starlette
   would silently turn them into U+FFFD);
 - a JSON string with a lone UTF-16 surrogate (``"\\ud800"``, valid JSON, not valid text) is a 400
@@ -25,7 +25,7 @@ import time
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from openxiv.service.errors import ASGIApp, Message, Receive, Scope, Send, send_error
+from openxiv.service.http.errors import ASGIApp, Message, Receive, Scope, Send, send_error
 
 __all__ = ["RequestGuardMiddleware", "lone_surrogate_at", "undecodable_parameter"]
 

@@ -18,6 +18,9 @@ from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import views
 from openxiv.service.core import find_section, load_paper, raw_markdown
 from openxiv.service.errors import BadRequest, NotImplementedHere
+from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.http.routes_search import search_deepxiv, unsupported_filters
+from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -37,15 +40,6 @@ from openxiv.service.params import (
     check_queries,
     check_size,
 )
-from openxiv.service.routes_search import (
-    ERRORS,
-    holder_of,
-    json_response,
-    search_deepxiv,
-    settings_of,
-    unsupported_filters,
-)
-from openxiv.service.routes_unserved import unserved_detail
 
 __all__ = ["PREVIEW_CHARS", "TYPES", "paper_op", "router"]
 

@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from openxiv.service.mcp_server import MCP_PATH, TOOLS
+from openxiv.service.mcp.server import MCP_PATH, TOOLS
 
 PAPER = "1706.03762"  # read from its real PDF (v7): has sections
 TOKEN = "mcp-test-token"

@@ -23,7 +23,7 @@ def _port(r: httpx.Response) -> int:
 
 @pytest.fixture(scope="module")
 def raising_server(test_index: BuiltIndex) -> Iterator[str]:
-    from openxiv.service.app import create_app
+    from openxiv.service.http.app import create_app
 
     app = create_app(test_index.settings, test_index.root)
 

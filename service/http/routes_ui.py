@@ -6,7 +6,7 @@ checks (`params`), so the page and the API never disagree; a bad value shows the
 the page with a 4xx and the form kept as typed. Parameters are read as text, never validated by
 FastAPI, so no value can turn into a JSON error or a 500.
 
-When the server has a token, the page needs it too: `openxiv.service.security` sends a browser
+When the server has a token, the page needs it too: `openxiv.service.http.security` sends a browser
 without it to ``/ui/login``, whose form sets a cookie (see there). ``POST /`` stays the DeepXiv search.
 """
 
@@ -22,7 +22,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from openxiv.corpus.records import Paper, Section
 from openxiv.indexer.backend import FAMILIES, FUSION_METHODS
-from openxiv.service import routes_ui_reports
 from openxiv.service.core import (
     ResolvedHit,
     abs_url,
@@ -34,11 +33,12 @@ from openxiv.service.core import (
     run_search,
 )
 from openxiv.service.errors import ApiError, BadRequest
+from openxiv.service.http import routes_ui_reports
+from openxiv.service.http.helpers import holder_of, settings_of
+from openxiv.service.http.security import UI_COOKIE, is_ui_path, ui_cookie_value
+from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries, check_work
-from openxiv.service.routes_search import holder_of, settings_of
-from openxiv.service.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.text import section_label, token_count
-from openxiv.service.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 
 __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
 

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from openxiv.indexer.engine.sparse import analyze
-from openxiv.service.security import UI_COOKIE
+from openxiv.service.http.security import UI_COOKIE
 
 __all__ = ["EXCERPT_CHARS", "PAGE_HEADERS", "excerpt", "highlight", "paragraphs", "render", "stylesheet"]
 
@@ -45,7 +45,7 @@ _BLANK_LINE = re.compile(r"\n\s*\n")
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("openxiv.service", "templates"),
+        loader=jinja2.PackageLoader("openxiv.service.http", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -55,7 +55,7 @@ def _environment() -> jinja2.Environment:
 
 @lru_cache(maxsize=1)
 def stylesheet() -> bytes:
-    return resources.files("openxiv.service").joinpath("static", "ui.css").read_bytes()
+    return resources.files("openxiv.service.http").joinpath("static", "ui.css").read_bytes()
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

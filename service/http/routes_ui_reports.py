@@ -19,8 +19,8 @@ from pathlib import Path
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
-from openxiv.service.routes_search import settings_of
-from openxiv.service.ui_render import render
+from openxiv.service.http.helpers import settings_of
+from openxiv.service.http.ui_render import render
 
 __all__ = ["REPORT_NAME", "Report", "list_reports", "router"]
 

@@ -55,7 +55,7 @@ def log_config(log_level: str = "info") -> dict[str, Any]:
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"redact": {"()": "openxiv.service.security.RedactingFilter"}}
+    config["filters"] = {"redact": {"()": "openxiv.service.http.security.RedactingFilter"}}
     for handler in config["handlers"].values():
         handler["filters"] = ["redact"]
     config["loggers"]["openxiv"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
@@ -100,7 +100,7 @@ def serve(
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     import uvicorn
 
-    from openxiv.service.protocol import protocol_class
+    from openxiv.service.http.protocol import protocol_class
 
     settings = Settings.from_env().replace(
         index_dir=index_dir,
@@ -134,7 +134,7 @@ def serve(
         "log_config": log_config(log_level),  # tokens redacted; openxiv's own log lines shown
     }
     if settings.workers == 1:
-        from openxiv.service.app import create_app
+        from openxiv.service.http.app import create_app
 
         uvicorn.run(create_app(settings, root), **common)
         return
@@ -146,4 +146,4 @@ def serve(
         os.environ[ENV_PREFIX + "ADMIN_TOKEN"] = settings.admin_token
     if settings.milvus_uri:
         os.environ[ENV_PREFIX + "MILVUS_URI"] = settings.milvus_uri
-    uvicorn.run("openxiv.service.app:app_from_env", factory=True, workers=settings.workers, **common)
+    uvicorn.run("openxiv.service.http.app:app_from_env", factory=True, workers=settings.workers, **common)

@@ -15,7 +15,7 @@ import click
 from openxiv.corpus.config import Settings
 from openxiv.corpus.options import index_option, log_level_option, setting_option
 from openxiv.service.holder import serve_threads
-from openxiv.service.serve import check_index, log_config, warn_without_token
+from openxiv.service.http.serve import check_index, log_config, warn_without_token
 
 __all__ = ["mcp"]
 
@@ -58,7 +58,7 @@ def mcp(
     """
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
     try:
-        from openxiv.service.mcp_server import MCP_PATH, LogLevel, build_server, http_app
+        from openxiv.service.mcp.server import MCP_PATH, LogLevel, build_server, http_app
     except ImportError as exc:
         raise click.ClickException(
             f"the MCP SDK is not installed ({exc}); install it with: pip install 'openxiv[mcp]'"

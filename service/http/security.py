@@ -25,7 +25,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from openxiv.service.errors import ASGIApp, Receive, Scope, Send, send_error
+from openxiv.service.http.errors import ASGIApp, Receive, Scope, Send, send_error
 
 __all__ = [
     "ADMIN_PREFIX",

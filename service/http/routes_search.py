@@ -25,8 +25,8 @@ from openxiv.service.core import (
 )
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
+from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
 from openxiv.service.models import (
-    ErrorResponse,
     QueryResult,
     SearchRequest,
     SearchResponse,
@@ -45,9 +45,7 @@ from openxiv.service.params import (
 )
 
 __all__ = [
-    "ERRORS",
     "deepxiv_search",
-    "json_response",
     "router",
     "search_deepxiv",
     "search_json",
@@ -58,34 +56,6 @@ router = APIRouter()
 
 UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
 """Filters the corpus has no data for -> what it lacks."""
-
-ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorResponse, "description": "Bad parameter (the detail names it)"},
-    401: {"model": ErrorResponse, "description": "A token is configured and was not sent"},
-    404: {"model": ErrorResponse, "description": "Unknown paper or section"},
-    413: {"model": ErrorResponse, "description": "Request body too large"},
-    503: {
-        "model": ErrorResponse,
-        "description": "Index not loaded, or the request ran past its time budget (OPENXIV_REQUEST_BUDGET_S)",
-    },
-}
-
-
-def holder_of(request: Request) -> IndexHolder:
-    holder: IndexHolder = request.app.state.holder
-    return holder
-
-
-def settings_of(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
-
-
-def json_response(body: str, timings: dict[str, float] | None = None) -> Response:
-    headers = {}
-    if timings:
-        headers["Server-Timing"] = ", ".join(f"{k};dur={v:.3f}" for k, v in timings.items())
-    return Response(content=body, media_type="application/json", headers=headers)
 
 
 def deepxiv_search(

@@ -1,7 +1,7 @@
 """The web page in headless Chromium (Debian ``chromium`` + ``chromium-driver``), on the live server.
 
 Skipped when they are not installed. Run it with
-``pytest tests/service/test_ui_browser.py`` (``-m browser`` picks only browser tests); screenshots
+``pytest tests/service/http/test_ui_browser.py`` (``-m browser`` picks only browser tests); screenshots
 go to ``OPENXIV_TEST_SCREENSHOTS`` (default: the test's temporary folder).
 ``scripts/ui_screenshots.py`` takes the same tour and writes the same screenshots.
 """

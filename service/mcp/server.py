@@ -27,8 +27,10 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp
 
-from openxiv.service.app import reload_triggers
 from openxiv.service.errors import ApiError
+from openxiv.service.http.app import reload_triggers
+from openxiv.service.http.routes_arxiv import PREVIEW_CHARS
+from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
 from openxiv.service.models import (
     BriefResponse,
@@ -47,8 +49,6 @@ from openxiv.service.readable import (
     search_text,
     section_text,
 )
-from openxiv.service.routes_arxiv import PREVIEW_CHARS
-from openxiv.service.security import AuthMiddleware
 
 __all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app"]
 

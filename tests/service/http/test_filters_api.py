@@ -79,7 +79,7 @@ def test_queries_times_filter_values_is_capped(client: httpx.Client) -> None:
 
 
 def test_a_request_past_its_time_budget_is_a_503(test_index: BuiltIndex) -> None:
-    from openxiv.service.app import create_app
+    from openxiv.service.http.app import create_app
 
     settings = test_index.settings.replace(request_budget_s=1e-6)
     with TestClient(create_app(settings, test_index.root)) as c:

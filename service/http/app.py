@@ -22,11 +22,11 @@ from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.config import Settings, get_settings
 from openxiv.indexer import layout
-from openxiv.service import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
-from openxiv.service.errors import CatchAllMiddleware, install_handlers
-from openxiv.service.guard import RequestGuardMiddleware
 from openxiv.service.holder import IndexHolder
-from openxiv.service.security import LOOPBACK_NAMES, AdminMiddleware, AuthMiddleware
+from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
+from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
+from openxiv.service.http.guard import RequestGuardMiddleware
+from openxiv.service.http.security import LOOPBACK_NAMES, AdminMiddleware, AuthMiddleware
 
 __all__ = ["app_from_env", "create_app", "reload_triggers"]
 
