@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.config import get_settings
-from openxiv.indexer import hybrid
 from openxiv.indexer.backend import SearchFilters
+from openxiv.indexer.engine import hybrid
 from openxiv.service import search
 from openxiv.service.holder import IndexHolder
 from openxiv.service.launch import limit_threads
@@ -58,7 +58,7 @@ def _timed(cpu: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable
 def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict[str, float]:
     """Mean thread-CPU ms per request of each of `STAGES` (plus ``total``), over ``queries``."""
     # every stage on this thread, so its thread CPU counts them all (not encoding on the helper
-    # thread a lone search hands it to, `openxiv.indexer.overlap`)
+    # thread a lone search hands it to, `openxiv.indexer.engine.overlap`)
     settings = get_settings().replace(serve_overlap=False)
     # one encoder thread, as `openxiv serve` runs it: with a pool, part of the encoding would run on
     # ONNX Runtime's other threads, which this thread's CPU clock does not see

@@ -26,7 +26,7 @@ import numpy as np
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.records import Paper, Passage
-from openxiv.indexer import evidence
+from openxiv.corpus.text import paper_tldr, split_sentences
 from openxiv.indexer.backend import (
     DeadlineExceeded,
     PaperHit,
@@ -35,14 +35,15 @@ from openxiv.indexer.backend import (
     UnknownMode,
     UnsupportedFilter,
 )
-from openxiv.indexer.sentences import SentenceTable
+from openxiv.indexer.build.sentences import SentenceTable
+from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse
 from openxiv.service.params import check_work
-from openxiv.service.text import sentence_with_context, split_sentences
-from openxiv.service.views import paper_tldr, to_deepxiv_hit
+from openxiv.service.text import sentence_with_context
+from openxiv.service.views import to_deepxiv_hit
 
 __all__ = [
     "Outcome",
@@ -116,7 +117,7 @@ def _evidence(
     table: SentenceTable | None = None,
     wanted: np.ndarray | None = None,
 ) -> Evidence | None:
-    """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted.
+    """The indexer's choice (`openxiv.indexer.engine.evidence.choose`), fetched from the store and formatted.
     ``table``: the snapshot's analysed abstract sentences, with ``wanted`` (`SentenceTable.wanted`
     of ``terms``); without it, or for a paper it lacks, the abstract is split and analysed here."""
     passage = passages.get(hit.passage_id) if hit.passage_id is not None else None

@@ -2,7 +2,7 @@
 
 Server-rendered (`ui_render`), no JavaScript, works offline. Search and reading go through the API's
 own use cases (`openxiv.service.search.search`, `openxiv.service.reading`'s `load_paper` and
-`find_section`, `views.paper_tldr`) and its parameter
+`find_section`, `corpus.text.paper_tldr`) and its parameter
 checks (`params`), so the page and the API never disagree; a bad value shows the API's message on
 the page with a 4xx and the form kept as typed. Parameters are read as text, never validated by
 FastAPI, so no value can turn into a JSON error or a 500.
@@ -22,6 +22,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from openxiv.corpus.records import Paper, Section
+from openxiv.corpus.text import paper_tldr
 from openxiv.indexer.backend import FAMILIES, FUSION_METHODS
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.http import routes_ui_reports
@@ -32,7 +33,7 @@ from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_q
 from openxiv.service.reading import find_section, load_paper
 from openxiv.service.search import ResolvedHit, search
 from openxiv.service.text import section_label, token_count
-from openxiv.service.views import abs_url, paper_tldr, pdf_url
+from openxiv.service.views import abs_url, pdf_url
 
 __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
 

@@ -20,7 +20,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
-from openxiv.indexer.sparse import analyze
+from openxiv.indexer.engine.sparse import analyze
 from openxiv.service.http.security import UI_COOKIE
 
 __all__ = ["EXCERPT_CHARS", "PAGE_HEADERS", "excerpt", "highlight", "paragraphs", "render", "stylesheet"]

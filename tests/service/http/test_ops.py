@@ -154,7 +154,7 @@ def _private_server(test_index: BuiltIndex, dest: Path, **env: str) -> tuple[Bui
 
 
 def _rebuild(private: BuiltIndex, encoder: Any, keep: int) -> Path:
-    from openxiv.indexer.build import build_index
+    from openxiv.indexer.build.job import build_index
 
     return build_index(
         private.db,
@@ -185,7 +185,7 @@ def _statuses(url: str, n: int = 100) -> Counter[int]:
 def test_builds_never_prune_the_snapshot_a_server_reads(test_index: BuiltIndex, tmp_path: Path) -> None:
     """Issue 8.2: two builds with --keep beside a server that was not reloaded deleted the snapshot it
     read; 27 of 100 requests answered 500 while /readyz said 200."""
-    from openxiv.indexer.embed import load_encoder
+    from openxiv.indexer.encoders.embed import load_encoder
     from openxiv.indexer.snapshot import list_snapshots
 
     private, live = _private_server(test_index, tmp_path / "copy")
