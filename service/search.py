@@ -19,6 +19,7 @@ and answered with `OverBudget` (503).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from openxiv.corpus.config import Settings
 from openxiv.corpus.records import Paper, Passage
-from openxiv.corpus.text import paper_tldr, split_sentences
+from openxiv.corpus.text import TLDR_MAX_CHARS, TLDR_MIN_CHARS, paper_tldr, shorten, split_sentences
 from openxiv.indexer.backend import (
     DeadlineExceeded,
     PaperHit,
@@ -42,7 +43,6 @@ from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse
 from openxiv.service.params import check_work
-from openxiv.service.text import sentence_with_context
 from openxiv.service.views import to_deepxiv_hit
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "run_search",
     "search",
     "search_json",
+    "sentence_with_context",
 ]
 
 
@@ -107,6 +108,15 @@ def check_deadline(deadline: float | None, budget: float | None, where: str) -> 
 
 
 # ------------------------------------------------------------------------------- hydration
+def sentence_with_context(sentences: Sequence[str], i: int, min_chars: int = TLDR_MIN_CHARS) -> str:
+    """Sentence ``i``, with the next one appended when it is shorter than ``min_chars``, cut to a
+    readable length (how abstract evidence is shown; which sentence is the indexer's choice)."""
+    out = sentences[i]
+    if len(out) < min_chars and i + 1 < len(sentences):
+        out = f"{out} {sentences[i + 1]}"
+    return shorten(out, 4 * TLDR_MAX_CHARS)
+
+
 def _evidence(
     paper: Paper,
     hit: PaperHit,
