@@ -43,12 +43,11 @@ from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse
 from openxiv.service.params import check_work
-from openxiv.service.views import to_deepxiv_hit
+from openxiv.service.views import ResolvedHit, to_deepxiv_hit
 
 __all__ = [
     "Outcome",
     "OverBudget",
-    "ResolvedHit",
     "check_deadline",
     "deadline_for",
     "deepxiv_search",
@@ -59,16 +58,6 @@ __all__ = [
     "search_json",
     "sentence_with_context",
 ]
-
-
-@dataclass(frozen=True)
-class ResolvedHit:
-    """A backend hit joined with its paper and evidence."""
-
-    hit: PaperHit
-    paper: Paper
-    evidence: Evidence | None
-    tldr: str | None
 
 
 @dataclass

@@ -31,9 +31,9 @@ from openxiv.service.http.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries
 from openxiv.service.reading import find_section, load_paper
-from openxiv.service.search import ResolvedHit, search
+from openxiv.service.search import search
 from openxiv.service.text import section_label, token_count
-from openxiv.service.views import abs_url, pdf_url
+from openxiv.service.views import ResolvedHit, abs_url, pdf_url
 
 __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
 
