@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.fusion import fuse

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.fusion import sort_desc
 from openxiv.indexer.meta import PaperMeta
 from openxiv.indexer.prf import keep_head

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS, ModeUnavailable, parse_mode
 from openxiv.indexer import layout
-from openxiv.indexer.backend import FAMILIES, FUSION_METHODS, ModeUnavailable, parse_mode
 from openxiv.indexer.fusion import Side, merge_max
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.prf import FeedbackConfig

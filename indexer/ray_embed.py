@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import ConfigError, Settings
 from openxiv.corpus.extras import missing_extra
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer.embcache import CacheKey, EmbeddingCache, cache_keys
 from openxiv.indexer.embed import Encoder
 
