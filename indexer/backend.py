@@ -1,6 +1,6 @@
 """The one interface between the search service and whatever engine answers queries.
 
-The embedded default (`openxiv.indexer.hybrid.HybridBackend`: bm25s + FAISS over a snapshot
+The embedded default (`openxiv.indexer.engine.hybrid.HybridBackend`: bm25s + FAISS over a snapshot
 directory) implements it; a distributed engine can replace it by implementing the same three
 methods. The service never touches BM25 matrices or FAISS objects directly.
 """
@@ -53,7 +53,7 @@ class SearchFilters:
     categories: tuple[str, ...] = ()
     """Keep papers with any of these categories (``cs.CL``) or archives (``cs`` matches ``cs.*``)."""
     authors: tuple[str, ...] = ()
-    """Keep papers with an author matching any of these names (rule: `openxiv.indexer.postings`)."""
+    """Keep papers with an author matching any of these names (rule: `openxiv.indexer.engine.postings`)."""
     venues: tuple[str, ...] = ()
     """Keep papers whose journal reference names any of these venues (a phrase, case-insensitive)."""
     venue_year: int | None = None
@@ -82,7 +82,7 @@ class PaperHit:
     """Fused score; higher is better. Comparable only within one result list."""
     passage_id: int | None = None
     """The paper's evidence passage: the winner of a passage side, else its best BM25 passage when
-    that holds a query term; ``None`` otherwise (then `openxiv.indexer.evidence` picks an abstract
+    that holds a query term; ``None`` otherwise (then `openxiv.indexer.engine.evidence` picks an abstract
     sentence or the title)."""
     signals: dict[str, Any] = field(default_factory=dict)
     """Per-side diagnostics, e.g. ``{"bm25_rank": 3, "dense_rank": 12}``."""

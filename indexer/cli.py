@@ -94,7 +94,7 @@ def build(
     One build runs per index root at a time (INDEX/build.lock): a second one fails at once
     naming the first, or queues behind it with --wait. Snapshots that a running server still reads
     are never pruned (kept beyond --keep until it lets go of them)."""
-    from openxiv.indexer.build import BuildError, build_index_report
+    from openxiv.indexer.build.job import BuildError, build_index_report
 
     index_dir = deprecated_alias(ctx, "index_dir", out, "--out", "--index")
     settings = Settings.from_env().replace(

@@ -76,8 +76,8 @@ def embed_cmd(
     Without --ray-address a local Ray starts (one actor per core); with `auto` or
     `ray://HOST:10001` the actors run on that cluster, whose nodes need openxiv and the same model
     (each actor checks the encoder fingerprint). Needs the [ray] extra."""
-    from openxiv.indexer.embed import load_encoder
-    from openxiv.indexer.ray_embed import corpus_texts, ray_fill_cache
+    from openxiv.indexer.build.ray_embed import corpus_texts, ray_fill_cache
+    from openxiv.indexer.encoders.embed import load_encoder
 
     settings = Settings.from_env().replace(
         db=db,

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.settings.model import get_settings
-from openxiv.indexer import hybrid
 from openxiv.indexer.backend import SearchFilters
-from openxiv.service import core, routes_search
+from openxiv.indexer.engine import hybrid
+from openxiv.service import core
 from openxiv.service.holder import IndexHolder, serve_threads
+from openxiv.service.http import routes_search
 
 STAGES = (
     ("encode", "query encoding"),
@@ -58,7 +59,7 @@ def _timed(cpu: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable
 def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict[str, float]:
     """Mean thread-CPU ms per request of each of `STAGES` (plus ``total``), over ``queries``."""
     # every stage on this thread, so its thread CPU counts them all (not encoding on the helper
-    # thread a lone search hands it to, `openxiv.indexer.overlap`)
+    # thread a lone search hands it to, `openxiv.indexer.engine.overlap`)
     settings = get_settings().replace(serve_overlap=False)
     # one encoder thread, as `openxiv serve` runs it: with a pool, part of the encoding would run on
     # ONNX Runtime's other threads, which this thread's CPU clock does not see

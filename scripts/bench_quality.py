@@ -63,7 +63,7 @@ SWEEP: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
         {"bm25": 1.0, "dense": 0.5},
     ),
 }
-# pseudo-relevance feedback (openxiv.indexer.prf): the feedback list's weight decides what known items
+# pseudo-relevance feedback (openxiv.indexer.engine.prf): the feedback list's weight decides what known items
 # lose; the number of feedback papers and words is chosen by --cv (2-fold over the topic queries);
 # which queries keep the head of the ranking without feedback (gate, coverage, head) by the 2-fold
 # cross-validation over all three query sets in docs/indexing.md
@@ -95,7 +95,7 @@ CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 10"] = (
     {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
     W03,
 )
-# category prior (openxiv.indexer.prior): its papers and boost chosen by 2-fold cross-validation
+# category prior (openxiv.indexer.engine.prior): its papers and boost chosen by 2-fold cross-validation
 # (scripts/bench_prior.py); below the same kept first 10 places, so known items cannot move
 PRIOR = {"prior_docs": 50, "prior_weight": 2.0, "prior_head": 10}
 CONFIGS["hybrid weighted 1:0.3 + category prior (no feedback)"] = ("weighted", PRIOR, W03)
@@ -193,7 +193,7 @@ def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
 def feedback_cost(index_dir: Path, settings: Settings) -> str:
     """What pseudo-relevance feedback adds: the one-off transpose and the per-query expansion plus
     second sparse sum (`feedback_list`, gate off), on the dev topic queries."""
-    from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
+    from openxiv.indexer.engine.prf import DocTerms, FeedbackConfig, feedback_list
 
     topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
     opened = open_index(index_dir, settings)

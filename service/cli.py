@@ -17,14 +17,14 @@ COMMANDS: dict[str, str] = {
     "ingest": "openxiv.corpus.cli:ingest",
     "stats": "openxiv.corpus.cli:stats",
     "index": "openxiv.indexer.cli:index",
-    "serve": "openxiv.service.serve:serve",
+    "serve": "openxiv.service.http.serve:serve",
     "eval": "openxiv.evaluator.cli:eval_group",
     "agent": "openxiv.evaluator.agent:agent",
     "demo": "openxiv.evaluator.demo:demo",
     "config": "openxiv.corpus.settings.command:config",
-    "search": "openxiv.service.search_cli:search",
-    "paper": "openxiv.service.search_cli:paper",
-    "mcp": "openxiv.service.mcp_cli:mcp",
+    "search": "openxiv.service.terminal.cli:search",
+    "paper": "openxiv.service.terminal.cli:paper",
+    "mcp": "openxiv.service.mcp.cli:mcp",
 }
 
 HELP: dict[str, str] = {

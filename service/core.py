@@ -16,20 +16,20 @@ from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import Paper, Passage, Section
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import UnknownMode
-from openxiv.indexer import evidence
+from openxiv.corpus.text import paper_tldr, split_sentences
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnsupportedFilter
-from openxiv.indexer.sentences import SentenceTable
+from openxiv.indexer.build.sentences import SentenceTable
+from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest, NotFound
 from openxiv.service.models import Evidence, Hit, QueryResult
-from openxiv.service.text import match_section, section_label, sentence_with_context, split_sentences
+from openxiv.service.text import match_section, section_label, sentence_with_context
 
 # the paper -> API model mappings moved to views; imported here for the old import paths
 from openxiv.service.views import (
     abs_url,
     authors_of,
     iso,
-    paper_tldr,
     pdf_url,
     to_deepxiv_hit,
     to_v1_hit,
@@ -150,7 +150,7 @@ def _evidence(
     table: SentenceTable | None = None,
     wanted: np.ndarray | None = None,
 ) -> Evidence | None:
-    """The indexer's choice (`openxiv.indexer.evidence.choose`), fetched from the store and formatted.
+    """The indexer's choice (`openxiv.indexer.engine.evidence.choose`), fetched from the store and formatted.
     ``table``: the snapshot's analysed abstract sentences, with ``wanted`` (`SentenceTable.wanted`
     of ``terms``); without it, or for a paper it lacks, the abstract is split and analysed here."""
     passage = passages.get(hit.passage_id) if hit.passage_id is not None else None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from openxiv.corpus.records import Paper, Section
+from openxiv.corpus.text import paper_tldr, tldr
 from openxiv.service.models import (
     Author,
     BriefResponse,
@@ -27,7 +28,7 @@ from openxiv.service.models import (
     V1Section,
     V1SectionSummary,
 )
-from openxiv.service.text import tldr, token_count
+from openxiv.service.text import token_count
 
 if TYPE_CHECKING:
     from openxiv.service.core import ResolvedHit
@@ -39,7 +40,6 @@ __all__ = [
     "head",
     "iso",
     "paper_json",
-    "paper_tldr",
     "pdf_url",
     "to_deepxiv_hit",
     "to_v1_hit",
@@ -63,17 +63,6 @@ def authors_of(paper: Paper) -> list[Author]:
 def iso(paper: Paper) -> str | None:
     d = paper.date
     return d.isoformat() if d else None
-
-
-def paper_tldr(paper: Paper, sections: list[Section] | None = None) -> str | None:
-    """Extractive tldr: the abstract's first real sentence, else that of the first section that
-    has one (`text.tldr` skips page headers, affiliations and TeX residue); ``None`` without one."""
-    for text in (paper.abstract, *(s.text for s in sections or ())):
-        if text and text.strip():
-            found = tldr(text)
-            if found:
-                return found
-    return None
 
 
 _PAPER_ATTRS = frozenset(f.name for f in fields(Paper)) | {"date", "date_precision"}

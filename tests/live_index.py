@@ -77,7 +77,7 @@ def ingest_subset(db: Path, settings: Settings, extra_cs: int = 0) -> dict[str, 
 
 
 def build(db: Path, root: Path, settings: Settings, cache: Path) -> Path:
-    from openxiv.indexer.build import build_index
+    from openxiv.indexer.build.job import build_index
 
     return build_index(db, root, settings, progress=False, cache_path=cache)
 

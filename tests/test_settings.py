@@ -75,7 +75,7 @@ def test_fusion_is_stored_in_the_engines_spelling() -> None:
 
 def test_serve_concurrency_is_not_silently_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before, a bad ``OPENXIV_SERVE_CONCURRENCY`` fell back to the CPU count without a word."""
-    from openxiv.service.app import serve_concurrency
+    from openxiv.service.http.app import serve_concurrency
 
     monkeypatch.setenv("OPENXIV_SERVE_CONCURRENCY", "3")
     assert serve_concurrency() == 3

@@ -182,7 +182,7 @@ class Settings(BaseSettings):
     prior_docs: int = Field(50, ge=0)
     """Category prior: the first papers of the fused ranking whose arXiv categories predict the
     query's field (weighted 1/rank); candidates of that field move up below `prior_head`
-    (`openxiv.indexer.prior`; docs/indexing.md, "Category prior"). Fusion modes only; 0 = off."""
+    (`openxiv.indexer.engine.prior`; docs/indexing.md, "Category prior"). Fusion modes only; 0 = off."""
     prior_weight: float = Field(2.0, ge=0.0)
     """Boost of the category prior: a candidate's fused score is scaled by ``1 + prior_weight · share``,
     ``share`` the predicting papers' (1/rank-weighted) share of its categories, summed, at most 1."""
@@ -205,7 +205,7 @@ class Settings(BaseSettings):
     serve_overlap: bool = True
     """While one search runs alone, encode its query on a helper thread beside its BM25 scoring (and
     run its feedback pass there beside the dense search): lower latency on an idle server, the same
-    CPU (`openxiv.indexer.overlap`; docs/service.md)."""
+    CPU (`openxiv.indexer.engine.overlap`; docs/service.md)."""
     serve_concurrency: int | None = Field(
         default=None, ge=1, json_schema_extra=_default("CPU count (at least 2)")
     )

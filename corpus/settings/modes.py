@@ -1,7 +1,7 @@
 """The ranking-mode vocabulary: the names a search's ``mode`` and the ``fusion`` setting accept.
 
 It sits with the settings so `Settings` can check ``fusion`` without importing the engine; the engine
-(`openxiv.indexer.ranking`) runs these modes and the service turns `UnknownMode` into a 400.
+(`openxiv.indexer.engine.ranking`) runs these modes and the service turns `UnknownMode` into a 400.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = [
 
 
 FUSION_METHODS = ("rrf", "weighted", "zscore")
-"""Ways to fuse the two families into one list (`openxiv.indexer.fusion`)."""
+"""Ways to fuse the two families into one list (`openxiv.indexer.engine.fusion`)."""
 SIDES = ("bm25_papers", "bm25_passages", "dense_papers", "dense_passages")
 """Candidate lists one snapshot can hold; a mode naming one side runs it alone (diagnostics)."""
 FAMILIES = {"bm25": ("bm25_papers", "bm25_passages"), "dense": ("dense_papers", "dense_passages")}

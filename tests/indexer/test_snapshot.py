@@ -27,7 +27,7 @@ from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
-from openxiv.indexer.build import build_index, build_index_report
+from openxiv.indexer.build.job import build_index, build_index_report
 from openxiv.indexer.snapshot import BadIndexError, current_snapshot, list_snapshots, open_index
 
 
@@ -211,7 +211,7 @@ def test_author_and_date_filters(sparse_index: Any) -> None:
 def test_author_matching_is_accent_and_case_insensitive() -> None:
     assert normalize_name("José  Núñez-Pérez") == "jose nunez perez"
     from openxiv.corpus.records import Paper
-    from openxiv.indexer.meta import PaperMeta
+    from openxiv.indexer.engine.meta import PaperMeta
 
     docs = [
         Paper(
