@@ -20,7 +20,7 @@ import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.corpus.config import Settings, get_settings
+from openxiv.corpus.settings.model import Settings, get_settings
 from openxiv.indexer import layout
 from openxiv.service.holder import IndexHolder
 from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1

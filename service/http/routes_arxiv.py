@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from openxiv.indexer.backend import mode_help
+from openxiv.corpus.settings.modes import mode_help
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import views
 from openxiv.service.core import find_section, load_paper, raw_markdown

@@ -13,8 +13,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from openxiv.corpus.config import Settings
-from openxiv.indexer.backend import SearchFilters, mode_help
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import mode_help
+from openxiv.indexer.backend import SearchFilters
 from openxiv.service.core import (
     check_deadline,
     deadline_for,

@@ -21,7 +21,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from openxiv.corpus.records import Paper, Section
-from openxiv.indexer.backend import FAMILIES, FUSION_METHODS
+from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
 from openxiv.service.core import (
     ResolvedHit,
     abs_url,
