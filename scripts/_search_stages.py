@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.config import get_settings
+from openxiv.corpus.settings.model import get_settings
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.engine import hybrid
 from openxiv.service import search

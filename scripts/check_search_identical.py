@@ -34,7 +34,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import load_queries
 
-from openxiv.corpus.config import get_settings, shared_dir
+from openxiv.corpus.settings.model import get_settings, shared_dir
 from openxiv.evaluator.shared import SharedData
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import build_filters

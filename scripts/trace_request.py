@@ -38,16 +38,20 @@ DEFAULT_BODY = {"query": "retrieval augmented generation for question answering"
 WARM_BODY = {"query": "graph neural networks for molecules", "top_k": 10}
 
 
-def _create_app() -> Callable[..., Any]:
-    """`create_app` wherever this checkout keeps it (``service/http/app.py``, before ``service/app.py``)."""
-    for name in ("openxiv.service.http.app", "openxiv.service.app"):
+def _attribute(modules: tuple[str, ...], name: str) -> Any:
+    """``name`` from the first of ``modules`` this checkout has (files move between versions)."""
+    for module in modules:
         try:
-            module = importlib.import_module(name)
+            return getattr(importlib.import_module(module), name)
         except ModuleNotFoundError:
             continue
-        create: Callable[..., Any] = module.create_app
-        return create
-    raise SystemExit("no openxiv app module found")
+    raise SystemExit(f"none of {', '.join(modules)} found")
+
+
+def _create_app() -> Callable[..., Any]:
+    """`create_app` wherever this checkout keeps it (``service/http/app.py``, before ``service/app.py``)."""
+    create: Callable[..., Any] = _attribute(("openxiv.service.http.app", "openxiv.service.app"), "create_app")
+    return create
 
 
 class Tracer:
@@ -123,9 +127,8 @@ def main() -> int:
     import openxiv.corpus
 
     root = Path(openxiv.corpus.__file__).resolve().parent.parent
-    from openxiv.corpus.config import Settings
-
     create_app = _create_app()
+    Settings = _attribute(("openxiv.corpus.settings.model", "openxiv.corpus.config"), "Settings")
     tracer = Tracer(root)
     threading.setprofile(tracer)
     sys.setprofile(tracer)

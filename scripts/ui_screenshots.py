@@ -16,8 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service"))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http")
+)  # ui_browser.py
 from live_index import LiveServer
 from ui_browser import VIEWPORTS, find_browser, tour
 

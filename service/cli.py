@@ -21,7 +21,7 @@ COMMANDS: dict[str, str] = {
     "eval": "openxiv.evaluator.cli:eval_group",
     "agent": "openxiv.evaluator.agent:agent",
     "demo": "openxiv.evaluator.demo:demo",
-    "config": "openxiv.corpus.config_cli:config",
+    "config": "openxiv.corpus.settings.command:config",
     "search": "openxiv.service.terminal.cli:search",
     "paper": "openxiv.service.terminal.cli:paper",
     "mcp": "openxiv.service.mcp.cli:mcp",
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> Any:
         return cli.main(args=argv, prog_name="openxiv", standalone_mode=True)
     except Exception as exc:
         # imported here: the settings model loads pydantic, which `openxiv --help` does not need
-        from openxiv.corpus.config import ConfigError
-        from openxiv.corpus.options import EXIT_USAGE
+        from openxiv.corpus.settings.options import EXIT_USAGE
+        from openxiv.corpus.settings.sources import ConfigError
 
         if not isinstance(exc, ConfigError):
             raise

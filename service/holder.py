@@ -28,7 +28,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.manifest import read as read_manifest

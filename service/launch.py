@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.snapshot import current_snapshot
 from openxiv.service.holder import serve_threads

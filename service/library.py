@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import SearchResponse

@@ -25,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.records import Paper, Passage
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import UnknownMode
 from openxiv.corpus.text import TLDR_MAX_CHARS, TLDR_MIN_CHARS, paper_tldr, shorten, split_sentences
 from openxiv.indexer.backend import (
     DeadlineExceeded,
     PaperHit,
     SearchFilters,
     SearchResult,
-    UnknownMode,
     UnsupportedFilter,
 )
 from openxiv.indexer.build.sentences import SentenceTable

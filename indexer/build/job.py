@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.locks import BuildLock, BuildLocked
 from openxiv.indexer.manifest import Manifest

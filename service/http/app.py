@@ -16,7 +16,7 @@ import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder, reload_triggers
 from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
 from openxiv.service.http.errors import CatchAllMiddleware, install_handlers

@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import ErrorResponse
 

@@ -23,7 +23,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 
 __all__ = ["TimedH11Protocol", "TimedHttpToolsProtocol", "protocol_class"]
 

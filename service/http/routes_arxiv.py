@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from openxiv.indexer.backend import mode_help
+from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
 from openxiv.service.http.routes_unserved import unserved_detail

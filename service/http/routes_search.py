@@ -12,7 +12,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from openxiv.indexer.backend import mode_help
+from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
 from openxiv.service.models import SearchRequest, SearchResponse, V1SearchRequest, V1SearchResponse
 from openxiv.service.params import (

@@ -22,8 +22,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from openxiv.corpus.records import Paper, Section
+from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
 from openxiv.corpus.text import paper_tldr
-from openxiv.indexer.backend import FAMILIES, FUSION_METHODS
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.http import routes_ui_reports
 from openxiv.service.http.helpers import holder_of, settings_of

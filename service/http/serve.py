@@ -8,8 +8,9 @@ from typing import Any, get_args
 
 import click
 
-from openxiv.corpus.config import ENV_PREFIX, Settings
-from openxiv.corpus.options import index_option, log_level_option, setting_option
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import index_option, log_level_option, setting_option
+from openxiv.corpus.settings.sources import ENV_PREFIX
 from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
 __all__ = ["serve"]

@@ -11,8 +11,8 @@ from typing import cast
 
 import click
 
-from openxiv.corpus.config import Settings
-from openxiv.corpus.options import index_option, log_level_option, setting_option
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import index_option, log_level_option, setting_option
 from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
 __all__ = ["mcp"]

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import click
 
-from openxiv.corpus.config import Settings
-from openxiv.corpus.options import emit_json, index_option, json_option
-from openxiv.indexer.backend import mode_help
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import mode_help
+from openxiv.corpus.settings.options import emit_json, index_option, json_option
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.launch import check_index
 

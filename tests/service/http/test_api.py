@@ -174,7 +174,7 @@ def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Clien
 
 def test_mode_vocabulary_is_the_engines_on_every_route(client: httpx.Client) -> None:
     """Every `mode` description names every engine mode, and the legacy `search_mode` takes them all."""
-    from openxiv.indexer.backend import MODES
+    from openxiv.corpus.settings.modes import MODES
 
     spec = client.get("/openapi.json").json()
     params = [

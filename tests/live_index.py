@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 
 SHARED = SharedData.default()

@@ -34,7 +34,8 @@ from typing import Any, TypeVar
 import annotated_types
 import click
 
-from openxiv.corpus.config import Settings, env_name
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import env_name
 
 __all__ = [
     "EXIT_FAILED",

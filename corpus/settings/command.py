@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from openxiv.corpus.config import ConfigError, Settings, env_name
-from openxiv.corpus.config_sources import load
-from openxiv.corpus.options import emit_json, json_option, setting_help
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import emit_json, json_option, setting_help
+from openxiv.corpus.settings.sources import ConfigError, env_name, load
 
 __all__ = ["config"]
 
@@ -52,7 +52,7 @@ def config(json_out: str | None, **flags: str | None) -> None:
     working directory), env (OPENXIV_* variables), flag. Tokens are shown as ***.
     """
     try:
-        loaded = load(flags=flags)
+        loaded = load(Settings, flags=flags)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     values = loaded.settings.as_dict()

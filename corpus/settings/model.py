@@ -7,7 +7,8 @@ CAPITALS>``, by a line of a ``.env`` file in the working directory, by a file in
 (``OPENXIV_SECRETS_DIR``) and, for the CLI, by a flag. ``Settings.from_env()`` reads them;
 ``settings.replace(**flags)`` applies flags on top; ``Settings(**values)`` reads nothing. The corpus
 package holds it because every other part (indexer, service, evaluator) already depends on the corpus
-and nothing here depends on them. Loading and provenance live in `openxiv.corpus.config_sources`.
+and nothing here depends on them. Loading, validation errors and provenance live in
+`openxiv.corpus.settings.sources`, the ranking-mode vocabulary in `openxiv.corpus.settings.modes`.
 """
 
 from __future__ import annotations
@@ -15,23 +16,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-__all__ = ["ENV_PREFIX", "ConfigError", "Settings", "get_settings", "repo_root", "shared_dir"]
+from openxiv.corpus.settings.modes import parse_mode
+from openxiv.corpus.settings.sources import ENV_PREFIX, ConfigError, load, validated
 
-ENV_PREFIX = "OPENXIV_"
+__all__ = ["SECRET_FIELDS", "Settings", "get_settings", "repo_root", "shared_dir"]
+
 SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token"})
 """Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
-class ConfigError(ValueError):
-    """A setting has a value that cannot be used; the message names the variable."""
-
-
 def repo_root() -> Path:
     """The checkout this package was installed from (editable installs), else the working directory."""
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]  # <checkout>/corpus/settings/model.py
     if (here / "pyproject.toml").exists():
         return here
     return Path.cwd()
@@ -142,10 +141,8 @@ class Settings(BaseSettings):
     @field_validator("fusion")
     @classmethod
     def _known_mode(cls, value: str) -> str:
-        """A mode the engine knows (`openxiv.indexer.backend.parse_mode`), in its canonical spelling,
-        so a typo fails when the settings are read, not at the first search."""
-        from openxiv.indexer.backend import parse_mode  # the engine owns the vocabulary
-
+        """A mode the engine knows (`openxiv.corpus.settings.modes.parse_mode`), in its canonical
+        spelling, so a typo fails when the settings are read, not at the first search."""
         mode = parse_mode(value)
         if mode is None:
             raise ValueError("the default ranking must be named (hybrid means this setting itself)")
@@ -287,8 +284,6 @@ class Settings(BaseSettings):
         """Settings from ``environ`` (default: the process environment, ``./.env`` and the secrets dir).
 
         Given an explicit ``environ``, only that mapping is read (tests, child processes)."""
-        from openxiv.corpus.config_sources import load
-
         return load(cls, environ).settings
 
     def as_dict(self) -> dict[str, Any]:
@@ -299,33 +294,6 @@ class Settings(BaseSettings):
                 v = "***" if v else None
             out[name] = str(v) if isinstance(v, Path) else v
         return out
-
-
-def env_name(field: str) -> str:
-    """The environment variable of a setting: ``data_dir`` -> ``OPENXIV_DATA_DIR``."""
-    return ENV_PREFIX + field.upper()
-
-
-def validated(cls: type[Settings], values: dict[str, Any], origin: dict[str, str]) -> Settings:
-    """``cls(**values)``, with a pydantic error turned into a `ConfigError` naming the variable (or flag)."""
-    try:
-        return cls(**values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        name = str(err["loc"][0]) if err["loc"] else "?"
-        field = cls.model_fields.get(name)
-        label = env_name(name) if origin.get(name, "env") != "flag" else f"--{name.replace('_', '-')}"
-        expected = _type_label(field.annotation if field else None)
-        if err["type"] == "value_error":
-            raise ConfigError(f"{label}={values.get(name)!r}: {exc.errors()[0]['ctx']['error']}") from exc
-        if err["type"] in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
-            expected += " " + err["msg"].removeprefix("Input should be ")
-        raise ConfigError(f"{label}={values.get(name)!r}: expected {expected}") from exc
-
-
-def _type_label(annotation: Any) -> str:
-    text = getattr(annotation, "__name__", None) or str(annotation)
-    return text.replace(" | None", "").replace("pathlib.", "")
 
 
 def get_settings() -> Settings:

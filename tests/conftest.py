@@ -1,4 +1,5 @@
-"""Session fixtures: a real index of real shared data and a live ``openxiv serve`` (see live_index.py)."""
+"""Session fixtures shared by every part's tests: a real index of real shared data and a live ``openxiv serve``
+(see live_index.py); the service and the evaluator's agent tests both use them."""
 
 from __future__ import annotations
 
