@@ -6,7 +6,6 @@ imported only when the command runs, so the rest of the CLI works without it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import cast
 
@@ -14,8 +13,7 @@ import click
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import index_option, log_level_option, setting_option
-from openxiv.service.holder import serve_threads
-from openxiv.service.http.serve import check_index, log_config, warn_without_token
+from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
 __all__ = ["mcp"]
 
@@ -56,7 +54,10 @@ def mcp(
     Desktop agent:  {"command": "openxiv", "args": ["mcp", "--index", "/path/to/index"]}
     Remote agents:  openxiv mcp --transport http --port 8001 --token T   (URL http://HOST:8001/mcp)
     """
-    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
+    settings = Settings.from_env().replace(
+        index_dir=index_dir, host=host, mcp_port=mcp_port, api_token=api_token
+    )
+    limit_threads(settings)
     try:
         from openxiv.service.mcp.server import MCP_PATH, LogLevel, build_server, http_app
     except ImportError as exc:
@@ -65,9 +66,6 @@ def mcp(
         ) from exc
     from openxiv.service.library import Library
 
-    settings = Settings.from_env().replace(
-        index_dir=index_dir, host=host, mcp_port=mcp_port, api_token=api_token
-    )
     root = settings.index_root
     snapshot = check_index(root)
     server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))
