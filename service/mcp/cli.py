@@ -7,13 +7,17 @@ imported only when the command runs, so the rest of the CLI works without it.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import cast
 
 import click
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.settings.options import index_option, log_level_option, setting_option
+from openxiv.corpus.settings.options import (
+    index_option,
+    log_level_option,
+    setting_option,
+    settings_from_flags,
+)
 from openxiv.service.holder import serve_threads
 from openxiv.service.http.serve import check_index, log_config, warn_without_token
 
@@ -21,6 +25,7 @@ __all__ = ["mcp"]
 
 
 @click.command("mcp")
+@settings_from_flags
 @index_option(help="The index to serve.")
 @click.option(
     "--transport",
@@ -38,14 +43,7 @@ __all__ = ["mcp"]
     help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=).",
 )
 @log_level_option("warning", help="Log level (logs go to stderr; stdout carries the protocol on stdio).")
-def mcp(
-    index_dir: Path | None,
-    transport: str,
-    host: str | None,
-    mcp_port: int | None,
-    api_token: str | None,
-    log_level: str,
-) -> None:
+def mcp(settings: Settings, transport: str, log_level: str) -> None:
     """Serve the index to agents over the Model Context Protocol (MCP).
 
     Tools: search_papers, get_paper_brief, get_paper_metadata, get_paper_section, get_full_paper,
@@ -65,9 +63,6 @@ def mcp(
         ) from exc
     from openxiv.service.library import Library
 
-    settings = Settings.from_env().replace(
-        index_dir=index_dir, host=host, mcp_port=mcp_port, api_token=api_token
-    )
     root = settings.index_root
     snapshot = check_index(root)
     server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))
