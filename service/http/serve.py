@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, get_args
 
 import click
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.settings.options import index_option, log_level_option, setting_option
+from openxiv.corpus.settings.options import (
+    index_option,
+    log_level_option,
+    setting_option,
+    settings_from_flags,
+)
 from openxiv.corpus.settings.sources import ENV_PREFIX
 from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
@@ -17,6 +21,7 @@ __all__ = ["serve"]
 
 
 @click.command("serve")
+@settings_from_flags
 @index_option(help="The index to serve.")
 @setting_option("host")
 @setting_option("port", type=click.IntRange(0, 65535))
@@ -29,18 +34,7 @@ __all__ = ["serve"]
 )
 @setting_option("milvus_uri", help="For an index built with --backend milvus: the Milvus to query.")
 @setting_option("http_parser", type=click.Choice(get_args(Settings.model_fields["http_parser"].annotation)))
-def serve(
-    index_dir: Path | None,
-    host: str | None,
-    port: int | None,
-    workers: int | None,
-    api_token: str | None,
-    admin_token: str | None,
-    log_level: str,
-    access_log: bool,
-    milvus_uri: str | None,
-    http_parser: str | None,
-) -> None:
+def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     """Serve search and paper reading over HTTP (DeepXiv-compatible, plus /v1 and /docs).
 
     \b
@@ -49,16 +43,6 @@ def serve(
     Reload a rebuilt index:   kill -HUP <pid>  (or, with --admin-token T:
                               curl -X POST -H "Authorization: Bearer T" http://127.0.0.1:8000/v1/admin/reload)
     """
-    settings = Settings.from_env().replace(
-        index_dir=index_dir,
-        host=host,
-        port=port,
-        workers=workers,
-        api_token=api_token,
-        admin_token=admin_token,
-        milvus_uri=milvus_uri,
-        http_parser=http_parser,
-    )
     limit_threads(settings)
     import uvicorn
 
