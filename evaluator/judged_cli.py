@@ -41,7 +41,8 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _judge(judge_backend: str | None, judge_cache: Path | None) -> Any:
-    from openxiv.corpus.config import ConfigError, Settings
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.corpus.settings.sources import ConfigError
     from openxiv.evaluator.judge import make_judge
 
     try:

@@ -70,7 +70,7 @@ class EmbeddingInfo(_Part):
 
 
 class TldrInfo(_Part):
-    """The papers' tldrs stored at build (``tldr/``, `openxiv.indexer.tldrs`); absent in snapshots
+    """The papers' tldrs stored at build (``tldr/``, `openxiv.indexer.build.tldrs`); absent in snapshots
     built before them, which serve by computing each hit's tldr."""
 
     rules: str
@@ -80,7 +80,7 @@ class TldrInfo(_Part):
 
 
 class SentencesInfo(_Part):
-    """The abstracts' sentences stored at build (``sentences/``, `openxiv.indexer.sentences`); absent
+    """The abstracts' sentences stored at build (``sentences/``, `openxiv.indexer.build.sentences`); absent
     in snapshots built before them, which serve by analysing each hit's abstract."""
 
     rules: str

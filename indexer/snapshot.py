@@ -1,6 +1,6 @@
 """Index snapshots on disk: the ``CURRENT`` pointer, opening a snapshot read-only, housekeeping.
 
-A snapshot is written completely under ``snapshots/.tmp-*`` by `openxiv.indexer.build`, checked
+A snapshot is written completely under ``snapshots/.tmp-*`` by `openxiv.indexer.build.job`, checked
 complete (`verify_snapshot`), renamed into place, and only then made live by rewriting ``CURRENT``
 through a temporary file and ``os.replace`` (atomic on POSIX). Readers resolve ``CURRENT`` once and
 never see a half-written snapshot; a build that dies leaves ``CURRENT`` and the snapshot it names
@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
+from openxiv.indexer.build.sentences import SENT_PTR_FILE, SentenceTable
+from openxiv.indexer.build.tldrs import OFFSETS_FILE as TLDR_OFFSETS
+from openxiv.indexer.build.tldrs import TldrTable
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
 from openxiv.indexer.manifest import BadIndexError
-from openxiv.indexer.sentences import SENT_PTR_FILE, SentenceTable
-from openxiv.indexer.tldrs import OFFSETS_FILE as TLDR_OFFSETS
-from openxiv.indexer.tldrs import TldrTable
 
 __all__ = [
     "BadIndexError",
@@ -206,8 +206,8 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
     The query encoder is not loaded (the build that calls this has just used it).
     """
     from openxiv.corpus.store import Store
-    from openxiv.indexer.meta import PaperMeta
-    from openxiv.indexer.sparse import PassageIndex, SparseIndex
+    from openxiv.indexer.engine.meta import PaperMeta
+    from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
 
     snapshot = Path(snapshot)
     manifest = manifest_file.read(snapshot)
@@ -246,7 +246,7 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
             ptr = np.load(snapshot / layout.SENTENCES / SENT_PTR_FILE, mmap_mode="r")
             agree(layout.SENTENCES, "papers", ptr.size - 1, "papers")
         if manifest.get("backend") == "milvus":
-            from openxiv.indexer.milvus_backend import collection_counts
+            from openxiv.indexer.engine.milvus_backend import collection_counts
 
             for key, found in collection_counts(manifest).items():
                 agree(f"Milvus collection {key}", "entities", found, key)
@@ -257,7 +257,7 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
             agree(layout.BM25_PASSAGES, "passages", passages.n_passages, "passages")
         for part, key in ((layout.DENSE_PAPERS, "paper_vectors"), (layout.DENSE_PASSAGES, "passage_vectors")):
             if part in needed:
-                from openxiv.indexer.dense import DenseIndex
+                from openxiv.indexer.engine.dense import DenseIndex
 
                 agree(part, "vectors", DenseIndex.load(snapshot / part).ntotal, key)
     except BadIndexError:
@@ -274,8 +274,8 @@ class OpenIndex:
     path: Path
     manifest: dict[str, Any]
     backend: Any
-    """A `SearchBackend`: `openxiv.indexer.hybrid.HybridBackend`, or
-    `openxiv.indexer.milvus_backend.MilvusBackend` when the manifest says ``"backend": "milvus"``."""
+    """A `SearchBackend`: `openxiv.indexer.engine.hybrid.HybridBackend`, or
+    `openxiv.indexer.engine.milvus_backend.MilvusBackend` when the manifest says ``"backend": "milvus"``."""
     store: Any
     """Read-only `openxiv.corpus.store.Store` on the snapshot's corpus.sqlite."""
     tldrs: TldrTable | None = None
@@ -335,8 +335,8 @@ def open_index(
 
 def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: SnapshotLease) -> OpenIndex:
     from openxiv.corpus.store import Store
-    from openxiv.indexer.evidence import stemmer_of
-    from openxiv.indexer.hybrid import HybridBackend
+    from openxiv.indexer.engine.evidence import stemmer_of
+    from openxiv.indexer.engine.hybrid import HybridBackend
 
     manifest = manifest_file.read(snap)
     milvus = manifest.get("backend") == "milvus"
@@ -346,7 +346,7 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
     store = Store.open_readonly(snap / layout.CORPUS)
     try:
         if milvus:
-            from openxiv.indexer.milvus_backend import MilvusBackend
+            from openxiv.indexer.engine.milvus_backend import MilvusBackend
 
             backend: Any = MilvusBackend(snap, settings, manifest, encoder=encoder)
         else:

@@ -40,13 +40,13 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
+from openxiv.indexer.encoders.onnx_encoder import OnnxEncoder
 from openxiv.indexer.manifest import BadIndexError
-from openxiv.indexer.onnx_encoder import OnnxEncoder
 from openxiv.indexer.snapshot import open_index, resolve_snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -253,7 +253,7 @@ def paired(base: Path, longer: Path, settings: Settings, resamples: int = 2000) 
 def encode_rate(index: Path, db: Path, sample: int, tokens: list[int]) -> dict[str, Any]:
     """CPU seconds per 1,000 paper texts at each truncation: ``sample`` papers spread over the corpus,
     encoded in thirds, the truncations interleaved within one run so the load hits them alike."""
-    from openxiv.indexer.embed import paper_text
+    from openxiv.indexer.encoders.embed import paper_text
 
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:

@@ -33,11 +33,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import BENCH_DIR, write_section
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.dense import DenseIndex
-from openxiv.indexer.embcache import EmbeddingCache, cache_keys, encode_cached
-from openxiv.indexer.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
+from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
+from openxiv.indexer.encoders.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
+from openxiv.indexer.engine.dense import DenseIndex
 
 ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")

@@ -28,7 +28,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense_passages", "dense", "rrf", "weighted")
@@ -147,7 +147,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-    from openxiv.indexer.build import build_index_report
+    from openxiv.indexer.build.job import build_index_report
     from openxiv.indexer.snapshot import open_index
 
     shared = SharedData.default()

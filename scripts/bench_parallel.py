@@ -1,7 +1,7 @@
 """Parallel ingest and Ray embedding against their single-process paths, in the same run.
 
 ``ingest``: ``openxiv ingest`` of the shared PDFs (every valid and broken file, MANIFEST.json passed
-over) into a fresh database, serial, then ``--workers 1`` and ``--workers 2`` (the pool path), each in
+over) into a fresh database, serial, then ``--ingest-workers 1`` and ``--ingest-workers 2`` (the pool path), each in
 a child process; wall time, pages/s, the speed-up over serial, and whether the corpus fingerprint
 equals the serial one.
 
@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 
 RESULTS = Path("/work/scratch/scale/parallel.json")
@@ -54,8 +54,8 @@ def bench_ingest() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
         for label, extra in (
             ("serial", []),
-            ("--workers 1", ["--workers", "1"]),
-            ("--workers 2", ["--workers", "2"]),
+            ("--ingest-workers 1", ["--ingest-workers", "1"]),
+            ("--ingest-workers 2", ["--ingest-workers", "2"]),
         ):
             db = Path(tmp) / f"{label.replace(' ', '').replace('-', '')}.sqlite"
             la = os.getloadavg()[0]
@@ -82,9 +82,9 @@ def bench_ingest() -> dict[str, Any]:
 def bench_embed(n: int, data_dir: Path) -> dict[str, Any]:
     from bench_embed import cs_papers
 
-    from openxiv.indexer.embcache import EmbeddingCache, cache_keys, encode_cached
-    from openxiv.indexer.embed import load_encoder
-    from openxiv.indexer.ray_embed import ray_fill_cache
+    from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
+    from openxiv.indexer.build.ray_embed import ray_fill_cache
+    from openxiv.indexer.encoders.embed import load_encoder
 
     texts = cs_papers()[1][:n]
     settings = Settings(data_dir=data_dir)

@@ -1,7 +1,7 @@
 """The category prior's papers and boost by 2-fold cross-validation over the dev topic queries, and its cost.
 
 Each topic query is run once through the shipped ranking, recording the whole fused candidate list
-the prior is given (every candidate, as the backend fuses it, not a page of hits); the prior (`openxiv.indexer.prior.category_prior`, the same code the
+the prior is given (every candidate, as the backend fuses it, not a page of hits); the prior (`openxiv.indexer.engine.prior.category_prior`, the same code the
 backend calls) is then applied to those lists for every cell of the grid, so one index load scores
 them all. Each fold (even / odd positions) picks the cell with the best topic Recall@100 on the other
 fold; the held-out numbers are what the default may claim. Known items are not scored here: the
@@ -24,10 +24,10 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.prior import PaperCategories, PriorConfig, category_prior
+from openxiv.indexer.engine.prior import PaperCategories, PriorConfig, category_prior
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

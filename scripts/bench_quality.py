@@ -25,7 +25,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openxiv.corpus.config import Settings, repo_root
+from openxiv.corpus.settings.model import Settings, repo_root
 from openxiv.evaluator.ranked import score_query, score_ranked
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
@@ -37,7 +37,7 @@ TOPIC_FILES = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
 
 # name -> (mode, settings changes, family weights). Weights are explicit so that the rows do not move
-# when the shipped defaults (corpus/config.py) change.
+# when the shipped defaults (corpus/settings/model.py) change.
 BM25_DENSE = {"bm25": 1.0, "dense": 1.0}
 W03 = {"bm25": 1.0, "dense": 0.3}
 CONFIGS: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
@@ -63,7 +63,7 @@ SWEEP: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
         {"bm25": 1.0, "dense": 0.5},
     ),
 }
-# pseudo-relevance feedback (openxiv.indexer.prf): the feedback list's weight decides what known items
+# pseudo-relevance feedback (openxiv.indexer.engine.prf): the feedback list's weight decides what known items
 # lose; the number of feedback papers and words is chosen by --cv (2-fold over the topic queries);
 # which queries keep the head of the ranking without feedback (gate, coverage, head) by the 2-fold
 # cross-validation over all three query sets in docs/indexing.md
@@ -95,7 +95,7 @@ CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 10"] = (
     {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
     W03,
 )
-# category prior (openxiv.indexer.prior): its papers and boost chosen by 2-fold cross-validation
+# category prior (openxiv.indexer.engine.prior): its papers and boost chosen by 2-fold cross-validation
 # (scripts/bench_prior.py); below the same kept first 10 places, so known items cannot move
 PRIOR = {"prior_docs": 50, "prior_weight": 2.0, "prior_head": 10}
 CONFIGS["hybrid weighted 1:0.3 + category prior (no feedback)"] = ("weighted", PRIOR, W03)
@@ -193,7 +193,7 @@ def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
 def feedback_cost(index_dir: Path, settings: Settings) -> str:
     """What pseudo-relevance feedback adds: the one-off transpose and the per-query expansion plus
     second sparse sum (`feedback_list`, gate off), on the dev topic queries."""
-    from openxiv.indexer.prf import DocTerms, FeedbackConfig, feedback_list
+    from openxiv.indexer.engine.prf import DocTerms, FeedbackConfig, feedback_list
 
     topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
     opened = open_index(index_dir, settings)
@@ -485,9 +485,9 @@ def choose(rows: list[dict[str, Any]]) -> str:
         f"{dense['topic_recall@100'] if dense else float('nan'):.3f} for dense alone; "
         f"{'beats both' if beats else 'does NOT beat both'}). "
         + (
-            "It is the shipped default (corpus/config.py)."
+            "It is the shipped default (corpus/settings/model.py)."
             if best["config"].endswith(" (default)")
-            else "It is NOT the shipped default: change corpus/config.py or say why not."
+            else "It is NOT the shipped default: change corpus/settings/model.py or say why not."
         )
     )
 

@@ -46,8 +46,8 @@ from _bench_md import write_section
 from bench_index import PeakRSS
 from bench_service import Server
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.records import PaperRecord, SectionRecord
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.backend import SearchFilters
 
@@ -115,8 +115,9 @@ def real_vectors(cache: Path, fingerprint: str, limit: int) -> np.ndarray:
 def fill_cache(db: Path, cache_path: Path, encoder: Any, base: np.ndarray, seed: int) -> int:
     """Synthetic vectors for every paper text of ``db`` under its real cache key."""
     from openxiv.corpus.store import Store
-    from openxiv.indexer.embcache import EmbeddingCache, cache_keys
-    from openxiv.indexer.embed import normalize_rows, paper_text
+    from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys
+    from openxiv.indexer.encoders.embed import paper_text
+    from openxiv.indexer.encoders.vectors import normalize_rows
 
     rng = np.random.default_rng(seed)
     done = 0
@@ -168,7 +169,7 @@ def time_queries(
 
 
 def dense_exact_vs_hnsw(vecs: np.ndarray, qvecs: np.ndarray) -> dict[str, Any]:
-    from openxiv.indexer.dense import DenseIndex
+    from openxiv.indexer.engine.dense import DenseIndex
 
     out: dict[str, Any] = {}
     truth = None
@@ -234,9 +235,9 @@ def serve_memory(root: Path, workers: int, queries: list[str]) -> dict[str, Any]
 
 def run_size(args: argparse.Namespace) -> dict[str, Any]:
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build import build_index_report
-    from openxiv.indexer.embcache import EmbeddingCache, encode_cached
-    from openxiv.indexer.embed import load_snapshot_encoder, paper_text
+    from openxiv.indexer.build.embcache import EmbeddingCache, encode_cached
+    from openxiv.indexer.build.job import build_index_report
+    from openxiv.indexer.encoders.embed import load_snapshot_encoder, paper_text
     from openxiv.indexer.snapshot import open_index
 
     work: Path = args.work

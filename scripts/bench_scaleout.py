@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 from bench_index import PeakRSS
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.settings.model import Settings, shared_dir
 
 MODES = ("bm25", "dense", "weighted")
 
@@ -106,7 +106,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print, do not edit BENCHMARKS.md")
     args = ap.parse_args()
 
-    from openxiv.indexer.build import build_index_report
+    from openxiv.indexer.build.job import build_index_report
     from openxiv.indexer.snapshot import open_index
 
     args.work.mkdir(parents=True, exist_ok=True)

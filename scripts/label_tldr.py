@@ -28,8 +28,7 @@ import sys
 from pathlib import Path
 
 from openxiv.corpus.store import Store
-from openxiv.service.core import paper_tldr
-from openxiv.service.text import TLDR_MIN_CHARS, split_sentences
+from openxiv.corpus.text import TLDR_MIN_CHARS, paper_tldr, split_sentences
 
 LABELS = Path(__file__).with_name("tldr_labels.json")
 KINDS = ("plaintext", "pdf", "other")

@@ -8,16 +8,19 @@ field added to the record reaches every answer that declares it.
 
 from __future__ import annotations
 
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from openxiv.corpus.records import Paper, Section
+from openxiv.corpus.text import paper_tldr, tldr
+from openxiv.indexer.backend import PaperHit
 from openxiv.service.models import (
     Author,
     BriefResponse,
     Content,
+    Evidence,
     HeadResponse,
     HeadSection,
     Hit,
@@ -27,19 +30,16 @@ from openxiv.service.models import (
     V1Section,
     V1SectionSummary,
 )
-from openxiv.service.text import tldr, token_count
-
-if TYPE_CHECKING:
-    from openxiv.service.core import ResolvedHit
+from openxiv.service.text import token_count
 
 __all__ = [
+    "ResolvedHit",
     "abs_url",
     "authors_of",
     "brief",
     "head",
     "iso",
     "paper_json",
-    "paper_tldr",
     "pdf_url",
     "to_deepxiv_hit",
     "to_v1_hit",
@@ -63,17 +63,6 @@ def authors_of(paper: Paper) -> list[Author]:
 def iso(paper: Paper) -> str | None:
     d = paper.date
     return d.isoformat() if d else None
-
-
-def paper_tldr(paper: Paper, sections: list[Section] | None = None) -> str | None:
-    """Extractive tldr: the abstract's first real sentence, else that of the first section that
-    has one (`text.tldr` skips page headers, affiliations and TeX residue); ``None`` without one."""
-    for text in (paper.abstract, *(s.text for s in sections or ())):
-        if text and text.strip():
-            found = tldr(text)
-            if found:
-                return found
-    return None
 
 
 _PAPER_ATTRS = frozenset(f.name for f in fields(Paper)) | {"date", "date_precision"}
@@ -109,6 +98,17 @@ def _section_summary(s: Section) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- search hits
+@dataclass(frozen=True)
+class ResolvedHit:
+    """A backend hit joined with its paper, evidence and tldr (what `openxiv.service.search.hydrate`
+    makes of it, and what the hit views below are built from)."""
+
+    hit: PaperHit
+    paper: Paper
+    evidence: Evidence | None
+    tldr: str | None
+
+
 def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
     p = r.paper
     content = None

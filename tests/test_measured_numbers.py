@@ -36,7 +36,7 @@ MEASUREMENT = re.compile(
 ALLOWED: dict[tuple[str, str], str] = {
     ("corpus/store.py", "~64 MiB"): "the WAL checkpoint interval openxiv sets (a PRAGMA value)",
     ("corpus/store.py", "64 MiB"): "the page cache size openxiv sets (a PRAGMA value)",
-    ("indexer/meta.py", "6.5 MB"): "arithmetic on the mask size (bools per paper), not a measurement",
+    ("indexer/engine/meta.py", "6.5 MB"): "arithmetic on the mask size (bools per paper), not a measurement",
 }
 """``(file, matched text) -> why it is a setting or arithmetic, not a measured number``."""
 

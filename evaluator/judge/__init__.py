@@ -75,7 +75,7 @@ def messages(prompt: Prompt, **fields: str) -> tuple[tuple[str, str], ...]:
 
 
 def make_judge(settings: Any, cache_path: Path | None = None, backend: str | None = None) -> Judge:
-    """The back end of ``settings`` (an `openxiv.corpus.config.Settings`); ``backend`` overrides it."""
+    """The back end of ``settings`` (an `openxiv.corpus.settings.model.Settings`); ``backend`` overrides it."""
     kind = backend or settings.judge_backend
     if kind == "none":
         return NoJudge()

@@ -18,7 +18,7 @@ from openxiv.corpus.readers.pdf import read_pdf
 from openxiv.corpus.readers.plaintext import parse_plaintext
 from openxiv.corpus.records import Paper, PaperRecord
 from openxiv.indexer.backend import SearchFilters
-from openxiv.indexer.meta import PaperMeta
+from openxiv.indexer.engine.meta import PaperMeta
 
 # id -> the title its plain text opens with (read off the texts; before the fix all were None)
 RECOVERED_TITLES = {
@@ -140,7 +140,7 @@ def test_tldr_of_a_plain_text_is_a_real_sentence(
     plaintexts: dict[str, dict[str, str]], arxiv_id: str
 ) -> None:
     from openxiv.corpus.records import Section
-    from openxiv.service.core import paper_tldr
+    from openxiv.corpus.text import paper_tldr
 
     rec = parse_plaintext(plaintexts[arxiv_id], "plaintext:x:1")
     view = Paper(

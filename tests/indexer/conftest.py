@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from small_index import make_db, records
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.embed import Encoder, load_encoder, paper_text
+from openxiv.indexer.encoders.embed import Encoder, load_encoder, paper_text
 
 DENSE_N = 300
 
@@ -84,7 +84,7 @@ def shared() -> SharedData:
 @pytest.fixture(scope="module")
 def sparse_index(shared: SharedData, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A BM25-only snapshot of 300 cs + 60 astro listing papers and 12 plain-text full texts."""
-    from openxiv.indexer.build import build_index
+    from openxiv.indexer.build.job import build_index
     from openxiv.indexer.snapshot import open_index
 
     tmp = tmp_path_factory.mktemp("sparse")
@@ -101,7 +101,7 @@ def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tup
     """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it."""
     from openxiv.corpus.readers import read_path
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build import build_index
+    from openxiv.indexer.build.job import build_index
 
     listing = SharedData.default().listing("cs")
     if not listing.exists():

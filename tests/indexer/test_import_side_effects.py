@@ -13,7 +13,7 @@ import json, os
 import faiss
 faiss.omp_set_num_threads(1)
 before = {k: os.environ.get(k) for k in KEYS}
-import openxiv.indexer.embed, openxiv.indexer.dense, openxiv.indexer.snapshot, openxiv.service.holder
+import openxiv.indexer.encoders.embed, openxiv.indexer.engine.dense, openxiv.indexer.snapshot, openxiv.service.holder
 after = {k: os.environ.get(k) for k in KEYS}
 print(json.dumps({"before": before, "after": after, "faiss_threads": faiss.omp_get_max_threads()}))
 """

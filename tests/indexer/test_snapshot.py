@@ -20,14 +20,14 @@ from click.testing import CliRunner
 from small_index import make_db as _make_db
 from small_index import records as _records
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
-from openxiv.indexer.build import build_index, build_index_report
+from openxiv.indexer.build.job import build_index, build_index_report
 from openxiv.indexer.snapshot import BadIndexError, current_snapshot, list_snapshots, open_index
 
 
@@ -211,7 +211,7 @@ def test_author_and_date_filters(sparse_index: Any) -> None:
 def test_author_matching_is_accent_and_case_insensitive() -> None:
     assert normalize_name("José  Núñez-Pérez") == "jose nunez perez"
     from openxiv.corpus.records import Paper
-    from openxiv.indexer.meta import PaperMeta
+    from openxiv.indexer.engine.meta import PaperMeta
 
     docs = [
         Paper(
@@ -369,7 +369,7 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
 
 
 def test_bad_default_fusion_is_a_config_error_at_open(sparse_index: Any) -> None:
-    from openxiv.corpus.config import ConfigError
+    from openxiv.corpus.settings.sources import ConfigError
 
     with pytest.raises(ConfigError, match="OPENXIV_FUSION='dense'"):
         open_index(sparse_index.path, Settings(fusion="dense"))

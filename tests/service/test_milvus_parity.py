@@ -18,7 +18,7 @@ import pytest
 from live_index import KNOWN_ITEM, SHARED, BuiltIndex, MilvusIndex
 
 from openxiv.indexer.backend import SearchFilters
-from openxiv.indexer.milvus_common import aliases, connect, redact_uri
+from openxiv.indexer.engine.milvus_common import aliases, connect, redact_uri
 from openxiv.indexer.snapshot import OpenIndex, open_index
 
 TOPICS = SHARED.gold("topic_queries_dev.jsonl")

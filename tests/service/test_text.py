@@ -8,18 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openxiv.corpus.text import TLDR_MIN_CHARS, real_sentences, split_sentences, tldr, tldr_of
 from openxiv.service.errors import BadRequest
 from openxiv.service.params import build_filters, check_mode, check_queries, parse_period, split_list
-from openxiv.service.text import (
-    TLDR_MIN_CHARS,
-    clean_section_name,
-    match_section,
-    real_sentences,
-    split_sentences,
-    tldr,
-    tldr_of,
-    token_count,
-)
+from openxiv.service.text import clean_section_name, match_section, token_count
 
 
 def test_splitter_keeps_abbreviations_decimals_and_initials_together() -> None:
@@ -166,7 +158,7 @@ def test_lazy_tldr_equals_the_eager_one_on_real_abstracts_and_sections() -> None
     import gzip
     import json
 
-    from openxiv.corpus.config import shared_dir
+    from openxiv.corpus.settings.model import shared_dir
 
     root = shared_dir() / "data"
     listing = root / "corpus" / "listing-cs-2503-2606.jsonl.gz"

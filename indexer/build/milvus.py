@@ -1,0 +1,333 @@
+"""`build_into_milvus`: the Milvus half of ``openxiv index build --backend milvus``.
+
+The ordinary build (`openxiv.indexer.build.job`) copies the corpus, reads papers and passages and
+saves the paper metadata into the snapshot directory as always; this module then writes, instead
+of bm25s matrices and FAISS indexes:
+
+- a papers collection: ``row`` (primary key, the paper's row in arxiv_id order), ``text`` (title +
+  abstract as analysed terms: `openxiv.indexer.engine.milvus_common.analyse`), ``sparse`` (the built-in BM25 function's
+  output), ``dense`` (the paper vector from the same embedding cache as the embedded build, when
+  papers are embedded) and the filter fields (`FILTER_FIELDS`);
+- a passages collection (when the corpus has full texts): ``pid`` (corpus passage id),
+  ``paper_row``, ``seq`` (position in the paper), ``text``, ``sparse``, ``dense`` (when passages
+  are embedded) and the same filter fields, copied from the paper, so a filter runs inside Milvus.
+
+Both are flushed, indexed and loaded before the aliases move to them (`switch_aliases`), and the
+manifest's ``milvus`` part names them. Collections of snapshots that no longer exist on disk are
+dropped after the switch (`drop_unused`), so pruning a snapshot also frees its collections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer import layout
+from openxiv.indexer.engine.milvus_common import (
+    ANALYZER,
+    MAX_AUTHORS,
+    MAX_CATEGORIES,
+    MAX_VENUE_KEYS,
+    aliases,
+    analyse,
+    collection_names,
+    connect,
+    redact_uri,
+)
+
+__all__ = ["FILTER_FIELDS", "build_into_milvus", "drop_unused", "switch_aliases"]
+
+FILTER_FIELDS = ("categories", "authors", "venue_keys", "venue_year_keys", "date_start", "date_end")
+INSERT_BATCH = 2000
+TEXT_MAX = 65535
+
+
+def _per_row(n: int, ptr: np.ndarray, rows: np.ndarray) -> list[list[int]]:
+    """Invert CSR postings (key -> rows) into the keys of each row."""
+    out: list[list[int]] = [[] for _ in range(n)]
+    for key in range(ptr.size - 1):
+        for row in rows[int(ptr[key]) : int(ptr[key + 1])].tolist():
+            out[row].append(key)
+    return out
+
+
+def _filter_values(meta: Any) -> list[dict[str, Any]]:
+    """The filter fields of every paper row, from the snapshot's metadata arrays."""
+    n = meta.n
+    cats = _per_row(n, meta.cat_ptr, meta.cat_rows)
+    auths = _per_row(n, meta.author_ptr, meta.author_rows)
+    v = meta.venues
+    venues = _per_row(n, v.ptr, v.rows) if v is not None else [[] for _ in range(n)]
+    years = _per_row(n, v.year_ptr, v.year_rows) if v is not None else [[] for _ in range(n)]
+    return [
+        {
+            "categories": [meta.categories[k] for k in cats[i]][:MAX_CATEGORIES],
+            "authors": [meta.authors[k][:255] for k in auths[i]][:MAX_AUTHORS],
+            "venue_keys": venues[i][:MAX_VENUE_KEYS],
+            "venue_year_keys": years[i][:MAX_VENUE_KEYS],
+            "date_start": int(meta.dates[i]),
+            "date_end": int(meta.date_ends[i]),
+        }
+        for i in range(n)
+    ]
+
+
+def _schema(client: Any, key: str, dim: int | None, bm25: dict[str, float]) -> tuple[Any, Any]:
+    from pymilvus import DataType, Function, FunctionType
+
+    schema = client.create_schema(auto_id=False)
+    if key == "papers":
+        schema.add_field("row", DataType.INT64, is_primary=True)
+    else:
+        schema.add_field("pid", DataType.INT64, is_primary=True)
+        schema.add_field("paper_row", DataType.INT64)
+        schema.add_field("seq", DataType.INT32)
+    schema.add_field(
+        "text",
+        DataType.VARCHAR,
+        max_length=TEXT_MAX,
+        enable_analyzer=True,
+        analyzer_params=ANALYZER,
+        enable_match=True,
+    )
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    if dim:
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field(
+        "categories",
+        DataType.ARRAY,
+        element_type=DataType.VARCHAR,
+        max_capacity=MAX_CATEGORIES,
+        max_length=64,
+    )
+    schema.add_field(
+        "authors", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_AUTHORS, max_length=256
+    )
+    for name in ("venue_keys", "venue_year_keys"):
+        schema.add_field(name, DataType.ARRAY, element_type=DataType.INT64, max_capacity=MAX_VENUE_KEYS)
+    schema.add_field("date_start", DataType.INT32)
+    schema.add_field("date_end", DataType.INT32)
+    schema.add_function(
+        Function(
+            name=f"{key}_bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
+        )
+    )
+    index = client.prepare_index_params()
+    index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=bm25)
+    if dim:
+        index.add_index("dense", index_type="FLAT", metric_type="IP")
+    return schema, index
+
+
+def _clip(text: str) -> str:
+    """Keep a text under the VARCHAR limit (counted in bytes)."""
+    raw = text.encode("utf-8")
+    return text if len(raw) < TEXT_MAX else raw[: TEXT_MAX - 4].decode("utf-8", "ignore")
+
+
+def _batches(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= INSERT_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _write(
+    client: Any, name: str, key: str, dim: int | None, bm25: dict[str, float], rows: Iterator[dict[str, Any]]
+) -> int:
+    if client.has_collection(name):
+        client.drop_collection(name)  # a leftover of a build that died before its switch
+    schema, index = _schema(client, key, dim, bm25)
+    client.create_collection(name, schema=schema, index_params=index)
+    n = 0
+    for batch in _batches(rows):
+        client.insert(name, batch)
+        n += len(batch)
+    client.flush(name)
+    client.load_collection(name)
+    return n
+
+
+def build_into_milvus(
+    tmp: Path,
+    settings: Settings,
+    config: dict[str, Any],
+    stages: Any,
+    progress: bool,
+    encoder: Any | None,
+    cache_path: str | Path | None,
+    corpus: Any,
+) -> dict[str, Any]:
+    """Write the snapshot's collections on ``settings.milvus_uri``; the manifest of the build."""
+    from openxiv.indexer.build.job import (
+        TOKEN_PATTERN,
+        BuildError,
+        _versions,
+        embed_vectors,
+        fusion_manifest,
+        paper_bm25_text,
+    )
+    from openxiv.indexer.engine.sparse import STOPWORDS
+
+    if not settings.milvus_uri:
+        raise BuildError("--backend milvus needs --milvus-uri (a .db file or http://host:19530)")
+    docs, meta = corpus.docs, corpus.meta
+    vectors: dict[str, np.ndarray] = {}
+    embedding: dict[str, Any] = {"embedded": settings.embed}
+    if settings.embed != "none":
+        for sub, vecs, _ in embed_vectors(
+            tmp,
+            settings,
+            stages,
+            progress,
+            encoder,
+            cache_path,
+            settings.embed,
+            docs,
+            corpus.texts,
+            embedding,
+        ):
+            vectors[sub] = np.asarray(vecs, dtype=np.float32)
+    paper_vecs = vectors.get(layout.DENSE_PAPERS)
+    passage_vecs = vectors.get(layout.DENSE_PASSAGES)
+    names = collection_names(settings.milvus_prefix, tmp.name.removeprefix(layout.TMP_PREFIX))
+    client = connect(settings.milvus_uri, settings.milvus_token)
+    try:
+        with stages("milvus_analyse"):
+            fields = _filter_values(meta)
+            paper_terms = analyse([paper_bm25_text(d.title, d.abstract) for d in docs], settings.bm25_stemmer)
+            passage_terms = analyse(corpus.texts, settings.bm25_stemmer) if corpus.texts else []
+
+        def papers() -> Iterator[dict[str, Any]]:
+            for i, terms in enumerate(paper_terms):
+                row = {"row": i, "text": _clip(terms), **fields[i]}
+                if paper_vecs is not None:
+                    row["dense"] = paper_vecs[i].tolist()
+                yield row
+
+        def passages() -> Iterator[dict[str, Any]]:
+            seq = 0
+            for j, (terms, prow, pid) in enumerate(zip(passage_terms, corpus.rows, corpus.ids, strict=True)):
+                seq = seq + 1 if j and corpus.rows[j - 1] == prow else 0
+                row = {"pid": pid, "paper_row": prow, "seq": seq, "text": _clip(terms), **fields[prow]}
+                if passage_vecs is not None:
+                    row["dense"] = passage_vecs[j].tolist()
+                yield row
+
+        dim = int(embedding["dim"]) if embedding.get("dim") else None
+        bm25 = {"bm25_k1": settings.bm25_k1, "bm25_b": settings.bm25_b}
+        with stages("milvus_papers"):
+            n_papers = _write(
+                client, names["papers"], "papers", dim if paper_vecs is not None else None, bm25, papers()
+            )
+        n_passages = 0
+        if corpus.texts:
+            with stages("milvus_passages"):
+                n_passages = _write(
+                    client,
+                    names["passages"],
+                    "passages",
+                    dim if passage_vecs is not None else None,
+                    bm25,
+                    passages(),
+                )
+    finally:
+        client.close()
+    counts = {
+        "papers": n_papers,
+        "passages": n_passages,
+        "paper_vectors": 0 if paper_vecs is None else len(paper_vecs),
+        "passage_vectors": 0 if passage_vecs is None else len(passage_vecs),
+    }
+    stats = corpus.stats
+    return {
+        "format_version": layout.FORMAT_VERSION,
+        "build_config": config,
+        "backend": "milvus",
+        "milvus": {
+            "uri": redact_uri(settings.milvus_uri),
+            "collections": {k: v for k, v in names.items() if k == "papers" or n_passages},
+            "aliases": aliases(settings.milvus_prefix),
+            "prefix": settings.milvus_prefix,
+            "analyzer": ANALYZER,
+            "bm25_function": "built-in BM25 over `text` (SPARSE_INVERTED_INDEX)",
+            "dense_index": "FLAT, inner product",
+        },
+        "corpus": {
+            "papers": len(docs),
+            "passages": len(corpus.texts),
+            "papers_with_fulltext": stats.get("papers_with_fulltext"),
+            "sections": stats.get("sections"),
+        },
+        "counts": counts,
+        "embedding": embedding,
+        "bm25": {
+            "library": "milvus",
+            "method": "milvus BM25 function",
+            "k1": settings.bm25_k1,
+            "b": settings.bm25_b,
+            "tokenizer": {
+                "analysed_by": "openxiv (bm25s words, lowercase, stop words, PyStemmer) before Milvus",
+                "pattern": TOKEN_PATTERN,
+                "stopwords": STOPWORDS,
+                "stemmer": settings.bm25_stemmer,
+                "milvus_analyzer": ANALYZER,
+            },
+            "paper_text": "title + newline + abstract, analysed",
+        },
+        "fusion": fusion_manifest(settings),
+        "versions": _versions("pymilvus", "milvus-lite"),
+        "settings": settings.as_dict(),
+    }
+
+
+def switch_aliases(settings: Settings, manifest: dict[str, Any]) -> None:
+    """Point the stable aliases at this build's collections (each switch is atomic in Milvus)."""
+    spec = manifest["milvus"]
+    client = connect(settings.milvus_uri or spec["uri"], settings.milvus_token)
+    try:
+        existing = {a for name in client.list_collections() for a in client.list_aliases(name)["aliases"]}
+        for key, collection in spec["collections"].items():
+            alias = spec["aliases"][key]
+            if alias in existing:
+                client.alter_alias(collection, alias)
+            else:
+                client.create_alias(collection, alias)
+    finally:
+        client.close()
+
+
+def drop_unused(settings: Settings, index_root: Path) -> list[str]:
+    """Drop this prefix's collections that no snapshot under ``index_root`` names any more (pruned
+    snapshots); collections of snapshots still on disk, leased or not, stay."""
+    from openxiv.indexer.manifest import read as read_manifest
+    from openxiv.indexer.snapshot import list_snapshots
+
+    wanted: set[str] = set()
+    for snap in list_snapshots(index_root):
+        try:
+            wanted |= set((read_manifest(snap).get("milvus") or {}).get("collections", {}).values())
+        except Exception:
+            continue
+    client = connect(settings.milvus_uri or "", settings.milvus_token)
+    dropped = []
+    try:
+        stem = (f"{settings.milvus_prefix}_papers_", f"{settings.milvus_prefix}_passages_")
+        for name in client.list_collections():
+            if name.startswith(stem) and name not in wanted:
+                client.drop_collection(name)
+                dropped.append(name)
+    finally:
+        client.close()
+    return dropped

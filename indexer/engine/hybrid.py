@@ -1,0 +1,333 @@
+"""`HybridBackend`: the embedded `SearchBackend` over one snapshot directory.
+
+Up to four sides rank papers for a query, each restricted by the filter mask *before* its top-k cut:
+
+- ``bm25_papers``: BM25 over title + abstract;
+- ``bm25_passages``: BM25 over full-text passages, collapsed to papers (best passage per paper);
+- ``dense_papers``: FAISS inner product of the query vector with paper vectors;
+- ``dense_passages``: the same over passage vectors (when the snapshot embedded passages),
+  collapsed to papers.
+
+Every side that ranks by the query's words (``bm25_*``) also tells which papers match at all (at
+least one query term, after filters): their number is ``total_count``, the same on every page. When
+a mode runs a lexical side, the dense sides rank only among those papers (the filter mask AND the
+lexical matches), so the fused list holds exactly ``total_count`` papers when paged to its end and a
+query none of whose words occur in the corpus has no hits. A dense side alone counts every paper
+passing the filters. ``deadline`` is checked between the stages (filter, BM25, encode, dense, fuse).
+
+Sides of one family share a score scale and merge by max (a paper scores its best unit: its
+title + abstract or its best passage), so a paper with full text is not counted twice. The two
+families (``bm25``, ``dense``) are then fused (`openxiv.indexer.engine.fusion`) by ``mode`` (default
+``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf`` (these also fuse the pseudo-relevance feedback
+list ``bm25_feedback``, `openxiv.indexer.engine.prf`, and their fused list is then reordered below its
+head by the category prior, `openxiv.indexer.engine.prior`); ``bm25`` / ``dense`` use that family alone; a side name
+(``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
+to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
+is stored on the backend, so one instance serves many threads; only the query encoder is called
+under a lock (tokenizers of transformer models are not safe to share across threads).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import FAMILIES, SIDES, ModeUnavailable
+from openxiv.corpus.settings.sources import ConfigError
+from openxiv.indexer import layout
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
+from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
+from openxiv.indexer.engine.meta import PaperMeta
+from openxiv.indexer.engine.overlap import Overlap
+from openxiv.indexer.engine.prf import (
+    DocTerms,
+    confident,
+    feedback_list,
+    keep_head,
+    passage_coverage,
+)
+from openxiv.indexer.engine.prior import CategoryPrior
+from openxiv.indexer.engine.ranking import (
+    BM25_PASSAGE_SCALE,
+    PASSAGE_OVERFETCH,
+    Ranking,
+    SideResult,
+    encoder_for,
+    ms_since,
+    ranks_of,
+)
+from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
+
+__all__ = ["HybridBackend"]
+
+
+class HybridBackend(Ranking):
+    supports_feedback = True
+
+    def __init__(
+        self, path: Path, settings: Settings, manifest: dict[str, Any], encoder: Any | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.settings = settings
+        self.manifest = manifest
+        self.meta = PaperMeta.load(self.path / layout.META)
+        self.bm25_papers = SparseIndex.load(self.path / layout.BM25_PAPERS)
+        pdir = self.path / layout.BM25_PASSAGES
+        self.passages: PassageIndex | None = PassageIndex.load(pdir) if pdir.is_dir() else None
+        self.dense: dict[str, Any] = {}
+        for side, sub in (("dense_papers", layout.DENSE_PAPERS), ("dense_passages", layout.DENSE_PASSAGES)):
+            if (self.path / sub).is_dir():
+                from openxiv.indexer.engine.dense import DenseIndex
+
+                self.dense[side] = DenseIndex.load(self.path / sub)
+        self.encoder = encoder
+        if self.dense and self.encoder is None:
+            self.encoder = encoder_for(manifest, settings, self.path)
+        self._encode_lock = threading.Lock()
+        self.overlap = Overlap(settings.serve_overlap)
+        """Runs the query's encoding beside its BM25 sides while one search is in flight."""
+        self.passage_scale = BM25_PASSAGE_SCALE
+        """Factor on BM25 passage scores before they meet paper-text scores (see `BM25_PASSAGE_SCALE`)."""
+        self._doc_terms: dict[str, DocTerms] = {}
+        """Built on first use; the same dict in every `tuned` view, so the transpose is made once."""
+        self._terms_lock = threading.Lock()
+        self.category_prior = CategoryPrior(self.meta)
+        self.side_weights: dict[str, float] = {}
+        """Family weight overrides (``{"bm25": 2.0}``); otherwise ``weight_bm25`` / ``weight_dense``."""
+        self.sides = tuple(
+            s
+            for s in SIDES
+            if s == "bm25_papers" or (s == "bm25_passages" and self.passages is not None) or s in self.dense
+        )
+        try:
+            self._plan(settings.fusion)
+        except ModeUnavailable as exc:
+            raise ConfigError(f"OPENXIV_FUSION={settings.fusion!r}: {exc}") from exc
+        self.bm25_papers.search("warm up", 1)  # compile the numba kernel now, not on the first request
+
+    def tuned(
+        self, side_weights: dict[str, float] | None = None, passage_scale: float | None = None, **changes: Any
+    ) -> HybridBackend:
+        """A view of the same loaded index with other ranking settings (``rrf_k``, weights, ...)."""
+        other = copy.copy(self)
+        if passage_scale is not None:
+            other.passage_scale = float(passage_scale)
+        other.settings = self.settings.replace(**changes)
+        unknown = set(side_weights or {}) - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"unknown famil(ies) {sorted(unknown)}: expected {', '.join(FAMILIES)}")
+        other.side_weights = {**self.side_weights, **(side_weights or {})}
+        return other
+
+    # --- SearchBackend -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+        mode: str | None = None,
+        deadline: float | None = None,
+    ) -> SearchResult:
+        with self.overlap.search() as alone:
+            return self._search(query, top_k, offset, filters, mode, deadline, alone)
+
+    def _search(
+        self,
+        query: str,
+        top_k: int,
+        offset: int,
+        filters: SearchFilters | None,
+        mode: str | None,
+        deadline: float | None,
+        alone: bool,
+    ) -> SearchResult:
+        """`search`; ``alone``: the query may be encoded on the helper thread of `overlap` while its
+        BM25 sides score (`openxiv.indexer.engine.overlap`)."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        check_page(top_k, offset)
+        sides, method = self._plan(mode)
+        depth = max(self.settings.candidates, offset + top_k)
+        check_deadline(deadline, "filters")
+        t = time.perf_counter()
+        allowed = self.meta.mask(filters)
+        timings["filter"] = ms_since(t)
+        results: dict[str, SideResult] = {}
+        passage_scores: np.ndarray | None = None
+        lexical: np.ndarray | None = None
+        """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
+
+        dense_sides = [s for s in sides if s in self.dense]
+        encoding: Future[tuple[np.ndarray, float]] | None = None
+        if alone and dense_sides and any(s.startswith("bm25") for s in sides):
+            check_deadline(deadline, "encode")
+            encoding = self.overlap.submit(lambda: self._encode(query))
+        check_deadline(deadline, "bm25")
+        t = time.perf_counter()
+        if "bm25_papers" in sides:
+            paper_s = self.bm25_papers.masked_scores(query, allowed)
+            rows, scores = top_k_rows(paper_s, depth)
+            results["bm25_papers"] = SideResult(rows, scores)
+            lexical = paper_s > 0
+        if "bm25_passages" in sides and self.passages is not None:
+            ph = self.passages.search(query, depth, allowed)
+            passage_scores = ph.passage_scores
+            results["bm25_passages"] = SideResult(
+                ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
+            )
+            lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
+        timings["bm25"] = ms_since(t)
+        head = 0
+        """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.engine.prf`)."""
+        feedback: Future[tuple[SideResult, int, float]] | None = None
+        if self.feedback.enabled and "bm25_papers" in sides and self._fuses(mode):
+            ph_ = ph if passage_scores is not None else None
+            if encoding is not None:  # queued behind the encoding on the helper: runs beside dense
+                feedback = self.overlap.submit(
+                    lambda: self._feedback(query, paper_s, depth, rows, scores, ph_)
+                )
+            else:
+                results["bm25_feedback"], head, timings["feedback"] = self._feedback(
+                    query, paper_s, depth, rows, scores, ph_
+                )
+        if lexical is not None:
+            total = int(lexical.sum())
+            dense_allowed = lexical if total < lexical.size else allowed
+        else:
+            total = self.meta.n if allowed is None else int(allowed.sum())
+            dense_allowed = allowed
+
+        dense: dict[str, SideResult] = {}
+        dense_ms: dict[str, float] = {}
+        if dense_sides and total > 0:
+            if encoding is None:
+                check_deadline(deadline, "encode")
+                qvec, dense_ms["encode"] = self._encode(query)
+            else:
+                qvec, dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
+            check_deadline(deadline, "dense")
+            t = time.perf_counter()
+            for side in dense_sides:
+                dense[side] = self._dense_side(side, qvec, depth, dense_allowed)
+            dense_ms["dense"] = ms_since(t)
+        if feedback is not None:
+            results["bm25_feedback"], head, timings["feedback"] = feedback.result()
+        results.update(dense)  # after feedback either way: the sides' (and signals') order stays
+        timings.update(dense_ms)
+        if encoding is not None and not dense_ms:
+            encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
+        check_deadline(deadline, "fuse")
+        t = time.perf_counter()
+        families = self._families(results, sides)
+        if head:  # the feedback side is the last family; the kept head comes from the others
+            fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
+            fused_rows, fused_scores = keep_head(plain_head, fed, head)
+        else:
+            fused_rows, fused_scores = fuse(families, method, self.settings.rrf_k)
+        fused_rows, fused_scores = self._with_prior(fused_rows, fused_scores, mode)
+        page_rows = fused_rows[offset : offset + top_k]
+        page_scores = fused_scores[offset : offset + top_k]
+        hits = []
+        ranks = {n: ranks_of(r.rows, page_rows) for n, r in results.items()}
+        for row, score in zip(page_rows.tolist(), page_scores.tolist(), strict=True):
+            pid: int | None = None
+            for name in ("bm25_passages", "dense_passages"):
+                if name in results and row in results[name].passages:
+                    pid = results[name].passages[row]
+                    break
+            if pid is None and self.passages is not None and self.passages.has_passages(np.array([row]))[0]:
+                if passage_scores is None:
+                    passage_scores = self.passages.sparse.scores(self.passages.sparse.query_tokens(query))
+                pid = self.passages.best_passage(row, passage_scores)
+            signals = {f"{n}_rank": ranks[n].get(row) for n in results}
+            hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), pid, signals))
+        timings["fuse"] = ms_since(t)
+        timings["total"] = ms_since(t0)
+        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
+
+    def info(self) -> dict[str, Any]:
+        """Live facts only: the manifest is the snapshot's record and is shown once, by whoever holds it
+        (``/v1/index`` under ``manifest``); ``ranking`` is the settings this process ranks with, which
+        the environment can change after the build recorded its own."""
+        return {
+            "path": str(self.path),
+            "sides": list(self.sides),
+            "papers": self.meta.n,
+            "passages": self.passages.n_passages if self.passages is not None else 0,
+            "ranking": self.ranking_info(),
+        }
+
+    def close(self) -> None:
+        self.overlap.close()
+        self.dense.clear()
+        self.passages = None
+
+    # --- internals ---------------------------------------------------------------------------------
+    def _feedback(
+        self, query: str, paper_s: np.ndarray, depth: int, rows: np.ndarray, scores: np.ndarray, ph: Any
+    ) -> tuple[SideResult, int, float]:
+        """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
+        first pass keeps (`_confident_head`), and the milliseconds both took."""
+        t = time.perf_counter()
+        side = SideResult(*feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores)))
+        return side, self._confident_head(query, paper_s, ph), ms_since(t)
+
+    def _encode(self, query: str) -> tuple[np.ndarray, float]:
+        """The query's vector (one row) and the milliseconds encoding it took, waiting for the
+        encoder's lock included."""
+        t = time.perf_counter()
+        with self._encode_lock:
+            qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(1, -1)  # type: ignore[union-attr]
+        return qvec, ms_since(t)
+
+    def _paper_terms(self) -> DocTerms:
+        """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
+        with self._terms_lock:
+            if "bm25_papers" not in self._doc_terms:
+                self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
+            return self._doc_terms["bm25_papers"]
+
+    def _confident_head(self, query: str, paper_s: np.ndarray, ph: Any) -> int:
+        """``feedback.head`` when the first pass is confident (`openxiv.indexer.engine.prf`), else 0: its best
+        BM25 score stands out (paper text or passage), or the best paper's best passage holds the
+        query's words."""
+        first = paper_s if ph is None else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
+        if confident(first, self.feedback.gate):
+            return self.feedback.head
+        if ph is None or self.passages is None or not first.any():
+            return 0
+        best = int(top_k_rows(first, 1)[0][0])
+        covered = passage_coverage(self.passages, best, ph.passage_scores, query)
+        return self.feedback.head if covered >= self.feedback.coverage else 0
+
+    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> SideResult:
+        index = self.dense[side]
+        if side == "dense_papers":
+            scores, ids = index.search(qvec, depth, allowed=allowed)
+            s, r = np.asarray(scores)[0], np.asarray(ids)[0]
+            keep = r >= 0
+            return SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
+        assert self.passages is not None
+        pallowed = None if allowed is None else allowed[self.passages.paper_row]
+        k = min(depth * PASSAGE_OVERFETCH, self.passages.n_passages)
+        scores, ids = index.search(qvec, k, allowed=pallowed)
+        s, r = np.asarray(scores)[0], np.asarray(ids)[0]
+        keep = r >= 0
+        s, r = s[keep], r[keep]
+        papers = np.asarray(self.passages.paper_row[r], dtype=np.int64)
+        order = np.lexsort((r, papers, -s))  # best first; collapse keeps each paper's first
+        s, r, papers = s[order], r[order], papers[order]
+        _, first = np.unique(papers, return_index=True)
+        first = np.sort(first)[:depth]
+        rows, best = papers[first], s[first].astype(np.float32)
+        winners = self.passages.passage_ids[r[first]]
+        return SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))

@@ -1,0 +1,238 @@
+"""Per-paper metadata arrays of a snapshot, and filters turned into boolean masks over paper rows.
+
+Row ``i`` is the ``i``-th paper in arxiv_id order (the order of `Store.iter_papers`), the same
+row numbering as the BM25 paper matrix and the dense paper vectors. Stored as plain ``.npy`` files:
+
+- ``arxiv_ids.npy``: unicode array of canonical ids;
+- ``dates.npy``: int32 days since 1970-01-01 (``NO_DATE`` when unknown): the first day of the
+  paper's date;
+- ``date_ends.npy``: the last day it may be: the same day for a date known to the day, the last day
+  of the month for a date known only to the month (from the arXiv id). A date filter keeps a paper
+  whose period *overlaps* the filter's range, so ``before 2018`` keeps a paper of 2017-06 and
+  ``after 2017-06-15`` keeps it too (it may be from the second half of June). Snapshots written
+  before this file existed read their dates as exact days;
+- ``categories.json`` + ``cat_ptr.npy`` + ``cat_rows.npy``: category names and, per name, the rows
+  that carry it (CSR postings);
+- ``authors.json`` + ``author_ptr.npy`` + ``author_rows.npy``: distinct folded author names
+  (`openxiv.corpus.normalize.normalize_name`) and their postings; ``author_tokens_*``: their words
+  (`openxiv.indexer.engine.postings.TokenIndex`);
+- ``venues.json`` + ``venue_ptr.npy`` + ``venue_rows.npy`` (+ ``venue_tokens_*``): distinct folded
+  journal references and their postings; ``venue_years.npy`` + ``venue_year_ptr.npy`` +
+  ``venue_year_rows.npy``: the years written in them.
+
+Author and venue values are looked up in token postings (`openxiv.indexer.engine.postings`, which states
+the matching rules), so a filter costs time proportional to what it matches. The mask of a filter
+set is cached (`MASK_CACHE` entries), so a batch of queries with one filter set builds it once.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from openxiv.corpus.normalize import normalize_name
+from openxiv.corpus.records import Paper
+from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
+from openxiv.indexer.engine.postings import AuthorMatcher, TokenIndex, Venues, gather
+from openxiv.indexer.engine.postings import csr as _postings
+
+__all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta"]
+
+NO_DATE = np.iinfo(np.int32).min
+_EPOCH = date(1970, 1, 1).toordinal()
+MASK_CACHE = 64
+"""Filter masks kept per snapshot (one bool per paper each: 64 x 101k papers = 6.5 MB)."""
+
+
+def _day(d: date | None) -> int:
+    return NO_DATE if d is None else d.toordinal() - _EPOCH
+
+
+def _last_day(d: date | None, precision: str | None) -> int:
+    """The last day a date of this precision may stand for (the month's last day for ``month``)."""
+    if d is None or precision != "month":
+        return _day(d)
+    return _day(d.replace(day=calendar.monthrange(d.year, d.month)[1]))
+
+
+@dataclass
+class PaperMeta:
+    arxiv_ids: np.ndarray
+    dates: np.ndarray
+    date_ends: np.ndarray
+    categories: list[str]
+    cat_ptr: np.ndarray
+    cat_rows: np.ndarray
+    authors: list[str]
+    author_ptr: np.ndarray
+    author_rows: np.ndarray
+    venues: Venues | None = None
+    """Journal-reference postings; ``None``: a snapshot built before venues were indexed."""
+    author_tokens: TokenIndex | None = None
+    """Words of the author names (derived from ``authors`` when a snapshot predates them)."""
+    _masks: OrderedDict[SearchFilters, np.ndarray | None] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        self._row = {str(a): i for i, a in enumerate(self.arxiv_ids)}
+        if self.author_tokens is None:
+            self.author_tokens = TokenIndex.build(self.authors)
+        self._author_match = AuthorMatcher(self.author_tokens)
+        self._lock = threading.Lock()
+
+    @property
+    def n(self) -> int:
+        return int(self.arxiv_ids.size)
+
+    def row_of(self, arxiv_id: str) -> int | None:
+        return self._row.get(arxiv_id)
+
+    # --- building -----------------------------------------------------------------------------
+    @classmethod
+    def from_docs(cls, docs: Iterable[Paper]) -> PaperMeta:
+        ids: list[str] = []
+        days: list[int] = []
+        ends: list[int] = []
+        cat_index: dict[str, int] = {}
+        author_index: dict[str, int] = {}
+        cats: list[list[int]] = []
+        auths: list[list[int]] = []
+        refs: list[str | None] = []
+        for d in docs:
+            ids.append(d.arxiv_id)
+            days.append(_day(d.date))
+            ends.append(_last_day(d.date, d.date_precision))
+            cats.append(sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c}))
+            names = {normalize_name(a) for a in d.authors}
+            auths.append(sorted({author_index.setdefault(a, len(author_index)) for a in names if a}))
+            refs.append(d.journal_ref)
+        cat_ptr, cat_rows = _postings(cats, len(cat_index))
+        author_ptr, author_rows = _postings(auths, len(author_index))
+        return cls(
+            np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1"),
+            np.asarray(days, dtype=np.int32),
+            np.asarray(ends, dtype=np.int32),
+            list(cat_index),
+            cat_ptr,
+            cat_rows,
+            list(author_index),
+            author_ptr,
+            author_rows,
+            Venues.build(refs),
+        )
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        np.save(directory / "arxiv_ids.npy", self.arxiv_ids)
+        np.save(directory / "dates.npy", self.dates)
+        np.save(directory / "date_ends.npy", self.date_ends)
+        np.save(directory / "cat_ptr.npy", self.cat_ptr)
+        np.save(directory / "cat_rows.npy", self.cat_rows)
+        np.save(directory / "author_ptr.npy", self.author_ptr)
+        np.save(directory / "author_rows.npy", self.author_rows)
+        (directory / "categories.json").write_text(json.dumps(self.categories), encoding="utf-8")
+        (directory / "authors.json").write_text(
+            json.dumps(self.authors, ensure_ascii=False), encoding="utf-8"
+        )
+        assert self.author_tokens is not None
+        self.author_tokens.save(directory, "author_tokens")
+        if self.venues is not None:
+            self.venues.save(directory)
+
+    @classmethod
+    def load(cls, directory: Path) -> PaperMeta:
+        def arr(name: str) -> np.ndarray:
+            return np.load(directory / name, mmap_mode="r")
+
+        dates = arr("dates.npy")
+        return cls(
+            np.load(directory / "arxiv_ids.npy"),
+            dates,
+            arr("date_ends.npy") if (directory / "date_ends.npy").is_file() else dates,
+            json.loads((directory / "categories.json").read_text(encoding="utf-8")),
+            arr("cat_ptr.npy"),
+            arr("cat_rows.npy"),
+            json.loads((directory / "authors.json").read_text(encoding="utf-8")),
+            arr("author_ptr.npy"),
+            arr("author_rows.npy"),
+            Venues.load(directory),
+            TokenIndex.load(directory, "author_tokens"),
+        )
+
+    # --- filtering ----------------------------------------------------------------------------
+    def _rows_of(self, keys: Iterable[int], ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Mask of the rows posted under any of ``keys``: one gather, no Python loop per key."""
+        mask = np.zeros(self.n, dtype=bool)
+        mask[rows[gather(ptr, np.fromiter(keys, dtype=np.int64))]] = True
+        return mask
+
+    def category_keys(self, wanted: Iterable[str]) -> list[int]:
+        """Category ids equal to a wanted value or inside a wanted archive (``cs`` -> ``cs.*``)."""
+        want = [w.strip() for w in wanted if w.strip()]
+        lower = [w.lower() for w in want]
+        return [
+            i
+            for i, c in enumerate(self.categories)
+            if any(c.lower() == w or c.lower().startswith(w + ".") for w in lower)
+        ]
+
+    def author_keys(self, wanted: Iterable[str]) -> list[int]:
+        """Author-name keys matching any wanted name (rule: `openxiv.indexer.engine.postings`)."""
+        found = [self._author_match.keys(w) for w in wanted]
+        return np.unique(np.concatenate(found)).tolist() if found else []
+
+    def _venues(self, name: str) -> Venues:
+        if self.venues is None:
+            raise UnsupportedFilter(
+                f"{name}: this index was built before venues were indexed; rebuild it (openxiv index build)"
+            )
+        return self.venues
+
+    def mask(self, filters: SearchFilters | None) -> np.ndarray | None:
+        """Boolean mask over paper rows (``None`` when nothing is filtered), read-only and cached.
+
+        Equal filter sets share one mask, so a batch of queries (or many clients sending the same
+        filters) pays for it once.
+        """
+        if filters is None or filters.empty:
+            return None
+        with self._lock:
+            if filters in self._masks:
+                self._masks.move_to_end(filters)
+                return self._masks[filters]
+        mask = self._build_mask(filters)
+        if mask is not None:
+            mask.flags.writeable = False
+        with self._lock:
+            self._masks[filters] = mask
+            while len(self._masks) > MASK_CACHE:
+                self._masks.popitem(last=False)
+        return mask
+
+    def _build_mask(self, filters: SearchFilters) -> np.ndarray | None:
+        mask = np.ones(self.n, dtype=bool)
+        if filters.categories:
+            mask &= self._rows_of(self.category_keys(filters.categories), self.cat_ptr, self.cat_rows)
+        if filters.authors:
+            mask &= self._rows_of(self.author_keys(filters.authors), self.author_ptr, self.author_rows)
+        if filters.venues:
+            v = self._venues("venue")
+            mask &= self._rows_of(v.venue_keys(filters.venues), v.ptr, v.rows)
+        if filters.venue_year is not None:
+            v = self._venues("venue_year")
+            mask &= self._rows_of(v.year_keys(filters.venue_year), v.year_ptr, v.year_rows)
+        if filters.date_from is not None or filters.date_to is not None:
+            known = self.dates != NO_DATE
+            lo = _day(filters.date_from) if filters.date_from else np.iinfo(np.int32).min + 1
+            hi = _day(filters.date_to) if filters.date_to else np.iinfo(np.int32).max
+            mask &= known & (self.date_ends >= lo) & (self.dates <= hi)
+        return mask

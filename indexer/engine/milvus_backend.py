@@ -1,0 +1,379 @@
+"""`MilvusBackend`: the `SearchBackend` over a snapshot whose indexes live in Milvus collections.
+
+Same sides, same rules as `openxiv.indexer.engine.hybrid.HybridBackend` (shared `Ranking`: mode -> sides,
+max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights, the
+category prior `openxiv.indexer.engine.prior` below the head; pseudo-relevance feedback is not run here),
+only the candidate lists come from Milvus:
+
+- ``bm25_papers``: the built-in BM25 function over title + abstract (sparse inverted index);
+- ``bm25_passages``: BM25 over passages, grouped by paper (``group_by_field="paper_row"``: the best
+  passage per paper);
+- ``dense_papers`` / ``dense_passages``: inner product over the vectors of the same embedding cache.
+
+Every side runs with the filter expression (`openxiv.indexer.engine.milvus_common.filter_expr`, resolved
+against the snapshot's metadata so filters mean what they mean on the embedded backend).
+The text fields hold terms analysed by openxiv's own tokenizer (`openxiv.indexer.engine.milvus_common.analyse`),
+so both backends score the same terms. ``total_count`` is, as there, the papers holding at least one
+query term after filters on the sides the mode runs: when every BM25 side returned fewer matches
+than its candidate depth, those are all of them; otherwise a ``TEXT_MATCH`` ``count(*)`` over papers
+plus the papers matching only through a passage. Dense sides rank only among those papers when a
+lexical side runs. The service fuses the
+candidate lists itself (`openxiv.indexer.engine.fusion`) rather than with Milvus' ``hybrid_search``
+rankers: those offer RRF and weighted sums of raw scores, not min-max or z-score fusion, nor the
+max-merge of a paper's text with its best passage, so the ranking would differ between backends.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import SIDES, UnknownMode
+from openxiv.corpus.settings.sources import ConfigError
+from openxiv.indexer import layout
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
+from openxiv.indexer.engine.fusion import fuse
+from openxiv.indexer.engine.meta import PaperMeta
+from openxiv.indexer.engine.milvus_common import NOTHING, analyse, connect, filter_expr, match_expr
+from openxiv.indexer.engine.prior import CategoryPrior
+from openxiv.indexer.engine.ranking import (
+    BM25_PASSAGE_SCALE,
+    PASSAGE_OVERFETCH,
+    Ranking,
+    SideResult,
+    encoder_for,
+    ms_since,
+    ranks_of,
+)
+from openxiv.indexer.manifest import BadIndexError
+
+__all__ = ["MilvusBackend", "collection_counts"]
+
+MAX_TOPK = 16384
+"""Milvus' largest ``limit`` per search or query."""
+MAX_IN_LIST = 20000
+"""Largest ``row in [...]`` list sent to Milvus; beyond it dense sides rank title/abstract matches only."""
+
+
+def _and(*terms: str | None) -> str:
+    return " and ".join(f"({t})" for t in terms if t)
+
+
+def collection_counts(manifest: dict[str, Any], settings: Settings | None = None) -> dict[str, int]:
+    """Entities in the snapshot's collections, keyed like the manifest's ``counts``."""
+    spec = manifest["milvus"]
+    settings = settings or Settings.from_env()
+    client = connect(settings.milvus_uri or spec["uri"], settings.milvus_token)
+    try:
+        out = {}
+        for key, name in spec["collections"].items():
+            if not client.has_collection(name):
+                raise BadIndexError(f"Milvus collection {name} is gone from {spec['uri']}; rebuild the index")
+            out[key] = int(client.get_collection_stats(name)["row_count"])
+        return out
+    finally:
+        client.close()
+
+
+class MilvusBackend(Ranking):
+    def __init__(
+        self,
+        path: Path,
+        settings: Settings,
+        manifest: dict[str, Any],
+        encoder: Any | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.settings = settings
+        self.manifest = manifest
+        spec = manifest["milvus"]
+        self.uri = settings.milvus_uri or spec["uri"]
+        self.collections: dict[str, str] = dict(spec["collections"])
+        self.meta = PaperMeta.load(self.path / layout.META)
+        self.category_prior = CategoryPrior(self.meta)
+        self.stemmer = str(((manifest.get("bm25") or {}).get("tokenizer") or {}).get("stemmer", "english"))
+        self.client = connect(self.uri, settings.milvus_token)
+        for name in self.collections.values():
+            if not self.client.has_collection(name):
+                raise BadIndexError(
+                    f"Milvus collection {name} does not exist on {spec['uri']}: rebuild the index "
+                    "(openxiv index build --backend milvus)"
+                )
+            self.client.load_collection(name)
+        counts = manifest.get("counts") or {}
+        has = {
+            "bm25_papers": True,
+            "bm25_passages": "passages" in self.collections,
+            "dense_papers": bool(counts.get("paper_vectors")),
+            "dense_passages": bool(counts.get("passage_vectors")),
+        }
+        self.sides = tuple(s for s in SIDES if has[s])
+        self.side_weights: dict[str, float] = {}
+        self.passage_scale = BM25_PASSAGE_SCALE
+        self.encoder = encoder
+        if (has["dense_papers"] or has["dense_passages"]) and self.encoder is None:
+            self.encoder = encoder_for(manifest, settings, self.path)
+        self._encode_lock = threading.Lock()
+        try:
+            self._plan(settings.fusion)
+        except UnknownMode as exc:
+            raise ConfigError(f"OPENXIV_FUSION={settings.fusion!r}: {exc}") from exc
+
+    # --- SearchBackend -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+        mode: str | None = None,
+        deadline: float | None = None,
+    ) -> SearchResult:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        check_page(top_k, offset)
+        sides, method = self._plan(mode or self.settings.fusion)
+        depth = min(max(self.settings.candidates, offset + top_k), MAX_TOPK)
+        check_deadline(deadline, "filters")
+        t = time.perf_counter()
+        expr = filter_expr(self.meta, filters)
+        timings["filter"] = ms_since(t)
+        results: dict[str, SideResult] = {}
+        lexical = any(s.startswith("bm25") for s in sides)
+        dense_expr: str | None = expr
+
+        check_deadline(deadline, "bm25")
+        t = time.perf_counter()
+        terms = analyse([query], self.stemmer)[0]
+        if lexical:
+            total, matched = self._lexical(terms, sides, depth, expr, results)
+            if not terms:
+                dense_expr = NOTHING
+            elif matched is not None and len(matched) <= MAX_IN_LIST:
+                dense_expr = _and(expr, f"row in {sorted(matched)}")
+            else:  # too many to list: rank title/abstract matches (a subset of the lexical papers)
+                dense_expr = _and(expr, match_expr("text", terms))
+        else:  # a dense side alone: every paper passing the filters
+            total = self.meta.n if expr is None else self._count("papers", expr)
+        timings["bm25"] = ms_since(t)
+
+        dense_sides = [s for s in sides if s.startswith("dense")]
+        if dense_sides and total > 0:
+            check_deadline(deadline, "encode")
+            t = time.perf_counter()
+            with self._encode_lock:
+                qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(-1)  # type: ignore[union-attr]
+            timings["encode"] = ms_since(t)
+            check_deadline(deadline, "dense")
+            t = time.perf_counter()
+            if "dense_papers" in dense_sides:
+                results["dense_papers"] = self._dense_papers(qvec, depth, dense_expr)
+            if "dense_passages" in dense_sides:
+                results["dense_passages"] = self._dense_passages(
+                    qvec, depth, expr, dense_expr if lexical else None
+                )
+            timings["dense"] = ms_since(t)
+
+        check_deadline(deadline, "fuse")
+        t = time.perf_counter()
+        fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
+        fused_rows, fused_scores = self._with_prior(fused_rows, fused_scores, mode)
+        page_rows = fused_rows[offset : offset + top_k].tolist()
+        page_scores = fused_scores[offset : offset + top_k].tolist()
+        evidence = self._evidence(terms, page_rows, results)
+        hits = []
+        ranks = {n: ranks_of(r.rows, np.asarray(page_rows, dtype=np.int64)) for n, r in results.items()}
+        for row, score in zip(page_rows, page_scores, strict=True):
+            signals = {f"{n}_rank": ranks[n].get(row) for n in results}
+            hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), evidence.get(row), signals))
+        timings["fuse"] = ms_since(t)
+        timings["total"] = ms_since(t0)
+        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
+
+    def info(self) -> dict[str, Any]:
+        """Live facts only, as `HybridBackend.info` (the manifest, collections included, is shown once
+        by ``/v1/index``)."""
+        return {
+            "path": str(self.path),
+            "sides": list(self.sides),
+            "papers": self.meta.n,
+            "passages": int((self.manifest.get("counts") or {}).get("passages", 0)),
+            "ranking": self.ranking_info(),
+        }
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- sides -------------------------------------------------------------------------------------
+    def _search(self, key: str, data: Any, field: str, limit: int, expr: str | None, **kw: Any) -> list[Any]:
+        params = {"metric_type": "BM25"} if field == "sparse" else {"metric_type": "IP"}
+        res = self.client.search(
+            self.collections[key],
+            data=[data],
+            anns_field=field,
+            limit=limit,
+            filter=expr or "",
+            search_params=params,
+            **kw,
+        )
+        return list(res[0])
+
+    def _bm25_papers(self, terms: str, depth: int, expr: str | None) -> SideResult:
+        hits = self._search("papers", terms, "sparse", depth, expr)
+        # milvus-lite reports BM25 scores negated (best = most negative); a BM25 score is never < 0
+        return _side([(_pk(h), abs(float(h["distance"]))) for h in hits])
+
+    def _bm25_passages(self, terms: str, depth: int, expr: str | None) -> SideResult:
+        hits = self._search(
+            "passages", terms, "sparse", depth, expr, group_by_field="paper_row", output_fields=["paper_row"]
+        )
+        pairs = [(int(h["entity"]["paper_row"]), abs(float(h["distance"]))) for h in hits]
+        side = _side(pairs)
+        side.passages = {int(h["entity"]["paper_row"]): _pk(h) for h in hits}
+        return side
+
+    def _dense_papers(self, qvec: np.ndarray, depth: int, expr: str | None) -> SideResult:
+        hits = self._search("papers", qvec.tolist(), "dense", depth, expr)
+        return _side([(_pk(h), float(h["distance"])) for h in hits])
+
+    def _dense_passages(
+        self, qvec: np.ndarray, depth: int, expr: str | None, lexical: str | None
+    ) -> SideResult:
+        limit = min(depth * PASSAGE_OVERFETCH, MAX_TOPK)
+        hits = self._search(
+            "passages",
+            qvec.tolist(),
+            "dense",
+            limit,
+            expr,
+            group_by_field="paper_row",
+            output_fields=["paper_row"],
+        )
+        best = {int(h["entity"]["paper_row"]): (float(h["distance"]), _pk(h)) for h in reversed(hits)}
+        rows = list(best)
+        if lexical and rows:  # rank only papers that match a query word (see the module docstring)
+            keep = self.client.query(
+                self.collections["papers"],
+                filter=_and(lexical, f"row in {rows}"),
+                output_fields=["row"],
+                limit=len(rows),
+            )
+            allowed = {int(r["row"]) for r in keep}
+            rows = [r for r in rows if r in allowed]
+        side = _side([(r, best[r][0]) for r in rows][:depth])
+        side.passages = {r: best[r][1] for r in side.rows.tolist()}
+        return side
+
+    def _lexical(
+        self, terms: str, sides: tuple[str, ...], depth: int, expr: str | None, results: dict[str, SideResult]
+    ) -> tuple[int, set[int] | None]:
+        """Run the mode's BM25 sides into ``results``; the number of papers matching a query term
+        (after filters) and, when the candidate lists hold all of them, those papers."""
+        if not terms:
+            return 0, set()
+        words = match_expr("text", terms)
+        complete = True
+        matched: set[int] = set()
+        if "bm25_papers" in sides:
+            side = results["bm25_papers"] = self._bm25_papers(terms, depth, expr)
+            matched.update(side.rows.tolist())
+            complete = side.rows.size < depth
+        if "bm25_passages" in sides:
+            side = results["bm25_passages"] = self._bm25_passages(terms, depth, expr)
+            matched.update(side.rows.tolist())
+            complete = complete and side.rows.size < depth
+        if complete:  # every side returned fewer than it was asked for: those are all the matches
+            return len(matched), matched
+        total = 0  # more matches than candidates: count them inside Milvus
+        if "bm25_papers" in sides:
+            total += self._count("papers", _and(expr, words))
+        if "bm25_passages" in sides:
+            total += len(self._passage_papers(words, expr, exclude_text="bm25_papers" in sides))
+        return total, None
+
+    def _passage_papers(self, words: str | None, expr: str | None, exclude_text: bool) -> set[int]:
+        """Papers (after filters) with a passage matching a query term; with ``exclude_text``,
+        only those whose title + abstract does not match (counted separately)."""
+        rows: set[int] = set()
+        it = self.client.query_iterator(
+            self.collections["passages"],
+            batch_size=MAX_TOPK,
+            filter=_and(expr, words),
+            output_fields=["paper_row"],
+        )
+        try:
+            while batch := it.next():
+                rows.update(int(r["paper_row"]) for r in batch)
+        finally:
+            it.close()
+        if not exclude_text or not rows:
+            return rows
+        ordered = sorted(rows)
+        for i in range(0, len(ordered), MAX_TOPK):
+            chunk = ordered[i : i + MAX_TOPK]
+            found = self.client.query(
+                self.collections["papers"],
+                filter=_and(f"row in {chunk}", words),
+                output_fields=["row"],
+                limit=len(chunk),
+            )
+            rows -= {int(r["row"]) for r in found}
+        return rows
+
+    def _count(self, key: str, expr: str | None) -> int:
+        res = self.client.query(self.collections[key], filter=expr or "", output_fields=["count(*)"])
+        return int(res[0]["count(*)"])
+
+    def _evidence(self, terms: str, rows: list[int], results: dict[str, SideResult]) -> dict[int, int]:
+        """The corpus passage shown as evidence per page row: the passage side's winner, else the
+        paper's best BM25 passage for the query, else its first passage (as the embedded backend)."""
+        out: dict[int, int] = {}
+        if "passages" not in self.collections or not rows:
+            return out
+        for name in ("bm25_passages", "dense_passages"):
+            for row in rows:
+                if name in results and row in results[name].passages and row not in out:
+                    out[row] = results[name].passages[row]
+        rest = [r for r in rows if r not in out]
+        if rest and terms:
+            hits = self._search(
+                "passages",
+                terms,
+                "sparse",
+                len(rest),
+                f"paper_row in {rest}",
+                group_by_field="paper_row",
+                output_fields=["paper_row"],
+            )
+            out.update({int(h["entity"]["paper_row"]): _pk(h) for h in hits})
+        rest = [r for r in rows if r not in out]
+        if rest:
+            first = self.client.query(
+                self.collections["passages"],
+                filter=f"paper_row in {rest} and seq == 0",
+                output_fields=["paper_row"],
+                limit=len(rest),
+            )
+            out.update({int(r["paper_row"]): int(r["pid"]) for r in first})
+        return out
+
+
+def _pk(hit: Any) -> int:
+    """A search hit's primary key (``row`` of a paper, ``pid`` of a passage)."""
+    return int(hit["id"] if "id" in hit else hit.get("row", hit.get("pid")))
+
+
+def _side(pairs: list[tuple[int, float]]) -> SideResult:
+    """A side's candidates in the backend's order: score descending, then row (= arxiv_id) ascending."""
+    if not pairs:
+        return SideResult(np.zeros(0, np.int64), np.zeros(0, np.float32))
+    rows = np.asarray([p[0] for p in pairs], dtype=np.int64)
+    scores = np.asarray([p[1] for p in pairs], dtype=np.float32)
+    order = np.lexsort((rows, -scores))
+    return SideResult(rows[order], scores[order])

@@ -1,0 +1,93 @@
+"""The FastAPI application: `create_app(settings, index_root)`.
+
+The snapshot is opened once at startup (lifespan), shared read-only by every request, swapped by
+``POST /v1/admin/reload``, SIGHUP or (``OPENXIV_WATCH_INTERVAL`` > 0) when ``CURRENT`` changes, and
+closed at shutdown. Routes live in ``routes_*`` modules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio.to_thread
+from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.service.holder import IndexHolder, reload_triggers
+from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
+from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
+from openxiv.service.http.guard import RequestGuardMiddleware
+from openxiv.service.http.security import AdminMiddleware, AuthMiddleware
+from openxiv.service.launch import LOOPBACK_NAMES
+
+__all__ = ["app_from_env", "create_app", "serve_concurrency"]
+
+
+DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
+
+* **DeepXiv-compatible**: `POST /search` (the AutoResearchBench agent's request; also at
+  `/arxiv/retrieve` and `/`) and `GET /arxiv/?type=retrieve|head|brief|section|raw|preview|json`
+  (what `deepxiv_sdk.Reader(base_url=...)` calls).
+* **v1**: `/v1/search`, `/v1/papers/{id}`, `/v1/papers/{id}/sections/{name}`, `/v1/index`.
+
+Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names the problem.
+"""
+
+
+def serve_concurrency(settings: Settings) -> int:
+    """Requests computed at once per process (``settings.serve_concurrency``, default the CPU count,
+    at least 2); more wait in the event loop."""
+    configured = settings.serve_concurrency
+    return configured if configured is not None else max(2, os.cpu_count() or 2)
+
+
+def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
+    holder = IndexHolder(Path(index_root), settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(holder.load)
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = serve_concurrency(settings)
+        try:
+            async with reload_triggers(holder, settings):
+                yield
+        finally:
+            holder.close()
+
+    app = FastAPI(
+        title="openxiv",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+    )
+    app.state.holder = holder
+    app.state.settings = settings
+    install_handlers(app)
+    app.include_router(routes_search.router)
+    app.include_router(routes_arxiv.router)
+    app.include_router(routes_v1.router)
+    app.include_router(routes_unserved.router)
+    app.include_router(routes_ui.router)  # the web page at /ui; GET / redirects there
+    # Middleware added last runs first: catch-all, admin guard, search token, then body/text checks.
+    app.add_middleware(
+        RequestGuardMiddleware, max_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout
+    )
+    if settings.api_token:
+        app.add_middleware(AuthMiddleware, token=settings.api_token)
+    app.add_middleware(
+        AdminMiddleware, admin_token=settings.admin_token, loopback=settings.host in LOOPBACK_NAMES
+    )
+    app.add_middleware(CatchAllMiddleware)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for ``uvicorn --factory`` (and multi-worker serving): settings from ``OPENXIV_*``."""
+    settings = Settings.from_env()
+    return create_app(settings, settings.index_root)

@@ -1,0 +1,159 @@
+"""Search routes: the AutoResearchBench/DeepXiv ``POST /search`` (also at ``/arxiv/retrieve`` and ``/``)
+and openxiv's own ``GET/POST /v1/search``.
+
+Handlers are plain ``def`` functions: FastAPI runs them in its threadpool, so query encoding, BM25
+and FAISS never block the event loop. Each request borrows the open snapshot once (see
+`openxiv.service.holder`), so a reload in the middle of a request does not mix two snapshots.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from openxiv.corpus.settings.modes import mode_help
+from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.models import SearchRequest, SearchResponse, V1SearchRequest, V1SearchResponse
+from openxiv.service.params import (
+    TOP_K_MAX,
+    FilterParams,
+    Offset,
+    TopK,
+    check_mode,
+    check_queries,
+    clamp_top_k,
+    lenient_batch,
+    unsupported_filters,
+)
+from openxiv.service.search import deepxiv_search, search, search_json
+from openxiv.service.views import to_v1_hit
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's request shape).
+
+Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
+`categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
+`venue_year`, `mode`. `top_k` above 100 is clamped and empty strings in a batch are skipped (both
+said in `warnings`); `orgs` and `min_citation` are a 400 (the corpus has no affiliations or
+citation counts). At most 500 queries × filter values per request; a request that runs past the
+server's time budget is answered 503.
+
+`total_count` is the number of papers the query matches after filters (at least one query word in
+the title, abstract or a full-text passage; with `mode=dense` alone, every paper passing the
+filters), the same on every page.
+
+Response: `{"status": "success", "total_count": N, "result": [hit, ...]}`; each hit has `arxiv_id`,
+`title`, `score`, `abstract`, `tldr`, `authors: [{name, orgs}]`, `url`, `date`, `citation_count`
+(null), `categories` and, with `return_contents`, `contents: [{section_title, section_contents:
+[evidence passage]}]`.
+
+A list of queries is a batch: `results` holds `{query, total_count, result}` per query in order, and
+`result` is their round-robin merge (best hit of each query in turn, de-duplicated, cut to `top_k`).
+"""
+
+
+def post_search(body: SearchRequest, request: Request) -> Response:
+    """Lenient where the intent is clear (the AutoResearchBench client turns any 4xx into a silent
+    empty list): ``top_k`` above the maximum is clamped, empty strings in a batch are skipped; both
+    are said in ``warnings``. What cannot be repaired stays a 400."""
+    settings = settings_of(request)
+    warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
+    top_k = clamp_top_k(body.top_k, warnings)
+    queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
+    filters = FilterParams.of(body).build()
+    response, timings = deepxiv_search(
+        holder_of(request),
+        queries,
+        top_k=top_k,
+        offset=body.offset,
+        filters=filters,
+        mode=check_mode(body.mode, "mode"),
+        contents=body.return_contents,
+        batch=isinstance(body.query, list),
+        warnings=warnings,
+        settings=settings,
+    )
+    return json_response(search_json(response), timings)
+
+
+for _path, _name in (("/search", "search"), ("/arxiv/retrieve", "arxiv_retrieve"), ("/", "root_search")):
+    router.add_api_route(
+        _path,
+        post_search,
+        methods=["POST"],
+        name=_name,
+        response_model=SearchResponse,
+        responses=ERRORS,
+        summary="Search (AutoResearchBench / DeepXiv POST shape)",
+        description=SEARCH_DOC,
+        tags=["DeepXiv-compatible"],
+        include_in_schema=_path == "/search",
+    )
+
+
+# ------------------------------------------------------------------------------- v1
+def _v1(request: Request, body: V1SearchRequest) -> Response:
+    settings = settings_of(request)
+    query = check_queries(body.query, settings.max_query_chars)[0]
+    out = search(
+        holder_of(request),
+        query,
+        settings=settings,
+        top_k=body.top_k,
+        offset=body.offset,
+        filters=FilterParams.of(body).build(),
+        mode=check_mode(body.mode, "mode"),
+        contents=body.return_contents,
+    )
+    response = V1SearchResponse(
+        query=query,
+        total_count=out.total_count,
+        offset=body.offset,
+        top_k=body.top_k,
+        hits=[to_v1_hit(h, body.offset + i + 1) for i, h in enumerate(out.hits)],
+        timings_ms=out.timings_ms,
+        snapshot=out.snapshot,
+    )
+    return json_response(response.model_dump_json(), out.timings_ms)
+
+
+@router.post(
+    "/v1/search", response_model=V1SearchResponse, responses=ERRORS, tags=["v1"], summary="Search papers"
+)
+def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
+    """Hybrid search; each hit carries its evidence passage, section and ranking signals."""
+    return _v1(request, body)
+
+
+@router.get(
+    "/v1/search", response_model=V1SearchResponse, responses=ERRORS, tags=["v1"], summary="Search papers"
+)
+def v1_search_get(
+    request: Request,
+    q: Annotated[str, Query(description="The query.")],
+    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
+    offset: Annotated[Offset, Query()] = 0,
+    category: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
+    author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
+    date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    mode: Annotated[str | None, Query(description=mode_help())] = None,
+    contents: Annotated[bool, Query(description="Add evidence passages.")] = True,
+) -> Response:
+    """Same as `POST /v1/search`, with query parameters."""
+    body = V1SearchRequest.model_construct(
+        query=q,
+        top_k=top_k,
+        offset=offset,
+        categories=list(category or []),
+        authors=list(author or []),
+        date_from=date_from,
+        date_to=date_to,
+        mode=mode,
+        return_contents=contents,
+    )
+    return _v1(request, body)

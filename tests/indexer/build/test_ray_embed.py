@@ -1,0 +1,59 @@
+"""The Ray Data path fills the embedding cache with the vectors the local path computes, bit for bit.
+
+Real parts: a small corpus ingested from the shared listing and plain-text files, the real int8 ONNX
+MiniLM, a local Ray instance (``ray.init()``) with two encoder actors, the real SQLite cache.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from small_index import make_db, records
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
+from openxiv.indexer.encoders.embed import load_encoder
+from openxiv.indexer.build.ray_embed import corpus_texts, missing_in_cache
+
+pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
+
+
+def test_ray_fills_the_cache_with_the_local_vectors(shared: Path, tmp_path: Path):
+    from openxiv.service.cli import cli
+
+    data_dir = tmp_path / "data"
+    db = make_db(tmp_path / "corpus.sqlite", records(shared, cs=120, astro=20, full=3))
+    settings = Settings(data_dir=data_dir, embed="both")
+    encoder = load_encoder(settings)  # exports the ONNX encoder into data_dir once; the actors reuse it
+    texts = corpus_texts(db, "both")
+    assert len(texts) > 140 + 3  # papers and the full texts' passages
+
+    ray_cache = tmp_path / "ray.sqlite"
+    env = {"OPENXIV_DATA_DIR": str(data_dir), "OPENXIV_EMBED": "both"}
+    args = ["index", "embed", "--db", str(db), "--cache", str(ray_cache), "--actors", "2", "--json"]
+    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output[result.output.index("{") :])
+    distinct = len(set(texts))
+    assert report["actors"] == 2
+    assert report["texts"] == distinct and report["encoded"] == distinct and report["cached"] == 0
+
+    local_cache = tmp_path / "local.sqlite"
+    with EmbeddingCache(local_cache) as cache:
+        local = encode_cached(encoder, texts, cache, progress=False)
+    keys = cache_keys(encoder, texts)
+    with EmbeddingCache(ray_cache) as cache:
+        got = cache.get_many(keys)
+        assert missing_in_cache(encoder, texts, cache) == ([], [])
+    ray_vecs = np.stack([got[k] for k in keys])
+    assert ray_vecs.dtype == local.dtype and ray_vecs.shape == local.shape
+    assert ray_vecs.tobytes() == local.tobytes()  # bit for bit, not merely close
+
+    # a second run finds everything cached and does not start Ray
+    again = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    second = json.loads(again.output[again.output.index("{") :])
+    assert second["encoded"] == 0 and second["cached"] == distinct and second["actors"] == 0

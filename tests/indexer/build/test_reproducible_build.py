@@ -1,0 +1,63 @@
+"""A snapshot's term tables are the same bytes whatever the process's string hash seed.
+
+bm25s numbers a vocabulary in the order of a Python set, and the stored sentences numbered their
+terms in the order of each sentence's frozenset: both follow ``PYTHONHASHSEED``, which differs per
+process. Two builds of one corpus then gave different term ids, so ties between terms (the
+feedback's expansion terms) broke differently and a rebuilt snapshot could answer a query with
+scores a few thousandths apart. Each part is built here in two processes with different seeds, on
+real listing abstracts, and compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from openxiv.evaluator.shared import SharedData
+
+_BUILD = """
+import json, sys, types
+from pathlib import Path
+from openxiv.indexer.build.sentences import write_sentences
+from openxiv.indexer.engine.sparse import SparseIndex
+
+texts = json.loads(Path(sys.argv[1]).read_text())
+out = Path(sys.argv[2])
+SparseIndex.build(texts).save(out / "bm25")
+write_sentences(out / "sentences", [types.SimpleNamespace(abstract=t) for t in texts], "english")
+"""
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_bm25_and_sentence_tables_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    data = SharedData.default()
+    listings = data.listings if data.available else []
+    if not listings:
+        pytest.skip(f"no listing files under {data.root}")
+    texts: list[str] = []
+    with gzip.open(listings[0], "rt", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            texts.append(f"{obj.get('title') or ''}\n{obj.get('abstract') or ''}")
+            if len(texts) >= 300:
+                break
+    src = tmp_path / "texts.json"
+    src.write_text(json.dumps(texts))
+    built = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"seed{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", _BUILD, str(src), str(out)], env=env, check=True, timeout=300)
+        built.append(_files(out))
+    a, b = built
+    assert set(a) == set(b) and any(name.startswith("bm25/") for name in a)
+    assert [name for name in a if a[name] != b[name]] == []
