@@ -19,7 +19,7 @@ __all__ = ["DRMI_TASK", "judge_options", "register", "run_drmi_task"]
 
 _PARSER = click.option(
     "--parser", type=click.Choice(["strict", "upstream"]), default="strict", show_default=True,
-    help="strict: the last yes/no word (or the JSON asked for) decides; upstream: the benchmark's own "
+    help="strict: the last yes/no word decides (DEFT: lines naming a known mode, or None); upstream: the benchmark's own "
     "parsing, quirks included (FINDER: a 'no' inside 'not' makes an item fail).",
 )  # fmt: skip
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)

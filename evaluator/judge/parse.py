@@ -8,17 +8,14 @@ lines of its reasoning text (as FINDER's judge does).
 * `yes_no_upstream`: FINDER's checklist rule: ``met = ('yes' in a or 'true' in a) and not ('no' in a
   or 'false' in a)`` on the lowercased text, substrings included, so "Yes, nothing is missing" has a
   "no" (in "nothing") and is **not met**. It never fails to parse.
-* `json_object`: the first ``{`` to the last ``}`` parsed as a JSON object, else ``None``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
-from typing import Any
 
-__all__ = ["PARSERS", "answer_text", "json_object", "yes_no_strict", "yes_no_upstream"]
+__all__ = ["PARSERS", "answer_text", "yes_no_strict", "yes_no_upstream"]
 
 _WORD = re.compile(r"[a-z]+|是|否")
 _YES = {"yes": True, "true": True, "是": True, "no": False, "false": False, "否": False}
@@ -43,17 +40,6 @@ def yes_no_upstream(text: str) -> bool | None:
     pos = "yes" in a or "true" in a
     neg = "no" in a or "false" in a
     return pos and not neg
-
-
-def json_object(text: str) -> dict[str, Any] | None:
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        obj = json.loads(text[start : end + 1])
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 PARSERS: dict[str, Callable[[str], bool | None]] = {"strict": yes_no_strict, "upstream": yes_no_upstream}

@@ -15,7 +15,7 @@ from openxiv.evaluator.cli import eval_group
 from openxiv.evaluator.deft import parse_modes, positive_metric, read_taxonomy
 from openxiv.evaluator.finder import read_checklist, read_reports
 from openxiv.evaluator.judge.scripted import ScriptedServer
-from openxiv.evaluator.race import race_check, race_item
+from openxiv.evaluator.race import fact_aggregates, race_check, race_item
 from openxiv.evaluator.shared import SharedData
 
 
@@ -165,3 +165,48 @@ def test_deft_modes_from_the_shared_taxonomy(finder_dir: Path, tmp_path: Path) -
         parse_modes("no idea", tax, "strict")[0] is None
         and parse_modes("no idea", tax, "upstream")[0] == set()
     )
+
+
+def test_fact_aggregates_worked_by_hand() -> None:
+    records = [
+        {"id": 1, "citations": [{"valid": True}, {"valid": False}, {"valid": True}]},
+        {"id": 2, "citations": []},
+    ]
+    # 3 citations over 2 reports, 2 valid: 1.5 per report, 1.0 valid per report, rate 2/3
+    assert fact_aggregates(records) == {
+        "total_citations": 1.5,
+        "total_valid_citations": 1.0,
+        "valid_rate": 2 / 3,
+    }
+
+
+def test_a_judge_without_its_settings_is_a_usage_error_naming_the_variable(finder_dir: Path) -> None:
+    argv = [
+        "finder",
+        "-g",
+        str(finder_dir / "checklist.jsonl"),
+        "-s",
+        str(finder_dir / "query.jsonl"),
+        "--judge",
+    ]
+    res = CliRunner().invoke(eval_group, [*argv, "openai"], env={"OPENXIV_JUDGE_MODEL": "m"})
+    assert res.exit_code == 2 and "OPENXIV_JUDGE_BASE_URL is not set" in res.output
+    res = CliRunner().invoke(eval_group, [*argv, "replay"], env={"OPENXIV_JUDGE_MODEL": ""})
+    assert res.exit_code == 2 and "OPENXIV_JUDGE_MODEL is not set" in res.output
+
+
+def test_config_shows_the_judge_settings_and_the_demo_says_when_none_is_configured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openxiv.corpus.settings.command import config
+    from openxiv.evaluator.demo import _judged_step
+
+    res = CliRunner().invoke(
+        config, [], env={"OPENXIV_JUDGE_API_KEY": "secret", "OPENXIV_JUDGE_CONCURRENCY": "8"}
+    )
+    assert res.exit_code == 0, res.output
+    lines = {ln.split()[0]: ln for ln in res.output.splitlines() if ln.startswith("OPENXIV_JUDGE_")}
+    assert "***" in lines["OPENXIV_JUDGE_API_KEY"] and "secret" not in res.output
+    assert " 8 " in lines["OPENXIV_JUDGE_CONCURRENCY"] and " none " in lines["OPENXIV_JUDGE_BACKEND"]
+    _judged_step("none", tmp_path, tmp_path, {})
+    assert "no judge configured, OPENXIV_JUDGE_BACKEND=none" in capsys.readouterr().out
