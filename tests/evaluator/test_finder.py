@@ -107,6 +107,10 @@ def test_finder_without_a_judge_is_not_computed(finder_dir: Path) -> None:
     assert doc["aggregates"]["pass_rate"]["value"] is None and doc["counts"]["micro_pass_rate"] is None
     assert doc["conventions"]["judge"].startswith("not computed: no judge configured")
     assert all(r["pass_rate"] is None for r in doc["per_item"])
+    table = CliRunner().invoke(eval_group, ["finder", "-g", str(finder_dir / "checklist.jsonl"), "-s",
+                                            str(finder_dir / "reports" / "claude-3-7-sonnet-latest.jsonl"),
+                                            "--judge", "none", "--resamples", "10"])  # fmt: skip
+    assert "judge: not computed: no judge configured" in table.output and "pass_rate  –" in table.output
 
 
 def test_race_aggregates_reproduce_the_official_file(finder_dir: Path) -> None:
