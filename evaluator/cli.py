@@ -19,6 +19,7 @@ import click
 from openxiv.corpus.extras import MissingExtra
 from openxiv.corpus.settings.options import EXIT_FAILED, IntList, db_option, emit_json, json_option
 from openxiv.evaluator.io import EvalInputError
+from openxiv.evaluator.judged_cli import DRMI_TASK, judge_options, register, run_drmi_task
 from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, compare_rows
 
@@ -227,8 +228,15 @@ def autoresearchbench(**kw: Any) -> None:
 @_common
 @_set_options
 @_MAX_CAND_DRMI
-def drmi(**kw: Any) -> None:
-    """Dr.Mi-Bench compatibility: ids first, titles matched on their first 20 normalised characters."""
+@DRMI_TASK
+@judge_options
+def drmi(task: str, judge_backend: str | None, judge_cache: Path | None, prompt_path: Path | None, parser: str,
+         **kw: Any) -> None:  # fmt: skip
+    """Dr.Mi-Bench: retrieval (ids first, titles on their first 20 normalised characters); planning and
+    reasoning with the judge (--task; formats in docs/evaluator.md)."""
+    if task != "retrieval":
+        run_drmi_task(task, judge_backend, judge_cache, prompt_path, parser, _run, EvalCliError, **kw)
+        return
     _set_command("drmi", "drmi", "drmi")(**kw)
 
 
@@ -296,3 +304,6 @@ def taxobench(gold: Path, submission: Path, compare_path: Path | None, similarit
 
     inputs = {"gold": str(gold)}
     _run(score, submission, compare_path, inputs, json_out, html_out, md_out, seed, resamples, quiet)
+
+
+register(eval_group, _common, _run, EvalCliError)  # openxiv eval finder / deft (evaluator/judged_cli.py)

@@ -187,4 +187,25 @@ def demo(settings: Settings, skip_build: bool) -> None:
         ),
         env,
     )
+    _judged_step(settings.judge_backend, layout.gold("finder"), out, env)
     click.secho(f"\nDone. Open the evaluation report: {report}", bold=True, fg="green")
+
+
+def _judged_step(backend: str, finder: Path, out: Path, env: dict[str, str]) -> None:
+    """Score the shared FINDER reports with the configured judge, or say that none is configured."""
+    if backend == "none":
+        click.echo(
+            "\n(no judge configured, OPENXIV_JUDGE_BACKEND=none: the judged metrics (FINDER checklist, DEFT,"
+            " Dr.Mi planning and reasoning) are skipped; docs/evaluator.md, 'Judged metrics')"
+        )
+        return
+    reports = finder / "reports" / "claude-3-7-sonnet-latest.jsonl"
+    if not reports.is_file():
+        click.echo(f"\n(no FINDER reports at {reports}: the judged step is skipped)")
+        return
+    _step(
+        f"score the shared FINDER reports with the {backend} judge",
+        _openxiv("eval", "finder", "--gold", str(finder / "checklist.jsonl"), "--submission", str(reports),
+                 "--html", str(out / "finder.html"), "--json", str(out / "finder.json")),
+        env,
+    )  # fmt: skip

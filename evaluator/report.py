@@ -222,6 +222,8 @@ def render_terminal(report: EvalReport) -> str:
     if report.coverage is not None:
         c = report.coverage
         parts.append(f"coverage: {c.answered}/{c.total} gold items answered ({c.fraction:.1%})")
+    if "judge" in report.conventions:  # judged metrics: who judged, or why nothing was
+        parts.append(f"judge: {report.conventions['judge']}")
     parts.append(_table(["metric", "mean", "95% CI", "n"], aggregate_rows(report)))
     for by, groups in report.breakdowns.items():
         shown = [m for m in report.shown_metrics() if any(m in g for g in groups.values())][:6]

@@ -24,7 +24,7 @@ from openxiv.corpus.settings.sources import ENV_PREFIX, ConfigError, load, valid
 
 __all__ = ["SECRET_FIELDS", "Settings", "get_settings", "repo_root", "shared_dir"]
 
-SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token"})
+SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token", "judge_api_key"})
 """Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
@@ -241,6 +241,33 @@ class Settings(BaseSettings):
 
     Checked between the queries of a batch and the stages of each search; past it the worker is free
     again."""
+
+    # --- LLM judge (evaluator: openxiv eval finder / deft / drmi --task planning|reasoning) -------
+    judge_backend: Literal["none", "openai", "replay"] = "none"
+    """Who answers the judged metrics (docs/evaluator.md, "Judge"): `none` reports them as not
+    computed (with the reason, never as 0), `openai` calls an OpenAI-compatible chat endpoint (vLLM,
+    llama.cpp, Ollama, hosted APIs) and writes every answer to `judge_cache`, `replay` answers only
+    from `judge_cache` (offline, bit for bit)."""
+    judge_base_url: str | None = None
+    """Base URL of the OpenAI-compatible endpoint, up to `/v1` (`http://127.0.0.1:8080/v1`)."""
+    judge_model: str | None = None
+    """Model name sent to the endpoint; part of every cache key."""
+    judge_api_key: str | None = Field(default=None, repr=False)
+    """Bearer key of the endpoint (unset: no `Authorization` header)."""
+    judge_cache: Path | None = Field(
+        default=None, json_schema_extra=_default("`<data_dir>/judge-cache.jsonl`")
+    )
+    """Judge cache (JSON lines, one answer per line, keyed by a hash of prompt version, model and
+    messages): `openai` appends to it, `replay` reads only it."""
+    judge_concurrency: int = Field(16, ge=1)
+    """Judge requests in flight at once."""
+    judge_timeout: float = Field(120.0, gt=0.0)
+    """Seconds one judge request may take before it is retried."""
+    judge_retries: int = Field(5, ge=0)
+    """Retries of a failed judge request (timeout, connection error, 429, 5xx, malformed or empty
+    answer) before the item counts as not judged (coverage)."""
+    judge_backoff: float = Field(1.0, ge=0.0)
+    """Seconds before the first retry; it doubles with each retry (the benchmarks wait 2**retry s)."""
 
     @classmethod
     def settings_customise_sources(
