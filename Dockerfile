@@ -38,7 +38,7 @@ COPY evaluator ./evaluator
 # OPENXIV_EXTRAS=torch,pdf,milvus adds pymilvus + milvus-lite (the compose file's `milvus` profile builds it)
 ARG OPENXIV_EXTRAS="torch,pdf"
 RUN pip install -c constraints-cpu.txt ".[${OPENXIV_EXTRAS}]" \
-    && python -c "import openxiv.service.app, openxiv.indexer.snapshot, openxiv.corpus.store"
+    && python -c "import openxiv.service.http.app, openxiv.indexer.snapshot, openxiv.corpus.store"
 
 RUN useradd --create-home --uid 10001 openxiv \
     && mkdir -p /data \

@@ -13,8 +13,11 @@ import click
 from sqlalchemy.exc import DatabaseError
 
 from openxiv.corpus.completeness import completeness
-from openxiv.corpus.config import Settings
-from openxiv.corpus.options import (
+from openxiv.corpus.readers import FORMATS, read_path
+from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -26,9 +29,6 @@ from openxiv.corpus.options import (
     progress_option,
     setting_option,
 )
-from openxiv.corpus.readers import FORMATS, read_path
-from openxiv.corpus.records import PaperRecord, ReadError
-from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
 from openxiv.corpus.store import IngestSummary, Store
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "ingest", "stats"]

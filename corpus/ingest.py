@@ -24,11 +24,11 @@ from typing import cast
 from sqlalchemy import Connection, Engine, Table, insert
 
 from openxiv.corpus.bulkload import deferred_indexes, drop_indexes, ensure_indexes
-from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.runs import IngestSummary, end_run, start_run
 from openxiv.corpus.schema import Base, IngestError
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.writer import BatchCounts, write_batch
 
 __all__ = ["BATCH_CHARS", "BATCH_RECORDS", "ingest_items"]

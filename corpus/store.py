@@ -33,7 +33,6 @@ from sqlalchemy import (
 from sqlalchemy.pool import QueuePool
 
 from openxiv.corpus.bulkload import ensure_indexes
-from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.ingest import ingest_items
 from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
@@ -42,6 +41,7 @@ from openxiv.corpus.reads import papers_by_id, passages_by_id
 from openxiv.corpus.records import Paper, PaperRecord, Passage, ReadError, Section
 from openxiv.corpus.runs import IngestSummary, run_status_counts
 from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.writer import IN_CHUNK, PAS, RECORD_COLUMNS, SEC, P, paper_from_row
 
 __all__ = ["IngestSummary", "Store"]

@@ -26,7 +26,7 @@ from typing import Any
 import click
 import httpx
 
-from openxiv.corpus.options import db_option, input_option, output_option, url_option
+from openxiv.corpus.settings.options import db_option, input_option, output_option, url_option
 
 __all__ = ["AgentPolicy", "BaselineAgent", "agent", "calibrate_wide", "make_wide_items"]
 
@@ -311,7 +311,7 @@ def baseline(
 @output_option("Where to write the wide items (AutoResearchBench JSONL).")
 def wide_set(queries: Path, db: Path | None, out: Path) -> None:
     """Turn topic queries into AutoResearchBench wide items (question = topic, gold = listed papers)."""
-    from openxiv.corpus.config import Settings
+    from openxiv.corpus.settings.model import Settings
     from openxiv.corpus.store import Store
 
     db = Settings.from_env().replace(db=db).db_path

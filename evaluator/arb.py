@@ -6,22 +6,19 @@ The conventions are the ``CONVENTIONS`` dict below; every report carries them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from openxiv.evaluator import metrics as M
-from openxiv.evaluator.arb_rows import EFFICIENCY, SET_METRICS, item_rows
+from openxiv.evaluator.arb_rows import EFFICIENCY, KS, SET_METRICS, ArbOptions, item_rows
 from openxiv.evaluator.gcpause import gc_paused
 from openxiv.evaluator.io import GoldItem, SubmissionItem
 from openxiv.evaluator.matching import Matcher
 from openxiv.evaluator.report import Coverage, EvalReport
-from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows, breakdown
+from openxiv.evaluator.stats import aggregate_rows, breakdown
 
-__all__ = ["ArbOptions", "pair_items", "score_arb"]
-
-KS = (1, 2, 4, 8, 16)
+__all__ = ["pair_items", "score_arb"]
 
 CONVENTIONS = {
     "deep": "only the first max_candidates (default 1, as the benchmark) candidates of a pass count; the pass "
@@ -43,14 +40,6 @@ CONVENTIONS = {
     "action is 'tool', last_tokens = input + output tokens of the last turn, duration_sec = sum of turn "
     "durations rounded to 4 decimals (total_time when there are no turn details); item = mean over passes",
 }
-
-
-@dataclass
-class ArbOptions:
-    max_candidates: int | None = 1  # deep items; None = all
-    ks: Sequence[int] = KS
-    seed: int = 0
-    n_boot: int = DEFAULT_RESAMPLES
 
 
 def _key(text: str | None) -> str:

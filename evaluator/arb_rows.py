@@ -14,24 +14,36 @@ The rows are built with ``None`` in those places first, so the keys keep their o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from openxiv.evaluator import metrics as M
+from openxiv.evaluator.idcache import try_canonical_id
 from openxiv.evaluator.io import GoldItem, PassRecord, SubmissionItem
-from openxiv.evaluator.matching import GoldEntry, Matcher, try_canonical_id
+from openxiv.evaluator.matching import GoldEntry, Matcher
+from openxiv.evaluator.stats import DEFAULT_RESAMPLES
 
-if TYPE_CHECKING:
-    from openxiv.evaluator.arb import ArbOptions
+__all__ = ["EFFICIENCY", "KS", "SET_METRICS", "ArbOptions", "item_rows"]
 
-__all__ = ["EFFICIENCY", "SET_METRICS", "item_rows"]
+KS = (1, 2, 4, 8, 16)
 
 SET_METRICS = ("iou", "precision", "recall", "f1", "accuracy")
 EFFICIENCY = ("turns", "tool_calls", "last_tokens", "duration_sec")
 _FIRST_PASS_COUNTS = ("hits", "n_pred", "n_duplicates", "n_malformed", "n_title_matches", "n_hallucinated",
                       "n_after_cutoff")  # fmt: skip
 _LISTS = ("matched", "missed", "extra", "duplicates", "malformed", "hallucinated", "after_cutoff", "flags")
+
+
+@dataclass
+class ArbOptions:
+    """How an AutoResearchBench submission is scored (`openxiv.evaluator.arb.score_arb`)."""
+
+    max_candidates: int | None = 1  # deep items; None = all
+    ks: Sequence[int] = KS
+    seed: int = 0
+    n_boot: int = DEFAULT_RESAMPLES
 
 
 def item_rows(

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from openxiv.corpus.extras import MissingExtra
-from openxiv.corpus.options import EXIT_FAILED, IntList, db_option, emit_json, json_option
+from openxiv.corpus.settings.options import EXIT_FAILED, IntList, db_option, emit_json, json_option
 from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, compare_rows
@@ -170,7 +170,8 @@ def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., No
     def command(gold: Path, submission: Path, compare_path: Path | None, db: Path | None, cutoff: datetime | None,
                 threshold: float, max_candidates: int, json_out: str | None, html_out: Path | None,
                 md_out: Path | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
-        from openxiv.evaluator.arb import ArbOptions, score_arb
+        from openxiv.evaluator.arb import score_arb
+        from openxiv.evaluator.arb_rows import ArbOptions
         from openxiv.evaluator.io import read_arb_gold, read_submission
         from openxiv.evaluator.matching import Matcher
 

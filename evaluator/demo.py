@@ -25,7 +25,7 @@ from pathlib import Path
 import click
 import httpx
 
-from openxiv.corpus.options import setting_option
+from openxiv.corpus.settings.options import setting_option
 
 __all__ = ["demo"]
 
@@ -82,7 +82,7 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
 @click.option("--skip-build", is_flag=True, help="Reuse the existing corpus and index in --data.")
 def demo(data_dir: Path | None, shared: Path | None, skip_build: bool) -> None:
     """Ingest ../shared, index it, serve it, run the baseline agent and write its evaluation report."""
-    from openxiv.corpus.config import Settings
+    from openxiv.corpus.settings.model import Settings
     from openxiv.evaluator.shared import SharedData
 
     data_dir = Settings.from_env().replace(data_dir=data_dir).data_dir

@@ -24,7 +24,7 @@ import re
 from openxiv.corpus.ids import _COMMON_NEW_STYLE
 from openxiv.corpus.ids import try_canonical_id as _parse
 
-__all__ = ["canonical_ids", "try_canonical_id"]
+__all__ = ["canonical_ids", "looks_like_id", "try_canonical_id"]
 
 _MAX_ENTRIES = 1 << 21  # ~2M strings (a few hundred MB at worst); the cache starts over beyond that
 
@@ -43,6 +43,17 @@ def try_canonical_id(text: object) -> str | None:
     if c is not _cache:
         return c  # type: ignore[return-value]
     return canonical_ids([text])[0]
+
+
+_ID_HINT = re.compile(r"\d{3,}|^(?:arxiv|https?:|doi|10\.)", re.IGNORECASE)
+
+
+def looks_like_id(s: str) -> bool:
+    """True for strings that parse as arXiv ids, or have no spaces and look like an id attempt."""
+    s = s.strip()
+    if try_canonical_id(s) is not None:
+        return True
+    return bool(s) and not any(c.isspace() for c in s) and bool(_ID_HINT.search(s))
 
 
 def canonical_ids(texts: list[str]) -> list[str | None]:

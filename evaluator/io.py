@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.evaluator.gcpause import gc_paused
-from openxiv.evaluator.idcache import canonical_ids
-from openxiv.evaluator.matching import looks_like_id
+from openxiv.evaluator.idcache import canonical_ids, looks_like_id
 
 __all__ = [
     "Candidate",

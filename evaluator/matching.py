@@ -22,7 +22,6 @@ Procedure for one gold item and one prediction (a pass):
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,17 +34,7 @@ from openxiv.evaluator.idcache import canonical_ids, try_canonical_id
 if TYPE_CHECKING:
     from openxiv.evaluator.io import Candidate, GoldItem
 
-__all__ = ["GoldEntry", "MatchResult", "Matcher", "PredEntry", "looks_like_id", "try_canonical_id"]
-
-_ID_HINT = re.compile(r"\d{3,}|^(?:arxiv|https?:|doi|10\.)", re.IGNORECASE)
-
-
-def looks_like_id(s: str) -> bool:
-    """True for strings that parse as arXiv ids, or have no spaces and look like an id attempt."""
-    s = s.strip()
-    if try_canonical_id(s) is not None:
-        return True
-    return bool(s) and not any(c.isspace() for c in s) and bool(_ID_HINT.search(s))
+__all__ = ["GoldEntry", "MatchResult", "Matcher", "PredEntry"]
 
 
 def _titles_module() -> Any:

@@ -23,7 +23,7 @@ import numpy as np
 
 from openxiv.evaluator import metrics as M
 from openxiv.evaluator.gcpause import gc_paused
-from openxiv.evaluator.matching import try_canonical_id
+from openxiv.evaluator.idcache import try_canonical_id
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows
 

@@ -1,6 +1,6 @@
 """The layout of the shared data folder (``../shared``), in one place.
 
-`Settings.shared` (``OPENXIV_SHARED``) names the folder, `openxiv.corpus.config.shared_dir` resolves
+`Settings.shared` (``OPENXIV_SHARED``) names the folder, `openxiv.corpus.settings.model.shared_dir` resolves
 it (``../shared`` beside the checkout when unset); this module knows what lies inside: the listings,
 the full texts, the PDFs and the gold sets. `openxiv demo`, the benchmark scripts and the tests
 reach those files through `SharedData` instead of joining path segments themselves::
@@ -34,7 +34,7 @@ class SharedData:
     @classmethod
     def default(cls) -> SharedData:
         """The folder `Settings.shared` names, else ``../shared`` beside the checkout."""
-        from openxiv.corpus.config import shared_dir
+        from openxiv.corpus.settings.model import shared_dir
 
         return cls(shared_dir())
 

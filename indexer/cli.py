@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from openxiv.corpus.config import ConfigError, Settings
-from openxiv.corpus.options import (
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import (
     db_option,
     deprecated_alias,
     emit_json,
@@ -19,6 +19,7 @@ from openxiv.corpus.options import (
     setting_option,
     show_progress,
 )
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.embed_cli import embed_cmd, encoder_options
 from openxiv.indexer.manifest import Manifest

@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 import click
 
-from openxiv.corpus.config import ConfigError, Settings
-from openxiv.corpus.options import db_option, emit_json, json_option, setting_option
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import db_option, emit_json, json_option, setting_option
+from openxiv.corpus.settings.sources import ConfigError
 
 __all__ = ["embed_cmd", "encoder_options"]
 

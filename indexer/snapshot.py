@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.build.sentences import SENT_PTR_FILE, SentenceTable

@@ -18,11 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.config import get_settings
+from openxiv.corpus.settings.model import get_settings
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.engine import hybrid
-from openxiv.service import core, routes_search
+from openxiv.service import core
 from openxiv.service.holder import IndexHolder, serve_threads
+from openxiv.service.http import routes_search
 
 STAGES = (
     ("encode", "query encoding"),

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.demo import CALIBRATION_QUERIES, DEMO_QUERIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

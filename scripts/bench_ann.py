@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import BENCH_DIR, write_section
 from bench_embed import cs_papers, load_gold
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys
 from openxiv.indexer.encoders.embed import load_encoder
 from openxiv.indexer.engine.dense import DenseIndex

@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import BENCH_DIR, write_section
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
 from openxiv.indexer.encoders.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path

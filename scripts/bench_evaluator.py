@@ -140,7 +140,8 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-    from openxiv.evaluator.arb import ArbOptions, score_arb
+    from openxiv.evaluator.arb import score_arb
+    from openxiv.evaluator.arb_rows import ArbOptions
     from openxiv.evaluator.html_report import write_html
     from openxiv.evaluator.io import read_arb_gold, read_qrels, read_run, read_submission
     from openxiv.evaluator.matching import Matcher

@@ -27,7 +27,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.snapshot import open_index
 

@@ -25,7 +25,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openxiv.corpus.config import Settings, repo_root
+from openxiv.corpus.settings.model import Settings, repo_root
 from openxiv.evaluator.ranked import score_query, score_ranked
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.manifest import Manifest
@@ -38,7 +38,7 @@ TOPIC_FILES = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
 
 # name -> (mode, settings changes, family weights). Weights are explicit so that the rows do not move
-# when the shipped defaults (corpus/config.py) change.
+# when the shipped defaults (corpus/settings/model.py) change.
 BM25_DENSE = {"bm25": 1.0, "dense": 1.0}
 W03 = {"bm25": 1.0, "dense": 0.3}
 CONFIGS: dict[str, tuple[str, dict[str, Any], dict[str, float]]] = {
@@ -484,9 +484,9 @@ def choose(rows: list[dict[str, Any]]) -> str:
         f"{dense['topic_recall@100'] if dense else float('nan'):.3f} for dense alone; "
         f"{'beats both' if beats else 'does NOT beat both'}). "
         + (
-            "It is the shipped default (corpus/config.py)."
+            "It is the shipped default (corpus/settings/model.py)."
             if best["config"].endswith(" (default)")
-            else "It is NOT the shipped default: change corpus/config.py or say why not."
+            else "It is NOT the shipped default: change corpus/settings/model.py or say why not."
         )
     )
 

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http"))  # fuzz_api.py
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
 from _bench_md import BENCH_DIR, write_section
 from _reliability_kill import OPENXIV, Server, concurrent_builds, env, kill_builds, kill_ingest
 from _reliability_probes import load_during_rebuilds, probe_hostile, probe_slow

@@ -46,8 +46,8 @@ from _bench_md import write_section
 from bench_index import PeakRSS
 from bench_service import Server
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.records import PaperRecord, SectionRecord
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.backend import SearchFilters
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
 from bench_index import PeakRSS
 
-from openxiv.corpus.config import Settings, shared_dir
+from openxiv.corpus.settings.model import Settings, shared_dir
 
 MODES = ("bm25", "dense", "weighted")
 

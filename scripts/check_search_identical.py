@@ -34,11 +34,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import load_queries
 
-from openxiv.corpus.config import get_settings, shared_dir
+from openxiv.corpus.settings.model import get_settings, shared_dir
 from openxiv.evaluator.shared import SharedData
 from openxiv.service.holder import IndexHolder
+from openxiv.service.http.routes_search import deepxiv_search, search_json
 from openxiv.service.params import build_filters
-from openxiv.service.routes_search import deepxiv_search, search_json
 
 MODES = (None, "rrf", "zscore", "bm25")
 """The default (``weighted`` fusion with feedback), the two other fusions (feedback too) and BM25 alone."""

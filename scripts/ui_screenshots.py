@@ -1,6 +1,6 @@
 """Screenshots of the web page (/ui) in headless Chromium, at desktop and phone width.
 
-Takes the browser test's tour (`tests/service/ui_browser.py`): open the page, submit a search (the
+Takes the browser test's tour (`tests/service/http/ui_browser.py`): open the page, submit a search (the
 phone run also fills the category filter), go to page 2 and back, open the first paper and one of
 its sections; one full-page PNG per step. Needs Debian's ``chromium`` and ``chromium-driver``.
 
@@ -16,7 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http")
+)  # ui_browser.py
 from live_index import LiveServer
 from ui_browser import VIEWPORTS, find_browser, tour
 

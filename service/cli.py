@@ -17,14 +17,14 @@ COMMANDS: dict[str, str] = {
     "ingest": "openxiv.corpus.cli:ingest",
     "stats": "openxiv.corpus.cli:stats",
     "index": "openxiv.indexer.cli:index",
-    "serve": "openxiv.service.serve:serve",
+    "serve": "openxiv.service.http.serve:serve",
     "eval": "openxiv.evaluator.cli:eval_group",
     "agent": "openxiv.evaluator.agent:agent",
     "demo": "openxiv.evaluator.demo:demo",
-    "config": "openxiv.corpus.config_cli:config",
-    "search": "openxiv.service.search_cli:search",
-    "paper": "openxiv.service.search_cli:paper",
-    "mcp": "openxiv.service.mcp_cli:mcp",
+    "config": "openxiv.corpus.settings.command:config",
+    "search": "openxiv.service.terminal.cli:search",
+    "paper": "openxiv.service.terminal.cli:paper",
+    "mcp": "openxiv.service.mcp.cli:mcp",
 }
 
 HELP: dict[str, str] = {
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> Any:
         return cli.main(args=argv, prog_name="openxiv", standalone_mode=True)
     except Exception as exc:
         # imported here: the settings model loads pydantic, which `openxiv --help` does not need
-        from openxiv.corpus.config import ConfigError
-        from openxiv.corpus.options import EXIT_USAGE
+        from openxiv.corpus.settings.options import EXIT_USAGE
+        from openxiv.corpus.settings.sources import ConfigError
 
         if not isinstance(exc, ConfigError):
             raise

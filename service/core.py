@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import Paper, Passage, Section
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import UnknownMode
 from openxiv.corpus.text import paper_tldr, split_sentences
-from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnknownMode, UnsupportedFilter
+from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchFilters, UnsupportedFilter
 from openxiv.indexer.build.sentences import SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import click
 
-from openxiv.corpus.config import Settings, env_name
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import env_name
 
 __all__ = ["CLI_WIDTH", "cli_reference", "command_paths", "settings_table"]
 

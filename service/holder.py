@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.config import Settings, get_settings
+from openxiv.corpus.settings.model import Settings, get_settings
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts

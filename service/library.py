@@ -14,9 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
+from openxiv.service.http.routes_arxiv import PREVIEW_CHARS, paper_op
+from openxiv.service.http.routes_search import deepxiv_search
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import (
     OFFSET_MAX,
@@ -26,8 +28,6 @@ from openxiv.service.params import (
     check_queries,
     check_range,
 )
-from openxiv.service.routes_arxiv import PREVIEW_CHARS, paper_op
-from openxiv.service.routes_search import deepxiv_search
 
 __all__ = ["Library"]
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from openxiv.indexer.backend import mode_help
+from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, Offset, TopK
 
 __all__ = [

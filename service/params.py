@@ -18,7 +18,7 @@ name as a phrase (case, accents and punctuation folded); ``venue_year`` keeps pa
 ``journal_ref`` names that year. Both are real filters; papers without a journal reference never
 pass them.
 
-Modes: the vocabulary is the engine's (`openxiv.indexer.backend.parse_mode`); `check_mode` only turns
+Modes: the vocabulary is `openxiv.corpus.settings.modes.parse_mode`; `check_mode` only turns
 its `UnknownMode` into a 400 naming the parameter (``mode`` or the legacy ``search_mode``).
 
 Paging: `TOP_K_MAX` and `OFFSET_MAX` are the limits of every route, declared once here with the
@@ -40,7 +40,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from openxiv.indexer.backend import SearchFilters, UnknownMode, parse_mode
+from openxiv.corpus.settings.modes import UnknownMode, parse_mode
+from openxiv.indexer.backend import SearchFilters
 from openxiv.service.errors import BadRequest
 
 __all__ = [

@@ -16,8 +16,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from openxiv.corpus.config import shared_dir
-from openxiv.corpus.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, LOG_LEVELS
+from openxiv.corpus.settings.model import shared_dir
+from openxiv.corpus.settings.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, LOG_LEVELS
 from openxiv.corpus.store import Store
 from openxiv.service.cli import cli
 from openxiv.service.docgen import command_paths
@@ -138,7 +138,7 @@ SHARED_OPTIONS: dict[str, Callable[[click.Option], bool]] = {
     "--host": lambda o: o.envvar == "OPENXIV_HOST",
     "--log-level": lambda o: isinstance(o.type, click.Choice) and tuple(o.type.choices) == LOG_LEVELS,
 }
-"""What an option spelled like this must be in every command (the decorators of corpus/options.py)."""
+"""What an option spelled like this must be in every command (the decorators of corpus/settings/options.py)."""
 
 
 def _leaf_commands() -> list[tuple[str, click.Command]]:

@@ -14,7 +14,8 @@ import click
 import pytest
 from cogapp import Cog
 
-from openxiv.corpus.config import Settings, env_name
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import env_name
 from openxiv.service.docgen import command_paths
 
 ROOT = Path(__file__).resolve().parent.parent

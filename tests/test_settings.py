@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from openxiv.corpus.config import ConfigError, Settings, get_settings, shared_dir
-from openxiv.corpus.config_sources import load
+from openxiv.corpus.settings.model import Settings, get_settings, shared_dir
+from openxiv.corpus.settings.sources import ConfigError, load
 
 
 def test_constructor_never_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,7 +75,7 @@ def test_fusion_is_stored_in_the_engines_spelling() -> None:
 
 def test_serve_concurrency_is_not_silently_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before, a bad ``OPENXIV_SERVE_CONCURRENCY`` fell back to the CPU count without a word."""
-    from openxiv.service.app import serve_concurrency
+    from openxiv.service.http.app import serve_concurrency
 
     monkeypatch.setenv("OPENXIV_SERVE_CONCURRENCY", "3")
     assert serve_concurrency() == 3
@@ -143,7 +143,9 @@ def test_provenance_env_over_dotenv_over_secrets_and_flags_over_all(tmp_path: Pa
         "# docker-compose keeps other names here\nOPENXIV_SHARED_DIR=/elsewhere\nCOMPOSE_PROJECT_NAME=x\n"
         f"OPENXIV_PORT=8100\nOPENXIV_HOST=10.0.0.1\nOPENXIV_ADMIN_TOKEN=admin-dotenv\nOPENXIV_SECRETS_DIR={secrets}\n"
     )
-    got = load(environ={"OPENXIV_PORT": "8200"}, env_file=dotenv, flags={"workers": 3, "embed": None})
+    got = load(
+        Settings, environ={"OPENXIV_PORT": "8200"}, env_file=dotenv, flags={"workers": 3, "embed": None}
+    )
     s = got.settings
     assert (s.port, s.host, s.workers, s.api_token, s.admin_token) == (
         8200,
@@ -164,7 +166,7 @@ def test_a_bad_dotenv_value_names_the_variable(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text("OPENXIV_RRF_K=sixty\n")
     with pytest.raises(ConfigError, match="OPENXIV_RRF_K='sixty': expected int"):
-        load(environ={}, env_file=dotenv)
+        load(Settings, environ={}, env_file=dotenv)
 
 
 def test_missing_secrets_dir_is_an_error(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.build.stages import (
     TOKEN_PATTERN,

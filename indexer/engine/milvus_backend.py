@@ -32,17 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import SIDES, UnknownMode
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
-from openxiv.indexer.backend import (
-    SIDES,
-    PaperHit,
-    SearchFilters,
-    SearchResult,
-    UnknownMode,
-    check_deadline,
-    check_page,
-)
+from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.engine.evidence import stemmer_of
 from openxiv.indexer.engine.fusion import fuse
 from openxiv.indexer.engine.meta import PaperMeta

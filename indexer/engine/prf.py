@@ -45,7 +45,7 @@ import numba
 import numpy as np
 import scipy.sparse
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
 
 __all__ = [

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.fusion import sort_desc
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.prf import keep_head

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS, ModeUnavailable, parse_mode
 from openxiv.indexer import layout
-from openxiv.indexer.backend import FAMILIES, FUSION_METHODS, ModeUnavailable, parse_mode
 from openxiv.indexer.engine.fusion import Side, merge_max
 from openxiv.indexer.engine.prf import FeedbackConfig
 from openxiv.indexer.engine.prior import CategoryPrior, PriorConfig

@@ -26,10 +26,10 @@ import pytest
 
 from openxiv.corpus import ingest as ingest_module
 from openxiv.corpus.bulkload import deferred_indexes
-from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import _jsonl, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.schema import UNINDEXED, Base
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 
 SETTINGS = Settings(passage_words=180, passage_overlap=40)

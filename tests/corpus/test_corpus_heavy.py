@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 
 pytestmark = pytest.mark.heavy

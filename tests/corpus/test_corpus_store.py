@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.normalize import normalize_title
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import IngestSummary, Store
 
 SETTINGS = Settings(passage_words=120, passage_overlap=30)

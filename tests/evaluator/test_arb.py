@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.evaluator.arb import ArbOptions, score_arb
+from openxiv.evaluator.arb import score_arb
+from openxiv.evaluator.arb_rows import ArbOptions
 from openxiv.evaluator.io import read_arb_gold, read_submission
 from openxiv.evaluator.matching import Matcher
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from openxiv.evaluator.idcache import looks_like_id
 from openxiv.evaluator.io import Candidate, GoldItem
-from openxiv.evaluator.matching import Matcher, looks_like_id
+from openxiv.evaluator.matching import Matcher
 
 
 def gold(ids: list[str], titles: list[str] | None = None) -> GoldItem:

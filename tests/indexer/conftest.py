@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from small_index import make_db, records
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.encoders.embed import Encoder, load_encoder, paper_text
 

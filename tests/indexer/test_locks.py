@@ -19,8 +19,8 @@ from typing import IO, Any
 
 import pytest
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
@@ -263,7 +263,7 @@ def test_a_dead_readers_lease_is_released(corpus_db: Path, tmp_path: Path) -> No
     first = _sparse_build(corpus_db, root)
     code = (
         "import sys, time\n"
-        "from openxiv.corpus.config import Settings\n"
+        "from openxiv.corpus.settings.model import Settings\n"
         "from openxiv.indexer.snapshot import open_index\n"
         f"ix = open_index({str(root)!r}, Settings(embed='none'))\n"
         "print('open', flush=True)\n"

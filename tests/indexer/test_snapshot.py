@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from small_index import make_db as _make_db
 from small_index import records as _records
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
@@ -369,7 +369,7 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
 
 
 def test_bad_default_fusion_is_a_config_error_at_open(sparse_index: Any) -> None:
-    from openxiv.corpus.config import ConfigError
+    from openxiv.corpus.settings.sources import ConfigError
 
     with pytest.raises(ConfigError, match="OPENXIV_FUSION='dense'"):
         open_index(sparse_index.path, Settings(fusion="dense"))

@@ -158,7 +158,7 @@ def test_lazy_tldr_equals_the_eager_one_on_real_abstracts_and_sections() -> None
     import gzip
     import json
 
-    from openxiv.corpus.config import shared_dir
+    from openxiv.corpus.settings.model import shared_dir
 
     root = shared_dir() / "data"
     listing = root / "corpus" / "listing-cs-2503-2606.jsonl.gz"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.build.job import build_index_report

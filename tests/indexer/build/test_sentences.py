@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from small_index import copy_without_part
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.build.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable

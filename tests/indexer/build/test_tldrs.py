@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from small_index import copy_without_part
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.indexer.build.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer.encoders.embed import (
     DEFAULT_MODEL,
     Encoder,

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout

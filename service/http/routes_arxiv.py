@@ -1,0 +1,207 @@
+"""``GET /arxiv/``: the DeepXiv paper endpoint as the ``deepxiv-sdk`` ``Reader`` calls it.
+
+``type`` selects the operation: ``retrieve`` (search), ``head``, ``brief``, ``section``, ``raw``,
+``preview`` or ``json``. List parameters accept repeated keys (``categories=cs.CL&categories=cs.CV``,
+what ``requests`` sends) and comma-separated values (``categories=cs.CL,cs.CV``). ``token`` is
+accepted and ignored unless the server has an API token (then it is checked by the auth middleware).
+Without ``type``, a request with ``query`` is a search and one with ``arxiv_id`` is a ``head``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from openxiv.corpus.settings.modes import mode_help
+from openxiv.indexer.snapshot import OpenIndex
+from openxiv.service import views
+from openxiv.service.core import find_section, load_paper, raw_markdown
+from openxiv.service.errors import BadRequest, NotImplementedHere
+from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.http.routes_search import search_deepxiv, unsupported_filters
+from openxiv.service.http.routes_unserved import unserved_detail
+from openxiv.service.models import (
+    BriefResponse,
+    HeadResponse,
+    PaperJson,
+    PreviewResponse,
+    RawResponse,
+    SearchResponse,
+    SectionResponse,
+)
+from openxiv.service.params import (
+    OFFSET_MAX,
+    TOP_K_MAX,
+    FilterParams,
+    Offset,
+    TopK,
+    check_mode,
+    check_queries,
+    check_size,
+)
+
+__all__ = ["PREVIEW_CHARS", "TYPES", "paper_op", "router"]
+
+router = APIRouter()
+
+TYPES = ("retrieve", "head", "brief", "section", "raw", "preview", "json")
+PREVIEW_CHARS = 10_000
+
+DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
+
+- `retrieve`: `query`, `top_k` (or `size`) 1-{TOP_K_MAX}, `offset` 0-{OFFSET_MAX}, `categories`, `authors`,
+  `date_search_type` (between|exact|after|before) with `date_str` (YYYY, YYYY-MM, YYYY-MM-DD; two
+  values for between), `return_contents` (default false) -> `{{status, total_count, result}}`.
+- `head`: `arxiv_id` -> title, abstract, authors, categories, publish_at, token_count,
+  `sections: [{{name, idx, tldr, token_count}}]`.
+- `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
+- `section`: `arxiv_id`, `section` (name, case-insensitive, numbering optional, or 0-based index)
+  -> `{{content}}`.
+- `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
+  -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
+
+`venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
+`authors`. `token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is
+501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
+counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
+"""
+
+
+def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
+    """One paper operation (``head``, ``brief``, ``json``, ``section``, ``raw``, ``preview``) as its
+    response model: shared by ``GET /arxiv/``, the MCP tools and ``openxiv paper``."""
+    paper = load_paper(index, arxiv_id)
+    if kind == "head":
+        return views.head(paper, index.store.sections(paper.arxiv_id))
+    if kind == "brief":  # the sections only make the tldr of a paper without an abstract
+        return views.brief(paper, [] if paper.abstract else index.store.sections(paper.arxiv_id))
+    if kind == "json":
+        return views.paper_json(paper, index.store.sections(paper.arxiv_id))
+    if kind == "section":
+        if section is None or not section.strip():
+            raise BadRequest("section: required for type=section (a section name or 0-based index)")
+        found = find_section(index, paper, section)
+        return SectionResponse(arxiv_id=paper.arxiv_id, name=found.name, idx=found.idx, content=found.text)
+    raw = raw_markdown(paper, index.store.sections(paper.arxiv_id))
+    if kind == "raw":
+        return RawResponse(arxiv_id=paper.arxiv_id, raw=raw)
+    return PreviewResponse(
+        arxiv_id=paper.arxiv_id,
+        content=raw[:characters],
+        is_truncated=len(raw) > characters,
+        total_characters=len(raw),
+    )
+
+
+@router.get(
+    "/arxiv/",
+    responses={
+        **ERRORS,
+        200: {
+            "description": "Depends on `type`",
+            "content": {"application/json": {}},
+            "model": SearchResponse
+            | HeadResponse
+            | BriefResponse
+            | SectionResponse
+            | RawResponse
+            | PreviewResponse
+            | PaperJson,
+        },
+    },
+    tags=["DeepXiv-compatible"],
+    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json)",
+    description=DOC,
+)
+def arxiv(
+    request: Request,
+    type: Annotated[str | None, Query(description=" | ".join(TYPES))] = None,
+    arxiv_id: Annotated[
+        str | None, Query(description="Any spelling: 2501.00001, arXiv:2501.00001v2, hep-th/9901001")
+    ] = None,
+    query: Annotated[str | None, Query()] = None,
+    top_k: Annotated[TopK | None, Query(description=f"1-{TOP_K_MAX} (default 10)")] = None,
+    size: Annotated[int | None, Query(description="Alias of top_k")] = None,
+    offset: Annotated[Offset, Query()] = 0,
+    categories: Annotated[list[str] | None, Query()] = None,
+    authors: Annotated[list[str] | None, Query()] = None,
+    date_search_type: Annotated[str | None, Query(description="between | exact | after | before")] = None,
+    date_str: Annotated[
+        list[str] | None, Query(description="YYYY[-MM[-DD]]; twice (or START,END) for between")
+    ] = None,
+    date_from: Annotated[str | None, Query()] = None,
+    date_to: Annotated[str | None, Query()] = None,
+    source: Annotated[str | None, Query(description="Only `arxiv` is served")] = None,
+    search_mode: Annotated[str | None, Query(description="Legacy name of `mode` (same values)")] = None,
+    mode: Annotated[str | None, Query(description=mode_help())] = None,
+    return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
+    section: Annotated[str | None, Query()] = None,
+    characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
+    use_fine_rerank: Annotated[bool | None, Query(description="Accepted, no effect")] = None,
+    token: Annotated[
+        str | None, Query(description="Accepted; checked only when the server has a token")
+    ] = None,
+    orgs: Annotated[
+        list[str] | None, Query(description="400: the corpus has no affiliations (see lenient mode)")
+    ] = None,
+    min_citation: Annotated[
+        int | None, Query(description="400: the corpus has no citation counts (see lenient mode)")
+    ] = None,
+    venue: Annotated[
+        list[str] | None, Query(description="Venue named in the journal reference (repeat or comma-separate)")
+    ] = None,
+    venue_year: Annotated[int | None, Query(description="Year named in the journal reference")] = None,
+) -> Response:
+    kind = (
+        (type or ("retrieve" if query is not None else "head" if arxiv_id is not None else ""))
+        .strip()
+        .lower()
+    )
+    if kind not in TYPES:
+        raise BadRequest(f"type: {type!r} is not one of {', '.join(TYPES)}" if type else "type: required")
+    holder = holder_of(request)
+    if kind != "retrieve":
+        if arxiv_id is None or not arxiv_id.strip():
+            raise BadRequest(f"arxiv_id: required for type={kind}")
+        with holder.acquire() as index:
+            out = paper_op(index, kind, arxiv_id, section, characters)
+        return json_response(out.model_dump_json())
+
+    if query is None:
+        raise BadRequest("query: required for type=retrieve")
+    if source and source.strip().lower() in ("biorxiv", "medrxiv"):
+        raise NotImplementedHere(unserved_detail(f"{source.strip()} search (source={source.strip()})"))
+    if source and source.strip().lower() != "arxiv":
+        raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
+    n = top_k if top_k is not None else check_size(size) if size is not None else 10
+    legacy = check_mode(search_mode, "search_mode")
+    ranking = check_mode(mode, "mode") if mode else legacy
+    warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
+    filters = FilterParams(
+        categories=categories,
+        authors=authors,
+        date_search_type=date_search_type,
+        date_str=date_str,
+        date_from=date_from,
+        date_to=date_to,
+        venue=venue,
+        venue_year=venue_year,
+    ).build()
+    settings = settings_of(request)
+    queries = check_queries(query, settings.max_query_chars)
+    return search_deepxiv(
+        holder,
+        queries,
+        top_k=n,
+        offset=offset,
+        filters=filters,
+        mode=ranking,
+        contents=return_contents,
+        batch=False,
+        settings=settings,
+        warnings=warnings,
+    )
+
+
+router.add_api_route("/arxiv", arxiv, methods=["GET"], include_in_schema=False)

@@ -1,0 +1,216 @@
+"""The MCP server behind ``openxiv mcp``: DeepXiv's MCP tools over a local snapshot.
+
+Built with the official ``mcp`` SDK (``MCPServer``). The tools are named and shaped like the ones
+``deepxiv-sdk`` ≤ 0.3 shipped (``search_papers``, ``get_paper_brief``, ``get_paper_metadata``,
+``get_paper_section``, ``get_full_paper``, ``get_paper_preview``) so prompts written for them carry
+over. Each result is readable text for the model (`openxiv.service.readable`) plus structured
+content: the same JSON the HTTP API answers (``POST /search``, ``GET /arxiv/?type=...``), with its
+schema published as the tool's output schema. A bad argument, an unknown paper or section is a tool
+error (``isError``) whose text says what exists; nothing raises through to the client.
+
+The snapshot is served in-process through a `Library` (the HTTP service's own holder and functions);
+it is opened when the server starts and reloads under the service's rules (`reload_triggers`: SIGHUP,
+and ``OPENXIV_WATCH_INTERVAL``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from importlib.metadata import version
+from typing import Annotated, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette.types import ASGIApp
+
+from openxiv.service.errors import ApiError
+from openxiv.service.http.app import reload_triggers
+from openxiv.service.http.routes_arxiv import PREVIEW_CHARS
+from openxiv.service.http.security import AuthMiddleware
+from openxiv.service.library import Library
+from openxiv.service.models import (
+    BriefResponse,
+    HeadResponse,
+    PreviewResponse,
+    RawResponse,
+    SearchResponse,
+    SectionResponse,
+)
+from openxiv.service.params import FilterParams
+from openxiv.service.readable import (
+    brief_text,
+    head_text,
+    preview_text,
+    raw_text,
+    search_text,
+    section_text,
+)
+
+__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app"]
+
+MCP_PATH = "/mcp"
+TOOLS = (
+    "search_papers",
+    "get_paper_brief",
+    "get_paper_metadata",
+    "get_paper_section",
+    "get_full_paper",
+    "get_paper_preview",
+)
+
+INSTRUCTIONS = """Search and read arXiv papers from a local openxiv corpus (a frozen snapshot).
+Start with search_papers; then get_paper_brief or get_paper_metadata (sections with token counts)
+to decide what to read, get_paper_section for one section, get_paper_preview for the first
+characters and get_full_paper only when the whole text is needed (it can be long)."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+
+ArxivId = Annotated[
+    str, Field(description="arXiv id, any spelling: 1706.03762, arXiv:1706.03762v7, hep-th/9901001")
+]
+StrOrList = str | list[str] | None
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def _result(text: str, model: BaseModel) -> CallToolResult:
+    """Readable ``text`` for the model plus ``model`` as structured content, the JSON the HTTP API
+    sends (optional top-level fields it leaves out when empty are left out here too)."""
+    fields = type(model).model_fields
+    unset: set[str] = {k for k in ("results", "warnings") if k in fields and getattr(model, k) is None}
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=model.model_dump(mode="json", exclude=unset),
+    )
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """An `ApiError` (bad argument, unknown paper or section, index not loaded, over budget) becomes
+    a tool error with the same message the HTTP API would give."""
+    try:
+        yield
+    except ApiError as exc:
+        raise ToolError(exc.detail) from exc
+
+
+def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer:
+    """The MCP server with the six tools; the snapshot is opened in its lifespan and closed after."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(library.load)
+        try:
+            async with reload_triggers(library.holder, library.settings):
+                yield
+        finally:
+            library.close()
+
+    server: MCPServer = MCPServer(
+        name="openxiv",
+        instructions=INSTRUCTIONS,
+        version=version("openxiv"),
+        lifespan=lifespan,
+        log_level=log_level,
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    def search_papers(
+        query: Annotated[str, Field(description="What to look for, in words (e.g. 'agent memory')")],
+        size: Annotated[int, Field(description="Number of results, 1-100")] = 10,
+        offset: Annotated[int, Field(description="Results to skip (paging), 0-10000")] = 0,
+        categories: Annotated[
+            StrOrList,
+            Field(description="arXiv categories or archives, a list or comma-separated: cs.CL,cs.AI"),
+        ] = None,
+        authors: Annotated[StrOrList, Field(description="Author names, a list or comma-separated")] = None,
+        date_from: Annotated[
+            str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")
+        ] = None,
+        date_to: Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")] = None,
+        mode: Annotated[
+            str | None,
+            Field(
+                description="Ranking: hybrid (default), bm25 (keywords), dense (meaning), weighted, zscore, rrf"
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchResponse]:
+        """Search arXiv papers (BM25 + dense hybrid). Returns title, id, date, categories, authors,
+        a TLDR and the passage that matched for each paper."""
+        with _tool_errors():
+            response = library.search(
+                query,
+                top_k=size,
+                offset=offset,
+                filters=FilterParams(
+                    categories=categories, authors=authors, date_from=date_from, date_to=date_to
+                ),
+                mode=mode,
+                top_k_name="size",
+            )
+        return _result(search_text(response, query.strip(), offset), response)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_paper_brief(arxiv_id: ArxivId) -> Annotated[CallToolResult, BriefResponse]:
+        """Quick summary of one paper: title, authors, date, PDF link and TLDR."""
+        with _tool_errors():
+            brief: BriefResponse = library.paper("brief", arxiv_id)
+        return _result(brief_text(brief), brief)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_paper_metadata(arxiv_id: ArxivId) -> Annotated[CallToolResult, HeadResponse]:
+        """Metadata and outline of one paper: title, authors, categories, date, abstract and its
+        sections with their token counts and a one-line summary (use the names with get_paper_section)."""
+        with _tool_errors():
+            head: HeadResponse = library.paper("head", arxiv_id)
+        return _result(head_text(head), head)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_paper_section(
+        arxiv_id: ArxivId,
+        section_name: Annotated[
+            str,
+            Field(
+                description="Section name as listed by get_paper_metadata (case-insensitive, numbering optional) or its index"
+            ),
+        ],
+    ) -> Annotated[CallToolResult, SectionResponse]:
+        """Full text of one section of a paper. An unknown name is an error that lists the sections."""
+        if not section_name.strip():
+            raise ToolError("section_name: required (a name listed by get_paper_metadata, or its index)")
+        with _tool_errors():
+            section: SectionResponse = library.paper("section", arxiv_id, section_name)
+        return _result(section_text(section), section)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_full_paper(arxiv_id: ArxivId) -> Annotated[CallToolResult, RawResponse]:
+        """The whole paper as markdown (title, abstract, every section). Can be 20k+ tokens: check
+        get_paper_metadata first, or read single sections."""
+        with _tool_errors():
+            raw: RawResponse = library.paper("raw", arxiv_id)
+        return _result(raw_text(raw), raw)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_paper_preview(
+        arxiv_id: ArxivId,
+        characters: Annotated[int, Field(description="How many characters, 1-1000000")] = PREVIEW_CHARS,
+    ) -> Annotated[CallToolResult, PreviewResponse]:
+        """The first characters of the paper as markdown (10,000 by default): a quick look at the
+        abstract and introduction."""
+        with _tool_errors():
+            if not 1 <= characters <= 1_000_000:
+                raise ToolError(f"characters: must be between 1 and 1000000, got {characters}")
+            preview: PreviewResponse = library.paper("preview", arxiv_id, characters=characters)
+        return _result(preview_text(preview), preview)
+
+    return server
+
+
+def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
+    """The streamable HTTP app at `MCP_PATH`, behind the HTTP API's bearer token when one is set
+    (``Authorization: Bearer <token>`` or ``?token=``)."""
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    return AuthMiddleware(app, token=token) if token else app

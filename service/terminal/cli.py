@@ -1,0 +1,196 @@
+"""``openxiv search`` and ``openxiv paper``: query and read a snapshot from the terminal, no server.
+
+Both open the snapshot in-process through a `Library` (the service's own search and reading
+functions), so ``openxiv search --json`` prints exactly what ``POST /search`` answers and
+``openxiv paper --json`` what ``GET /arxiv/?type=head|section|raw`` answers. A bad parameter exits 2
+with the message the HTTP API would give (a 400 there); an unknown paper or section exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.modes import mode_help
+from openxiv.corpus.settings.options import emit_json, index_option, json_option
+from openxiv.service.errors import ApiError, BadRequest
+from openxiv.service.http.serve import check_index
+
+__all__ = ["filter_options", "paper", "search"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FILTER_OPTIONS = (
+    click.option(
+        "--category",
+        "categories",
+        multiple=True,
+        help="Keep papers in this category or archive (repeat or comma-separate).",
+    ),
+    click.option(
+        "--author",
+        "authors",
+        multiple=True,
+        help="Keep papers with an author matching this name (repeat or comma-separate).",
+    ),
+    click.option("--date-from", default=None, help="Earliest date, inclusive: YYYY[-MM[-DD]]."),
+    click.option("--date-to", default=None, help="Latest date, inclusive: YYYY[-MM[-DD]]."),
+    click.option(
+        "--date-search-type",
+        type=click.Choice(["between", "exact", "after", "before"]),
+        default=None,
+        help="With --date-str (twice for between): the DeepXiv date filter.",
+    ),
+    click.option("--date-str", multiple=True, help="YYYY[-MM[-DD]] for --date-search-type."),
+    click.option("--venue", multiple=True, help="Keep papers whose journal reference names this venue."),
+    click.option(
+        "--venue-year", type=int, default=None, help="Keep papers whose journal reference names this year."
+    ),
+)
+"""The filters of ``POST /search`` on the command line; each option's name is a `FilterParams` field,
+so the command passes them on as ``FilterParams(**filter_args)``."""
+
+
+def filter_options(command: F) -> F:
+    """Add `FILTER_OPTIONS` to a command (its callback takes them as ``**filter_args``)."""
+    for option in reversed(FILTER_OPTIONS):
+        command = option(command)
+    return command
+
+
+@contextmanager
+def _library(index_dir: Path | None) -> Iterator[Any]:
+    """The snapshot ``CURRENT`` names, open for the duration; API errors become CLI errors."""
+    from openxiv.service.library import Library  # loads FastAPI and the index code: only when run
+
+    settings = Settings.from_env().replace(index_dir=index_dir)
+    check_index(settings.index_root)
+    library = Library(settings.index_root, settings)
+    library.load()
+    try:
+        yield library
+    except BadRequest as exc:
+        raise click.UsageError(exc.detail) from exc
+    except ApiError as exc:
+        raise click.ClickException(exc.detail) from exc
+    finally:
+        library.close()
+
+
+def _table(response: Any, offset: int, width: int) -> str:
+    """Rank, id, date, score and title per hit (titles cut to the terminal width)."""
+    rows = [
+        (str(offset + i), h.arxiv_id, h.date or "", f"{h.score:.4f}", " ".join((h.title or "").split()))
+        for i, h in enumerate(response.result, start=1)
+    ]
+    head = ("#", "arxiv_id", "date", "score", "title")
+    widths = [max(len(r[c]) for r in [head, *rows]) for c in range(4)]
+    room = max(20, width - sum(widths) - 8)
+
+    def line(r: tuple[str, ...]) -> str:
+        title = r[4] if len(r[4]) <= room else r[4][: room - 1] + "…"
+        return "  ".join([r[0].rjust(widths[0]), *(r[c].ljust(widths[c]) for c in (1, 2, 3)), title]).rstrip()
+
+    return "\n".join([line(head), *(line(r) for r in rows)])
+
+
+@click.command("search")
+@click.argument("query")
+@index_option(help="The index to search.")
+@click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
+@click.option("--offset", type=int, default=0, show_default=True, help="Hits to skip (paging), 0-10000.")
+@filter_options
+@click.option("--mode", default=None, help=mode_help())
+@click.option(
+    "--contents/--no-contents", default=True, show_default=True, help="Add each hit's evidence passage."
+)
+@click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
+@json_option(help="Print one JSON object, the POST /search response.")
+def search(
+    query: str,
+    index_dir: Path | None,
+    top_k: int,
+    offset: int,
+    mode: str | None,
+    contents: bool,
+    long_form: bool,
+    json_out: str | None,
+    **filter_args: Any,
+) -> None:
+    """Search a snapshot without a server (the filters of POST /search).
+
+    \b
+    openxiv search "retrieval augmented generation" --category cs.CL --date-from 2025 -k 5
+    openxiv search "diffusion language models" --json | jq '.result[].arxiv_id'
+    """
+    from openxiv.service.http.routes_search import search_json
+    from openxiv.service.params import FilterParams
+    from openxiv.service.readable import search_text
+
+    with _library(index_dir) as library:
+        response = library.search(
+            query,
+            top_k=top_k,
+            offset=offset,
+            filters=FilterParams(**filter_args),
+            mode=mode,
+            contents=contents or long_form,
+        )
+        snapshot = library.snapshot
+    if json_out is not None:
+        emit_json(json.loads(search_json(response)), json_out)
+    elif long_form or not response.result:
+        click.echo(search_text(response, query.strip(), offset), nl=False)
+    else:
+        shown = f"{offset + 1}-{offset + len(response.result)}"
+        click.echo(f"{response.total_count} papers match; showing {shown} (snapshot {snapshot})")
+        click.echo(_table(response, offset, shutil.get_terminal_size().columns))
+        for w in response.warnings or []:
+            click.echo(f"Note: {w}", err=True)
+
+
+@click.command("paper")
+@click.argument("arxiv_id")
+@index_option(help="The index to read from.")
+@click.option(
+    "--section", default=None, help="Print this section (name, case-insensitive, or 0-based index)."
+)
+@click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
+@click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
+@json_option(help="Print one JSON object, the GET /arxiv/ response.")
+def paper(
+    arxiv_id: str, index_dir: Path | None, section: str | None, full: bool, brief: bool, json_out: str | None
+) -> None:
+    """Read a paper: its metadata and sections (default), one --section, --brief or --full.
+
+    \b
+    openxiv paper 1706.03762
+    openxiv paper 1706.03762 --section introduction
+    """
+    from openxiv.service import readable
+
+    chosen = [
+        name for name, on in (("--section", section is not None), ("--full", full), ("--brief", brief)) if on
+    ]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
+    kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
+    render: dict[str, Callable[[Any], str]] = {
+        "head": readable.head_text,
+        "section": readable.section_text,
+        "raw": readable.raw_text,
+        "brief": readable.brief_text,
+    }
+    with _library(index_dir) as library:
+        out = library.paper(kind, arxiv_id, section)
+    if json_out is not None:
+        emit_json(json.loads(out.model_dump_json()), json_out)
+    else:
+        click.echo(render[kind](out), nl=False)

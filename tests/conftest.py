@@ -1,0 +1,98 @@
+"""Session fixtures shared by every part's tests: a real index of real shared data and a live ``openxiv serve``
+(see live_index.py); the service and the evaluator's agent tests both use them."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from live_index import (
+    KNOWN_ITEM,
+    BuiltIndex,
+    LiveServer,
+    MilvusIndex,
+    build,
+    build_milvus,
+    ingest_subset,
+    require_shared,
+    service_settings,
+)
+
+MILVUS_CONTRACT = {"test_api", "test_arb_contract", "test_sdk"}
+"""Modules whose tests also run against a server on the Milvus backend (milvus-lite)."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The HTTP contract modules run once per backend; every other module on the embedded one."""
+    if "backend" in metafunc.fixturenames:
+        module = metafunc.module.__name__.rsplit(".", 1)[-1]
+        backends = ["embedded", "milvus"] if module in MILVUS_CONTRACT else ["embedded"]
+        metafunc.parametrize("backend", backends, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def test_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
+    """Built once per session; ``OPENXIV_TEST_SERVICE_DIR`` names a folder to build into and reuse."""
+    require_shared()
+    keep = os.environ.get("OPENXIV_TEST_SERVICE_DIR")
+    tmp = Path(keep) if keep else tmp_path_factory.mktemp("openxiv-service")
+    settings = service_settings(tmp)
+    cache = Path(os.environ.get("OPENXIV_TEST_EMBCACHE") or tmp / "embcache.sqlite")
+    db = tmp / "corpus.sqlite"
+    stats: dict[str, Any] = {}
+    if not (keep and db.is_file() and (tmp / "index" / "CURRENT").is_file()):
+        tmp.mkdir(parents=True, exist_ok=True)
+        stats = ingest_subset(db, settings)
+        build(db, tmp / "index", settings, cache)
+    return BuiltIndex(root=tmp / "index", db=db, settings=settings, cache=cache, stats=stats)
+
+
+@pytest.fixture(scope="session")
+def milvus_index(test_index: BuiltIndex, tmp_path_factory: pytest.TempPathFactory) -> MilvusIndex:
+    """The test corpus built again with ``--backend milvus`` into a milvus-lite file."""
+    pytest.importorskip("pymilvus")
+    pytest.importorskip("milvus_lite")
+    return build_milvus(test_index, tmp_path_factory.mktemp("openxiv-milvus"))
+
+
+@pytest.fixture(scope="session")
+def backend(request: pytest.FixtureRequest) -> str:
+    """Search engine behind ``server`` (parametrized by `pytest_generate_tests`)."""
+    return str(getattr(request, "param", "embedded"))
+
+
+@pytest.fixture(scope="session")
+def server(test_index: BuiltIndex, backend: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    if backend == "milvus":
+        mi: MilvusIndex = request.getfixturevalue("milvus_index")
+        live = LiveServer(mi.root, extra_env={"OPENXIV_MILVUS_URI": mi.serve_uri})
+    else:
+        live = LiveServer(test_index.root)
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture(scope="session")
+def client(server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=60) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def known_item(test_index: BuiltIndex) -> dict[str, Any]:
+    """An ``exact`` known-item query whose paper (a plain-text full text) is in the test corpus."""
+    from openxiv.corpus.store import Store
+
+    with Store.open_readonly(test_index.db) as store:
+        for line in KNOWN_ITEM.open(encoding="utf-8"):
+            item = json.loads(line)
+            if item["kind"] == "exact" and store.get_paper(item["relevant"][0]) is not None:
+                return dict(item)
+    pytest.skip("no known-item paper in the test corpus")
