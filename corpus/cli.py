@@ -28,6 +28,7 @@ from openxiv.corpus.settings.options import (
     json_option,
     progress_option,
     setting_option,
+    settings_from_flags,
 )
 from openxiv.corpus.store import IngestSummary, Store
 
@@ -68,6 +69,7 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
 
 
 @click.command()
+@settings_from_flags
 @click.argument(
     "inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar="INPUT..."
 )
@@ -83,7 +85,8 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
 )
 @setting_option("passage_words", type=click.IntRange(min=1))
 @setting_option("passage_overlap", type=click.IntRange(min=0))
-@setting_option("ingest_workers", "--workers", type=click.IntRange(min=1))
+@setting_option("ingest_workers", type=click.IntRange(min=1))
+@setting_option("ingest_workers", "--workers", deprecated_for="--ingest-workers", type=click.IntRange(min=1))
 @click.option(
     "--ray",
     "on_ray",
@@ -94,22 +97,18 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
 @setting_option("ray_address")
 @progress_option()
 def ingest(
+    settings: Settings,
     inputs: tuple[Path, ...],
-    db: Path | None,
     fmt: str | None,
     report: Path | None,
-    passage_words: int | None,
-    passage_overlap: int | None,
-    ingest_workers: int | None,
     on_ray: bool,
-    ray_address: str | None,
     progress: bool | None,
 ) -> None:
     """Read papers from INPUT files or folders into the corpus database.
 
     Formats (detected per file from its first JSON lines unless --format is given): arXiv listing
     JSONL, arXiv OAI/Kaggle metadata JSONL, plain-text full texts ({id, text}), unarXive JSONL, and
-    PDFs. .gz files and folders (read recursively) are accepted. With --workers N the files are
+    PDFs. .gz files and folders (read recursively) are accepted. With --ingest-workers N the files are
     parsed by N processes (one file each at a time) and stored in input order by this one, so the
     result is the serial one. The same paper from several inputs
     or versions is stored once; re-running an ingest changes nothing. Bad lines and files are
@@ -119,13 +118,6 @@ def ingest(
     the database failed; 2 usage error; 130/143 interrupted by Ctrl-C/SIGTERM (the run is marked
     interrupted and the batches committed so far stay).
     """
-    settings = Settings.from_env().replace(
-        db=db,
-        passage_words=passage_words,
-        passage_overlap=passage_overlap,
-        ingest_workers=ingest_workers,
-        ray_address=ray_address,
-    )
     if settings.passage_words < 1 or not 0 <= settings.passage_overlap < settings.passage_words:
         raise click.BadParameter(
             f"need passage_words >= 1 and 0 <= passage_overlap < passage_words "
@@ -192,13 +184,14 @@ def _table(data: dict[str, Any]) -> str:
 
 
 @click.command()
+@settings_from_flags
 @db_option()
 @json_option(help="Print the counts as one JSON object.")
-def stats(db: Path | None, json_out: str | None) -> None:
+def stats(settings: Settings, json_out: str | None) -> None:
     """Counts of papers, full texts, sections, passages and skipped inputs (all runs), and per
     field (title, abstract, authors, date and its precision, categories, full text) the share of
     papers that have it."""
-    db_path = Settings.from_env().replace(db=db).db_path
+    db_path = settings.db_path
     if not db_path.is_file():
         raise click.ClickException(
             f"no corpus database at {db_path}; create one with `openxiv ingest --db {db_path} INPUT...`"

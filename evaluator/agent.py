@@ -26,7 +26,14 @@ from typing import Any
 import click
 import httpx
 
-from openxiv.corpus.settings.options import db_option, input_option, output_option, url_option
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import (
+    db_option,
+    input_option,
+    output_option,
+    settings_from_flags,
+    url_option,
+)
 
 __all__ = ["AgentPolicy", "BaselineAgent", "agent", "calibrate_wide", "make_wide_items"]
 
@@ -301,6 +308,7 @@ def baseline(
 
 
 @agent.command("wide-set")
+@settings_from_flags
 @click.option(
     "--queries",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -309,12 +317,11 @@ def baseline(
 )
 @db_option(exists=True, help="For gold titles.")
 @output_option("Where to write the wide items (AutoResearchBench JSONL).")
-def wide_set(queries: Path, db: Path | None, out: Path) -> None:
+def wide_set(settings: Settings, queries: Path, out: Path) -> None:
     """Turn topic queries into AutoResearchBench wide items (question = topic, gold = listed papers)."""
-    from openxiv.corpus.settings.model import Settings
     from openxiv.corpus.store import Store
 
-    db = Settings.from_env().replace(db=db).db_path
+    db = settings.db_path
     if not db.is_file():
         raise click.UsageError(f"no corpus database at {db}: give --db")
     rows = list(read_jsonl(queries))

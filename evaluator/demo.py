@@ -25,7 +25,8 @@ from pathlib import Path
 import click
 import httpx
 
-from openxiv.corpus.settings.options import setting_option
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import setting_option, settings_from_flags
 
 __all__ = ["demo"]
 
@@ -72,6 +73,7 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
 
 
 @click.command("demo")
+@settings_from_flags
 @setting_option(
     "data_dir",
     "--data",
@@ -80,13 +82,12 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
 )
 @setting_option("shared", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--skip-build", is_flag=True, help="Reuse the existing corpus and index in --data.")
-def demo(data_dir: Path | None, shared: Path | None, skip_build: bool) -> None:
+def demo(settings: Settings, skip_build: bool) -> None:
     """Ingest ../shared, index it, serve it, run the baseline agent and write its evaluation report."""
-    from openxiv.corpus.settings.model import Settings
     from openxiv.evaluator.shared import SharedData
 
-    data_dir = Settings.from_env().replace(data_dir=data_dir).data_dir
-    layout = SharedData(shared.resolve()) if shared else SharedData.default()
+    data_dir = settings.data_dir
+    layout = SharedData(settings.shared.resolve()) if settings.shared else SharedData.default()
     if not layout.available:
         raise click.ClickException(layout.missing_message())
     data_dir = data_dir.resolve()

@@ -17,6 +17,7 @@ from openxiv.corpus.settings.options import (
     json_option,
     progress_option,
     setting_option,
+    settings_from_flags,
     show_progress,
 )
 from openxiv.corpus.settings.sources import ConfigError
@@ -47,14 +48,11 @@ def index() -> None:
 
 
 @index.command()
+@settings_from_flags
 @db_option()
 @index_option(help="Where the snapshot is built.")
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Deprecated spelling of --index (still works, with a warning).",
+@setting_option(
+    "index_dir", "--out", deprecated_for="--index", type=click.Path(file_okay=False, path_type=Path)
 )
 @encoder_options(["papers", "passages", "both", "none"], "Embedding cache file")
 @click.option("--keep", type=int, default=2, show_default=True, help="Snapshots kept (the live one always).")
@@ -76,22 +74,8 @@ def index() -> None:
 @setting_option("backend", type=click.Choice(["embedded", "milvus"]))
 @setting_option("milvus_uri")
 @progress_option()
-@click.pass_context
 def build(
-    ctx: click.Context,
-    db: Path | None,
-    index_dir: Path | None,
-    out: Path | None,
-    embed: str | None,
-    model: str | None,
-    embed_max_tokens: int | None,
-    cache: Path | None,
-    keep: int,
-    if_changed: bool,
-    wait: float,
-    backend: str | None,
-    milvus_uri: str | None,
-    progress: bool | None,
+    settings: Settings, cache: Path | None, keep: int, if_changed: bool, wait: float, progress: bool | None
 ) -> None:
     """Build a new snapshot of the corpus and switch INDEX/CURRENT to it atomically.
 
@@ -100,16 +84,6 @@ def build(
     are never pruned (kept beyond --keep until it lets go of them)."""
     from openxiv.indexer.build.job import BuildError, build_index_report
 
-    index_dir = deprecated_alias(ctx, "index_dir", out, "--out", "--index")
-    settings = Settings.from_env().replace(
-        db=db,
-        index_dir=index_dir,
-        embed=embed,
-        model=model,
-        embed_max_tokens=embed_max_tokens,
-        backend=backend,
-        milvus_uri=milvus_uri,
-    )
     db_path = settings.db_path
     root = settings.index_root
     show = show_progress(progress)
@@ -166,22 +140,20 @@ def _summary(report: BuildReport, root: Path) -> None:
 
 
 @index.command()
+@settings_from_flags
 @index_option()
 @click.argument("index_arg", metavar="[INDEX_DIR]", required=False, type=click.Path(path_type=Path))
 @json_option(help="Print the manifest as JSON.")
 @click.pass_context
-def info(ctx: click.Context, index_dir: Path | None, index_arg: Path | None, json_out: str | None) -> None:
+def info(ctx: click.Context, settings: Settings, index_arg: Path | None, json_out: str | None) -> None:
     """Show the manifest of the index's live snapshot (or of a snapshot directory).
 
     The positional INDEX_DIR is the deprecated spelling of --index (still works, with a warning)."""
     from openxiv.indexer.manifest import read as read_manifest
     from openxiv.indexer.snapshot import BadIndexError, list_snapshots, resolve_snapshot
 
-    index_dir = (
-        Settings.from_env()
-        .replace(index_dir=deprecated_alias(ctx, "index_dir", index_arg, "the INDEX_DIR argument", "--index"))
-        .index_root
-    )
+    old = deprecated_alias(ctx, "index_dir", index_arg, "the INDEX_DIR argument", "--index")
+    index_dir = settings.replace(index_dir=old).index_root
     try:
         snap = resolve_snapshot(index_dir)
         manifest = read_manifest(snap)

@@ -10,7 +10,13 @@ from typing import Any, TypeVar
 import click
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.settings.options import db_option, emit_json, json_option, setting_option
+from openxiv.corpus.settings.options import (
+    db_option,
+    emit_json,
+    json_option,
+    setting_option,
+    settings_from_flags,
+)
 from openxiv.corpus.settings.sources import ConfigError
 
 __all__ = ["embed_cmd", "encoder_options"]
@@ -45,6 +51,7 @@ def encoder_options(embed_choices: list[str], cache_help: str) -> Callable[[F], 
 
 
 @click.command("embed")
+@settings_from_flags
 @db_option(exists=True)
 @encoder_options(["papers", "passages", "both"], "Embedding cache file to fill")
 @setting_option("ray_address")
@@ -58,17 +65,7 @@ def encoder_options(embed_choices: list[str], cache_help: str) -> Callable[[F], 
     "onnx-int8) and OPENXIV_EMBED_DEVICE=cuda.",
 )
 @json_option(help="Print the report as JSON.")
-def embed_cmd(
-    db: Path | None,
-    embed: str | None,
-    model: str | None,
-    embed_max_tokens: int | None,
-    cache: Path | None,
-    ray_address: str | None,
-    embed_actors: int | None,
-    gpus: float,
-    json_out: str | None,
-) -> None:
+def embed_cmd(settings: Settings, cache: Path | None, gpus: float, json_out: str | None) -> None:
     """Encode the texts of the corpus that the embedding cache lacks on a pool of Ray actors, and store
     their vectors in the cache, so that the next `openxiv index build` (same model, max tokens and
     cache) encodes nothing.
@@ -79,14 +76,6 @@ def embed_cmd(
     from openxiv.indexer.build.ray_embed import corpus_texts, ray_fill_cache
     from openxiv.indexer.encoders.embed import load_encoder
 
-    settings = Settings.from_env().replace(
-        db=db,
-        embed=embed,
-        model=model,
-        embed_max_tokens=embed_max_tokens,
-        ray_address=ray_address,
-        embed_actors=embed_actors,
-    )
     if settings.embed == "none":
         raise click.UsageError("OPENXIV_EMBED=none: nothing to embed (give --embed papers|passages|both)")
     cache_file = cache if cache is not None else Path(settings.data_dir) / "embcache.sqlite"

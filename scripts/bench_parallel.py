@@ -1,7 +1,7 @@
 """Parallel ingest and Ray embedding against their single-process paths, in the same run.
 
 ``ingest``: ``openxiv ingest`` of the shared PDFs (every valid and broken file, MANIFEST.json passed
-over) into a fresh database, serial, then ``--workers 1`` and ``--workers 2`` (the pool path), each in
+over) into a fresh database, serial, then ``--ingest-workers 1`` and ``--ingest-workers 2`` (the pool path), each in
 a child process; wall time, pages/s, the speed-up over serial, and whether the corpus fingerprint
 equals the serial one.
 
@@ -54,8 +54,8 @@ def bench_ingest() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
         for label, extra in (
             ("serial", []),
-            ("--workers 1", ["--workers", "1"]),
-            ("--workers 2", ["--workers", "2"]),
+            ("--ingest-workers 1", ["--ingest-workers", "1"]),
+            ("--ingest-workers 2", ["--ingest-workers", "2"]),
         ):
             db = Path(tmp) / f"{label.replace(' ', '').replace('-', '')}.sqlite"
             la = os.getloadavg()[0]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+import inspect
 import itertools
 import json
 import os
@@ -17,8 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from openxiv.corpus.settings.model import shared_dir
-from openxiv.corpus.settings.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, LOG_LEVELS
+from openxiv.corpus.settings.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, LOG_LEVELS, SettingOption
 from openxiv.corpus.store import Store
+from openxiv.indexer.manifest import Manifest
 from openxiv.service.cli import cli
 from openxiv.service.docgen import command_paths
 
@@ -54,7 +56,7 @@ def test_index_info_by_option_by_env_and_by_the_old_positional(built: tuple[Path
     new = runner.invoke(cli, ["index", "info", "--index", str(root), "--json"])
     assert new.exit_code == 0 and "deprecated" not in new.output
     manifest = json.loads(new.stdout)
-    assert manifest["counts"]["papers"] == 40
+    assert Manifest.of(manifest).counts.papers == 40
     env = runner.invoke(cli, ["index", "info", "--json"], env={"OPENXIV_INDEX_DIR": str(root)})
     assert json.loads(env.stdout) == manifest
     old = runner.invoke(
@@ -89,6 +91,55 @@ def test_index_build_out_still_works_and_warns(built: tuple[Path, Path], tmp_pat
     )
     assert both.exit_code == EXIT_USAGE and "disagree" in both.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_ingest_workers_has_its_own_spelling_and_the_old_one_warns(tmp_path: Path) -> None:
+    """``--workers`` is the server's processes (``serve``); ingest's parse processes are
+    ``--ingest-workers`` (``OPENXIV_INGEST_WORKERS``), and its old ``--workers`` still works."""
+    if not LISTING.is_file():
+        pytest.skip(f"shared data not found ({LISTING}); set OPENXIV_SHARED")
+    listing = tmp_path / "head.jsonl.gz"
+    with gzip.open(LISTING, "rt", encoding="utf-8") as src, gzip.open(listing, "wt", encoding="utf-8") as dst:
+        dst.writelines(itertools.islice(src, 5))
+    runner = CliRunner()
+    new = runner.invoke(
+        cli, ["ingest", "--db", str(tmp_path / "a.sqlite"), str(listing), "--ingest-workers", "2"]
+    )
+    assert new.exit_code == EXIT_OK and "deprecated" not in new.stderr, new.output
+    old = runner.invoke(cli, ["ingest", "--db", str(tmp_path / "b.sqlite"), str(listing), "--workers", "2"])
+    assert old.exit_code == EXIT_OK, old.output
+    assert "--workers is deprecated; use --ingest-workers" in old.stderr
+    with Store.open_readonly(tmp_path / "a.sqlite") as a, Store.open_readonly(tmp_path / "b.sqlite") as b:
+        assert a.fingerprint() == b.fingerprint() and a.stats()["papers"] == 5
+    both = runner.invoke(
+        cli,
+        [
+            "ingest",
+            "--db",
+            str(tmp_path / "c.sqlite"),
+            str(listing),
+            "--workers",
+            "2",
+            "--ingest-workers",
+            "1",
+        ],
+    )
+    assert both.exit_code == EXIT_USAGE and "disagree" in both.output
+    bad = runner.invoke(cli, ["ingest", "--db", str(tmp_path / "d.sqlite"), str(listing)],
+                        env={"OPENXIV_INGEST_WORKERS": "0"})  # fmt: skip
+    assert bad.exit_code == EXIT_USAGE and "OPENXIV_INGEST_WORKERS" in bad.output
+
+
+def test_every_setting_flag_reaches_the_command_as_its_settings() -> None:
+    """A command with setting-backed flags takes them as one ``settings`` (`settings_from_flags`): no
+    callback receives a setting flag as a parameter of its own."""
+    for ctx, command in command_paths():
+        flags = [p for p in command.params if isinstance(p, SettingOption)]
+        if not flags or command.callback is None:
+            continue
+        taken = set(inspect.signature(command.callback).parameters)
+        assert "settings" in taken, ctx.command_path
+        assert not taken & {str(p.name) for p in flags}, ctx.command_path
 
 
 def test_db_has_one_spelling_and_corpus_db_is_its_alias(built: tuple[Path, Path]) -> None:

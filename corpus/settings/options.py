@@ -4,8 +4,8 @@ Each ``openxiv`` command builds its options from the decorators here, so the cor
 ``--db`` everywhere, the index root ``--index``, ``--json [PATH]`` means the same thing in every
 command, and an option backed by a setting takes its type, range, help and environment variable from
 the `Settings` field (`setting_option`). Such options default to ``None``: an unset flag leaves the
-value to the settings (environment, ``.env``, secrets, built-in default), which the command reads with
-``Settings.from_env().replace(**flags)``.
+value to the settings (environment, ``.env``, secrets, built-in default); `settings_from_flags` turns a
+command's setting options into its one ``settings`` argument, so each flag is written once.
 
 The exit statuses of every command are the table at the end (`EXIT_OK` ...), documented in
 docs/cli.md and README.
@@ -14,22 +14,23 @@ A new command (``openxiv search``, ``openxiv paper``, ``openxiv mcp``, a ``--bac
 them::
 
     @click.command()
-    @index_option()
+    @settings_from_flags                       # the setting options below -> `settings`
+    @index_option()                            # --index, OPENXIV_INDEX_DIR
     @setting_option("fusion")                  # a Settings field: --fusion, OPENXIV_FUSION
     @json_option()
-    def search(index_dir: Path | None, fusion: str | None, json_out: str | None) -> None:
-        settings = Settings.from_env().replace(index_dir=index_dir, fusion=fusion)
+    def search(settings: Settings, json_out: str | None) -> None:
         ...
         emit_json(result, json_out)
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import annotated_types
 import click
@@ -45,6 +46,7 @@ __all__ = [
     "EXIT_USAGE",
     "LOG_LEVELS",
     "IntList",
+    "SettingOption",
     "db_option",
     "deprecated_alias",
     "emit_json",
@@ -56,6 +58,7 @@ __all__ = [
     "progress_option",
     "setting_help",
     "setting_option",
+    "settings_from_flags",
     "show_progress",
     "url_option",
 ]
@@ -129,13 +132,29 @@ def _expand_home(ctx: click.Context, param: click.Parameter, value: Path | None)
     return value.expanduser() if isinstance(value, Path) else value
 
 
-def setting_option(name: str, *decls: str, help: str | None = None, **kwargs: Any) -> Decorator[Any]:
+class SettingOption(click.Option):
+    """A click option backed by the `Settings` field ``setting`` (made by `setting_option`);
+    `settings_from_flags` turns a command's such options into its ``settings``. ``replaced_by`` is set
+    on a deprecated spelling: the new spelling it warns about."""
+
+    def __init__(self, *args: Any, setting: str, replaced_by: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setting = setting
+        self.replaced_by = replaced_by
+
+
+def setting_option(
+    name: str, *decls: str, help: str | None = None, deprecated_for: str | None = None, **kwargs: Any
+) -> Decorator[Any]:
     """An option for the setting ``name``: ``--<name>`` (or ``decls``), its environment variable shown in
     the help, type and range from the field, help from its docstring (``help`` is added in front).
 
     The default is ``None`` whatever the field's default: an unset flag leaves the value to the
-    settings, so ``Settings.from_env().replace(<name>=value)`` is the one place the value is decided.
-    ``kwargs`` override the derived click arguments (e.g. a narrower ``type``).
+    settings (`settings_from_flags` applies it on ``Settings.from_env()``, the one place the value is
+    decided). ``kwargs`` override the derived click arguments (e.g. a narrower ``type``).
+
+    ``deprecated_for="--new"`` makes ``decls`` an old spelling of the option ``--new`` (declared too):
+    it still works, reads no variable, and says it is deprecated on stderr when given.
     """
     if name not in Settings.model_fields:
         raise KeyError(f"{name!r} is not a setting")
@@ -144,6 +163,8 @@ def setting_option(name: str, *decls: str, help: str | None = None, **kwargs: An
     if help:
         text = f"{help} {text}"
     options: dict[str, Any] = {
+        "cls": SettingOption,
+        "setting": name,
         "callback": _expand_home if _is_path(name) else None,
         "type": _click_type(name),
         "default": None,
@@ -151,8 +172,52 @@ def setting_option(name: str, *decls: str, help: str | None = None, **kwargs: An
         "show_envvar": True,
         "help": f"{text} Default: {_default_text(name)}.",
     }
+    dest = name
+    if deprecated_for:
+        dest = "_old_" + decls[0].lstrip("-").replace("-", "_")
+        options.update(
+            envvar=None,
+            show_envvar=False,
+            replaced_by=deprecated_for,
+            help=f"Deprecated spelling of {deprecated_for} (still works, with a warning).",
+        )
     options.update(kwargs)
-    return click.option(*decls, name, **options)
+    return click.option(*decls, dest, **options)
+
+
+def settings_from_flags(f: F) -> F:
+    """Turn a command's setting-backed options into one ``settings: Settings`` argument.
+
+    Written between ``@click.command`` and the option decorators: every `setting_option` of the command
+    (`db_option` and `index_option` included) leaves the callback's keyword arguments and is applied
+    on ``Settings.from_env()`` (an unset flag, ``None``, leaves the value to the environment, ``.env``,
+    the secrets or the default); the callback gets the result as ``settings``. So a flag is written
+    once, in its decorator::
+
+        @click.command()
+        @settings_from_flags
+        @index_option()
+        @setting_option("fusion")
+        def search(settings: Settings) -> None: ...
+
+    A deprecated spelling (``setting_option(..., deprecated_for=...)``) is warned about on stderr and
+    must agree with the new one when both are given (`deprecated_alias`).
+    """
+    params: list[click.Parameter] = getattr(f, "__click_params__", [])
+    flags = [p for p in params if isinstance(p, SettingOption) and p.name]
+    if not flags:
+        raise TypeError(f"{f.__name__}: no setting option under @settings_from_flags")
+
+    @functools.wraps(f)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        values = {p.setting: kwargs.pop(str(p.name)) for p in flags if p.replaced_by is None}
+        for old in (p for p in flags if p.replaced_by is not None):
+            value = kwargs.pop(str(old.name))
+            ctx = click.get_current_context()
+            values[old.setting] = deprecated_alias(ctx, old.setting, value, old.opts[0], str(old.replaced_by))
+        return f(*args, settings=Settings.from_env().replace(**values), **kwargs)
+
+    return cast(F, command)
 
 
 def db_option(*, exists: bool = False, use_env: bool = True, help: str | None = None) -> Decorator[Any]:

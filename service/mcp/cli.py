@@ -6,21 +6,24 @@ imported only when the command runs, so the rest of the CLI works without it.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import cast
 
 import click
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.settings.options import index_option, log_level_option, setting_option
-from openxiv.service.holder import serve_threads
-from openxiv.service.http.serve import check_index, log_config, warn_without_token
+from openxiv.corpus.settings.options import (
+    index_option,
+    log_level_option,
+    setting_option,
+    settings_from_flags,
+)
+from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
 __all__ = ["mcp"]
 
 
 @click.command("mcp")
+@settings_from_flags
 @index_option(help="The index to serve.")
 @click.option(
     "--transport",
@@ -38,14 +41,7 @@ __all__ = ["mcp"]
     help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=).",
 )
 @log_level_option("warning", help="Log level (logs go to stderr; stdout carries the protocol on stdio).")
-def mcp(
-    index_dir: Path | None,
-    transport: str,
-    host: str | None,
-    mcp_port: int | None,
-    api_token: str | None,
-    log_level: str,
-) -> None:
+def mcp(settings: Settings, transport: str, log_level: str) -> None:
     """Serve the index to agents over the Model Context Protocol (MCP).
 
     Tools: search_papers, get_paper_brief, get_paper_metadata, get_paper_section, get_full_paper,
@@ -56,7 +52,7 @@ def mcp(
     Desktop agent:  {"command": "openxiv", "args": ["mcp", "--index", "/path/to/index"]}
     Remote agents:  openxiv mcp --transport http --port 8001 --token T   (URL http://HOST:8001/mcp)
     """
-    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
+    limit_threads(settings)
     try:
         from openxiv.service.mcp.server import MCP_PATH, LogLevel, build_server, http_app
     except ImportError as exc:
@@ -65,9 +61,6 @@ def mcp(
         ) from exc
     from openxiv.service.library import Library
 
-    settings = Settings.from_env().replace(
-        index_dir=index_dir, host=host, mcp_port=mcp_port, api_token=api_token
-    )
     root = settings.index_root
     snapshot = check_index(root)
     server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))

@@ -12,16 +12,15 @@ import json
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import mode_help
-from openxiv.corpus.settings.options import emit_json, index_option, json_option
+from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
 from openxiv.service.errors import ApiError, BadRequest
-from openxiv.service.http.serve import check_index
+from openxiv.service.launch import check_index
 
 __all__ = ["filter_options", "paper", "search"]
 
@@ -66,11 +65,10 @@ def filter_options(command: F) -> F:
 
 
 @contextmanager
-def _library(index_dir: Path | None) -> Iterator[Any]:
+def _library(settings: Settings) -> Iterator[Any]:
     """The snapshot ``CURRENT`` names, open for the duration; API errors become CLI errors."""
     from openxiv.service.library import Library  # loads FastAPI and the index code: only when run
 
-    settings = Settings.from_env().replace(index_dir=index_dir)
     check_index(settings.index_root)
     library = Library(settings.index_root, settings)
     library.load()
@@ -102,6 +100,7 @@ def _table(response: Any, offset: int, width: int) -> str:
 
 
 @click.command("search")
+@settings_from_flags
 @click.argument("query")
 @index_option(help="The index to search.")
 @click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
@@ -114,8 +113,8 @@ def _table(response: Any, offset: int, width: int) -> str:
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
 @json_option(help="Print one JSON object, the POST /search response.")
 def search(
+    settings: Settings,
     query: str,
-    index_dir: Path | None,
     top_k: int,
     offset: int,
     mode: str | None,
@@ -130,11 +129,11 @@ def search(
     openxiv search "retrieval augmented generation" --category cs.CL --date-from 2025 -k 5
     openxiv search "diffusion language models" --json | jq '.result[].arxiv_id'
     """
-    from openxiv.service.http.routes_search import search_json
     from openxiv.service.params import FilterParams
     from openxiv.service.readable import search_text
+    from openxiv.service.search import search_json
 
-    with _library(index_dir) as library:
+    with _library(settings) as library:
         response = library.search(
             query,
             top_k=top_k,
@@ -157,6 +156,7 @@ def search(
 
 
 @click.command("paper")
+@settings_from_flags
 @click.argument("arxiv_id")
 @index_option(help="The index to read from.")
 @click.option(
@@ -166,7 +166,7 @@ def search(
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
 @json_option(help="Print one JSON object, the GET /arxiv/ response.")
 def paper(
-    arxiv_id: str, index_dir: Path | None, section: str | None, full: bool, brief: bool, json_out: str | None
+    settings: Settings, arxiv_id: str, section: str | None, full: bool, brief: bool, json_out: str | None
 ) -> None:
     """Read a paper: its metadata and sections (default), one --section, --brief or --full.
 
@@ -188,7 +188,7 @@ def paper(
         "raw": readable.raw_text,
         "brief": readable.brief_text,
     }
-    with _library(index_dir) as library:
+    with _library(settings) as library:
         out = library.paper(kind, arxiv_id, section)
     if json_out is not None:
         emit_json(json.loads(out.model_dump_json()), json_out)

@@ -1,4 +1,4 @@
-"""``openxiv ingest --workers N`` (and ``--ray``) stores what the serial ingest stores.
+"""``openxiv ingest --ingest-workers N`` (and ``--ray``) stores what the serial ingest stores.
 
 Real inputs from ../shared: real PDFs (valid and truncated), a folder's MANIFEST.json (passed over),
 listing lines with a paper given twice (merged), unarXive full texts. Each run goes
@@ -72,7 +72,7 @@ def _contents(db: Path) -> dict[str, Any]:
 
 def test_workers_store_what_the_serial_ingest_stores(inputs: list[Path], tmp_path: Path):
     serial = _ingest(tmp_path / "serial.sqlite", inputs)
-    parallel = _ingest(tmp_path / "w2.sqlite", inputs, "--workers", "2")
+    parallel = _ingest(tmp_path / "w2.sqlite", inputs, "--ingest-workers", "2")
     assert serial[0] == 3  # broken PDFs and a bad line were skipped, the rest landed
     assert parallel == serial
     want = _contents(tmp_path / "serial.sqlite")
@@ -84,6 +84,6 @@ def test_workers_store_what_the_serial_ingest_stores(inputs: list[Path], tmp_pat
 def test_ray_tasks_store_what_the_serial_ingest_stores(inputs: list[Path], tmp_path: Path):
     pytest.importorskip("ray", reason="the [ray] extra is not installed")
     serial = _ingest(tmp_path / "serial.sqlite", inputs[:2])
-    on_ray = _ingest(tmp_path / "ray.sqlite", inputs[:2], "--ray", "--workers", "2", own_process=True)
+    on_ray = _ingest(tmp_path / "ray.sqlite", inputs[:2], "--ray", "--ingest-workers", "2", own_process=True)
     assert on_ray == serial
     assert _contents(tmp_path / "ray.sqlite") == _contents(tmp_path / "serial.sqlite")
