@@ -278,7 +278,7 @@ def run_size(args: argparse.Namespace) -> dict[str, Any]:
         report = build_index_report(db, root, settings, progress=False, encoder=encoder, cache_path=cache)
     m = report.manifest
     res["build"] = {"seconds": time.perf_counter() - t, "peak_rss_mib": rss.peak / MIB, "stages": report.stages,
-                    "sizes": m["sizes_bytes"], "counts": m["counts"], "embedding": m["embedding"]}  # fmt: skip
+                    "sizes": m.sizes_bytes, "counts": m.counts.model_dump(), "embedding": m.embedding.model_dump()}  # fmt: skip
     print("build", json.dumps(res["build"], default=str), flush=True)
 
     queries = topic_queries()

@@ -133,7 +133,7 @@ def main() -> None:
                 "seconds": time.perf_counter() - t,
                 "peak_rss": rss.peak,
                 "stages": report.stages,
-                "reused": report.manifest["embedding"].get("reused_from_cache"),
+                "reused": report.manifest.embedding.reused_from_cache,
             }
         print(name, built[name], flush=True)
     qs = queries(args.queries)

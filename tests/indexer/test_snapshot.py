@@ -79,13 +79,13 @@ def test_open_index_is_a_search_backend_with_manifest(sparse_index: Any) -> None
         "settings",
         "sizes_bytes",
     ):
-        assert key in m, key
-    assert m["format_version"] == layout.FORMAT_VERSION
-    assert len(m["corpus"]["fingerprint"]) == 64
-    assert m["counts"]["papers"] == 372 and m["counts"]["passages"] > 12
-    assert m["bm25"]["k1"] == 1.2 and m["bm25"]["tokenizer"]["stemmer"] == "english"
-    assert m["versions"]["bm25s"] and m["versions"]["numpy"]
-    assert set(m["build"]["stages_s"]) >= {"copy", "read", "bm25_papers", "bm25_passages"}
+        assert key in m.model_fields_set, key
+    assert m.format_version == layout.FORMAT_VERSION
+    assert m.corpus.fingerprint is not None and len(m.corpus.fingerprint) == 64
+    assert m.counts.papers == 372 and m.counts.passages > 12
+    assert m.bm25 is not None and m.bm25.k1 == 1.2 and m.bm25.tokenizer["stemmer"] == "english"
+    assert m.versions["bm25s"] and m.versions["numpy"]
+    assert m.build is not None and set(m.build.stages_s) >= {"copy", "read", "bm25_papers", "bm25_passages"}
     assert (sparse_index.path / layout.CORPUS).is_file()
     info = sparse_index.backend.info()
     assert info["sides"] == ["bm25_papers", "bm25_passages"] and info["papers"] == 372
@@ -320,9 +320,9 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     settings = Settings(data_dir=tmp_path, embed="papers", embed_max_tokens=64)
     root = tmp_path / "index"
     first = build_index_report(db, root, settings, progress=False, encoder=encoder)
-    emb = first.manifest["embedding"]
-    assert (emb["encoded"], emb["reused_from_cache"]) == (83, 0)
-    assert first.manifest["counts"]["paper_vectors"] == 83
+    emb = first.manifest.embedding
+    assert (emb.encoded, emb.reused_from_cache) == (83, 0)
+    assert first.manifest.counts.paper_vectors == 83
 
     with open_index(root, settings, encoder=encoder) as ix:
         doc = next(d for d in ix.store.iter_papers() if ix.store.passages(d.arxiv_id))
@@ -339,8 +339,8 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
             next(r.arxiv_id for r in itertools.islice(read_path(shared.listing("cs")), 90, 91))
         )
     second = build_index_report(db, root, settings, progress=False, encoder=encoder)
-    emb = second.manifest["embedding"]
-    assert (emb["encoded"], emb["reused_from_cache"]) == (25, 83)
+    emb = second.manifest.embedding
+    assert (emb.encoded, emb.reused_from_cache) == (25, 83)
     assert second.path != first.path and current_snapshot(root) == second.path
     with open_index(root, settings, encoder=encoder) as ix:
         assert ix.backend.search(new_doc.title, top_k=3).hits[0].arxiv_id == new_doc.arxiv_id
@@ -355,13 +355,13 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     assert current_snapshot(root) == second.path
     assert [p.name for p in (root / layout.SNAPSHOTS).iterdir() if p.name.startswith(layout.TMP_PREFIX)] == []
     with open_index(root, settings, encoder=encoder) as ix:
-        assert ix.manifest["snapshot"] == second.path.name
+        assert ix.manifest.snapshot == second.path.name
         assert ix.backend.search(new_doc.title, top_k=3).hits[0].arxiv_id == new_doc.arxiv_id
     assert [p.name for p in list_snapshots(root)] == [first.path.name, second.path.name]
 
     # the next good build switches and prunes to the last two
     third = build_index_report(db, root, settings, progress=False, encoder=encoder)
-    assert (third.manifest["embedding"]["encoded"], third.manifest["embedding"]["reused_from_cache"]) == (
+    assert (third.manifest.embedding.encoded, third.manifest.embedding.reused_from_cache) == (
         5,
         108,
     )
