@@ -19,6 +19,7 @@ removes the temporary directory and leaves ``CURRENT`` and the last good snapsho
 from __future__ import annotations
 
 import contextlib
+import logging
 import platform
 import shutil
 import time
@@ -62,6 +63,10 @@ __all__ = [
     "paper_bm25_text",
     "read_corpus",
 ]
+
+log = logging.getLogger("openxiv.indexer")
+"""Stage lines (start, end and seconds) at INFO: `openxiv index build` shows them on stderr when that
+is not a terminal (container logs), where the progress bars stay off."""
 
 EMBED_CHOICES = ("papers", "passages", "both", "none")
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -118,9 +123,11 @@ class _Stages:
     def __call__(self, name: str) -> Iterator[None]:
         if self.progress:
             print(f"[index] {name} ...", flush=True)
+        log.info("%s ...", name)
         t = time.perf_counter()
         yield
         self.times[name] = round(time.perf_counter() - t, 3)
+        log.info("%s done in %.1f s", name, self.times[name])
 
 
 def _bar(iterable: Any, total: int, desc: str, progress: bool) -> Any:
