@@ -90,7 +90,7 @@ class InputLedger:
             st = file.stat()
             row = rows.get(name)
             same = row is not None and row.size == st.st_size
-            if same and row.mtime_ns != st.st_mtime_ns:
+            if row is not None and same and row.mtime_ns != st.st_mtime_ns:
                 same = _sha256(file) == row.sha256
                 if same:
                     touched.append((name, st.st_mtime_ns))
