@@ -62,14 +62,16 @@ def stage_lines(progress: bool | None) -> Iterator[None]:
     logger = logging.getLogger("openxiv.indexer")
     handler = _StderrLines()
     handler.setFormatter(logging.Formatter("%(asctime)s openxiv index build: %(message)s", "%H:%M:%S"))
-    level = logger.level
+    level, propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    logger.propagate = False  # a library's logging.basicConfig (the ONNX export) would print them twice
     try:
         yield
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @click.group()

@@ -176,7 +176,7 @@ def encode_cached(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(missing), desc=f"embed ({encoder.name})", unit="text", smoothing=0.05)
-        log.info("embedding %d texts (%d of %d from the cache)", len(missing), n - len(missing), n)
+        log.info("embedding %d texts (%d of %d vectors from the cache)", len(missing), int(found.sum()), n)
         t0 = last = time.perf_counter()
         try:
             for start in range(0, len(missing), chunk_size):
