@@ -59,6 +59,9 @@ say() { echo "[smoke +$(( $(date +%s) - T0 ))s] $*"; }
 fail() { echo "[smoke] FAILED: $*" >&2; exit 1; }
 timing() { TIMINGS+=("$1: $2 s"); say "$1: $2 s"; }
 compose() { "${COMPOSE[@]}" -p "$PROJECT" -f "$ROOT/docker-compose.yml" "$@"; }
+# a long command in the background, waited for: a TERM or Ctrl-C then reaches the traps at once
+# (bash runs a trap only after the foreground command ends, and `compose up` waits for the indexer)
+waiting() { "$@" & wait $!; }
 
 cleanup() {
     local status=$?
@@ -259,12 +262,12 @@ main() {
     compose down -v --remove-orphans >/dev/null 2>&1 || true
 
     local t=$(date +%s)
-    compose build >"$SMOKE_DIR/build.log" 2>&1 || { tail -30 "$SMOKE_DIR/build.log"; fail "compose build"; }
+    waiting compose build >"$SMOKE_DIR/build.log" 2>&1 || { tail -30 "$SMOKE_DIR/build.log"; fail "compose build"; }
     timing "image build" $(( $(date +%s) - t ))
     say "image: openxiv:local $(docker image inspect -f '{{.Size}}' openxiv:local | awk '{printf "%.2f GB", $1/1e9}')"
 
     t=$(date +%s)
-    compose up -d
+    waiting compose up -d
     wait_healthy "first up"
     timing "first up (to healthy)" $(( $(date +%s) - t ))
     compose logs --no-color indexer >"$SMOKE_DIR/first_up.log"
@@ -277,7 +280,7 @@ main() {
         say "re-index: a new input file, run the indexer, reload search"
         mv "$OPENXIV_SHARED_DIR/later/unarxive-2212-sample.jsonl.gz" "$OPENXIV_SHARED_DIR/data/fulltext/"
         t=$(date +%s)
-        compose run --rm indexer >"$SMOKE_DIR/reindex.log" 2>&1 || { cat "$SMOKE_DIR/reindex.log"; fail "indexer run"; }
+        waiting compose run --rm indexer >"$SMOKE_DIR/reindex.log" 2>&1 || { cat "$SMOKE_DIR/reindex.log"; fail "indexer run"; }
         grep -q "unchanged since they were ingested" "$SMOKE_DIR/reindex.log" \
             || fail "re-index read the unchanged inputs again"
         compose kill -s HUP search >/dev/null
@@ -297,7 +300,7 @@ main() {
     say "second up: down, then up on the same volume"
     compose down >/dev/null 2>&1
     t=$(date +%s)
-    compose up -d
+    waiting compose up -d
     wait_healthy "second up"
     timing "second up (to healthy)" $(( $(date +%s) - t ))
     compose logs --no-color indexer | sed 's/^/    /' | tail -6
@@ -316,21 +319,24 @@ bench_section() {  # the timings, with the command and the load average, as a se
     ingest1="$(grep -h -o 'read [0-9]*, added.* records/s)' "$SMOKE_DIR/first_up.log" | head -1 || true)"
     ingest2="$(compose logs --no-color indexer | grep -o '[0-9]* of [0-9]* input file(s) unchanged.*\|read [0-9]*, added.* records/s)' \
         | tr '\n' ';' || true)"
-    printf '%s\n' "${TIMINGS[@]}" | python3 - "$ROOT" "$title" "$what" "scripts/compose_smoke.sh $ARGS" \
+    python3 - "$ROOT" "$(printf '%s\n' "${TIMINGS[@]}")" "$title" "$what" "scripts/compose_smoke.sh $ARGS" \
         "$LOAD0" "$OPENXIV_BASE_IMAGE" "$(docker version -f '{{.Server.Version}}')" "${COMPOSE[*]} $("${COMPOSE[@]}" version --short)" \
         "$(docker image inspect -f '{{.Size}}' openxiv:local)" "$ingest1" "$ingest2" <<'PY'
 import os, sys
 from pathlib import Path
-root, title, what, cmd, load0, base, engine, compose, size, ingest1, ingest2 = sys.argv[1:]
+root, timings, title, what, cmd, load0, base, engine, compose, size, ingest1, ingest2 = sys.argv[1:]
 sys.path.insert(0, os.path.join(root, "scripts"))
 from _bench_md import load_average, write_section
-rows = [line.rsplit(": ", 1) for line in sys.stdin.read().splitlines() if ": " in line]
+rows = [line.rsplit(": ", 1) for line in timings.splitlines() if ": " in line]
+load0 = " / ".join(load0.split())
+ingest2 = "; ".join(part.strip() for part in ingest2.split(";") if part.strip())
 body = [f"`{cmd}` on {what}: engine {engine}, {compose}, base image `{base}`, image "
         f"`openxiv:local` {int(size) / 1e9:.2f} GB. Load average {load0} at the start, "
-        f"{load_average()} at the end (2 cores, shared).", "", "| step | seconds |", "|---|---:|"]
+        f"{load_average()} at the end (2 cores, shared). The image build reuses the layers of earlier "
+        f"runs unless the command has --fresh.", "", "| step | seconds |", "|---|---:|"]
 body += [f"| {step} | {secs.removesuffix(' s')} |" for step, secs in rows]
 if ingest1 or ingest2:
-    body += ["", f"Indexer's ingest, first `up`: {ingest1 or '-'}; second `up`: {ingest2.strip(';') or '-'}."]
+    body += ["", f"Indexer's ingest, first `up`: {ingest1 or '-'}; second `up`: {ingest2 or '-'}."]
 write_section(title, "\n".join(body), path=Path(root) / "BENCHMARKS.md")
 PY
 }
