@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +44,40 @@ def _size(n: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"  # pragma: no cover
+
+
+class _StderrLines(logging.Handler):
+    """One plain line per record on the current ``sys.stderr`` (looked up at each line)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # pragma: no cover - a closed stream must not stop the build
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def stage_lines(progress: bool | None) -> Iterator[None]:
+    """Neither --progress nor --no-progress, and stderr is not a terminal (a container's log, a CI
+    job): the build's stages and the embedding's progress (logger ``openxiv.indexer``, INFO) as
+    timestamped lines on stderr, where progress bars would be one endless line."""
+    if progress is not None or sys.stderr.isatty():
+        yield
+        return
+    logger = logging.getLogger("openxiv.indexer")
+    handler = _StderrLines()
+    handler.setFormatter(logging.Formatter("%(asctime)s openxiv index build: %(message)s", "%H:%M:%S"))
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # a library's logging.basicConfig (the ONNX export) would print them twice
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @click.group()
@@ -88,17 +126,18 @@ def build(
     root = settings.index_root
     show = show_progress(progress)
     try:
-        report = build_index_report(
-            db_path,
-            root,
-            settings,
-            progress=show,
-            cache_path=cache,
-            keep=keep,
-            force=not if_changed,
-            wait=None if math.isinf(wait) else wait,
-            on_wait=lambda message: click.echo(f"openxiv: {message}", err=True),
-        )
+        with stage_lines(progress):
+            report = build_index_report(
+                db_path,
+                root,
+                settings,
+                progress=show,
+                cache_path=cache,
+                keep=keep,
+                force=not if_changed,
+                wait=None if math.isinf(wait) else wait,
+                on_wait=lambda message: click.echo(f"openxiv: {message}", err=True),
+            )
     except ConfigError as exc:  # a setting with an unusable value: a usage error (exit 2)
         raise click.UsageError(str(exc)) from exc
     except (BuildError, FileExistsError) as exc:

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CLI_MD = ROOT / "docs" / "cli.md"
 GENERATED = (README, CLI_MD)
-NOT_SETTINGS = {"OPENXIV_SHARED_DIR"}
-"""docker-compose's host folder mounted at /shared: read by compose, never by openxiv."""
+NOT_SETTINGS = {"OPENXIV_SHARED_DIR", "OPENXIV_BASE_IMAGE", "OPENXIV_BUILD_NETWORK", "OPENXIV_EXTRAS"}
+"""Read by docker compose or the Dockerfile, never by openxiv: the host folder mounted at /shared, and
+the image build's base image, network and extras."""
 
 
 def test_generated_docs_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:

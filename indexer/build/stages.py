@@ -18,6 +18,7 @@ and fill the typed `Manifest`; neither imports the other.
 from __future__ import annotations
 
 import contextlib
+import logging
 import platform
 import time
 from collections.abc import Iterator
@@ -33,6 +34,10 @@ from openxiv.indexer import layout
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.milvus_common import redact_uri
 from openxiv.indexer.manifest import CorpusInfo, EmbeddingInfo, FusionInfo, SentencesInfo, TldrInfo
+
+log = logging.getLogger("openxiv.indexer")
+"""Stage lines (start, end and seconds) at INFO: `openxiv index build` shows them on stderr when that
+is not a terminal (container logs), where the progress bars stay off."""
 
 __all__ = [
     "EMBED_CHOICES",
@@ -74,9 +79,11 @@ class StageTimer:
     def __call__(self, name: str) -> Iterator[None]:
         if self.progress:
             print(f"[index] {name} ...", flush=True)
+        log.info("%s ...", name)
         t = time.perf_counter()
         yield
         self.times[name] = round(time.perf_counter() - t, 3)
+        log.info("%s done in %.1f s", name, self.times[name])
 
 
 @dataclass
