@@ -29,7 +29,7 @@ WORKDIR /app
 COPY constraints-cpu.txt ./
 RUN pip install --index-url "${TORCH_INDEX_URL}" -c constraints-cpu.txt "torch==${TORCH_VERSION}"
 
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY corpus ./corpus
 COPY indexer ./indexer
 COPY service ./service

@@ -20,7 +20,7 @@ export HF_HUB_OFFLINE := 1
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
 
-$(BIN)/openxiv: pyproject.toml constraints-cpu.txt
+$(BIN)/openxiv: pyproject.toml setup.py constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first, pinned, so nothing pulls a multi-GB CUDA build
