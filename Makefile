@@ -15,7 +15,7 @@ export OPENXIV_SHARED := $(SHARED)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy bench demo clean docs
+.PHONY: help install serve corpus index test lint test-heavy test-float-paths bench demo clean docs
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -56,6 +56,11 @@ test: lint  ## lint, type-check and run the default test suite
 
 test-heavy: install  ## the heavy tests: full-corpus builds
 	$(BIN)/pytest -q -m heavy
+
+# the float-comparing tests again on every FAISS / OpenBLAS / onnxruntime / torch code path this CPU
+# can select (docs/indexing.md, «Dense scores across CPUs»); a table of what each path gave
+test-float-paths: install  ## float-comparing tests on each SIMD/BLAS/onnxruntime path this CPU offers
+	$(BIN)/python scripts/test_float_paths.py
 
 bench: install  ## all benchmark scripts; results land in BENCHMARKS.md
 	$(BIN)/python scripts/run_benchmarks.py
