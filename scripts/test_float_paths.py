@@ -33,17 +33,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 DENSE = [
-    "tests/indexer/test_dense.py",
+    "tests/indexer/engine/test_dense.py",
 ]
-BLAS = [*DENSE, "tests/indexer/test_fusion_sparse.py"]
+BLAS = [*DENSE, "tests/indexer/engine/test_fusion_sparse.py"]
 ONNX = [
-    "tests/indexer/test_encoder_determinism.py",
-    "tests/indexer/test_embed.py::test_onnx_int8_default_agrees_with_torch",
+    "tests/indexer/encoders/test_encoder_determinism.py",
+    "tests/indexer/encoders/test_embed.py::test_onnx_int8_default_agrees_with_torch",
 ]
 TORCH = [
-    "tests/indexer/test_embed.py::test_packaged_model_loads_offline_and_gives_unit_384_vectors",
-    "tests/indexer/test_embed.py::test_query_vector_matches_batch_vector",
-    "tests/indexer/test_embcache.py",
+    "tests/indexer/encoders/test_embed.py::test_packaged_model_loads_offline_and_gives_unit_384_vectors",
+    "tests/indexer/encoders/test_embed.py::test_query_vector_matches_batch_vector",
+    "tests/indexer/build/test_embcache.py",
 ]
 
 
@@ -125,7 +125,7 @@ def main() -> int:
         if why:
             line = f"| {group} | {name} | skipped | - | this CPU: {why} |"
         else:
-            everything = [*DENSE, "tests/indexer/test_fusion_sparse.py", *ONNX, *TORCH]
+            everything = [*DENSE, "tests/indexer/engine/test_fusion_sparse.py", *ONNX, *TORCH]
             result, seconds, summary = run(env, tests or list(dict.fromkeys(everything)))
             failed += result == "FAIL"
             line = f"| {group} | {name} | {result} | {seconds:.0f} | {summary} |"
