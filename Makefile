@@ -16,12 +16,12 @@ export OPENXIV_SHARED := $(SHARED)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy bench demo clean docs compose-smoke
+.PHONY: help install serve corpus index test lint test-heavy test-float-paths bench demo clean docs compose-smoke
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
 
-$(BIN)/openxiv: pyproject.toml constraints-cpu.txt
+$(BIN)/openxiv: pyproject.toml setup.py constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# CPU torch first, pinned by constraints-cpu.txt, so nothing pulls a multi-GB CUDA build
@@ -57,6 +57,11 @@ test: lint  ## lint, type-check and run the default test suite
 
 test-heavy: install  ## the heavy tests: full-corpus builds
 	$(BIN)/pytest -q -m heavy
+
+# the float-comparing tests again on every FAISS / OpenBLAS / onnxruntime / torch code path this CPU
+# can select (docs/indexing.md, «Dense scores across CPUs»); a table of what each path gave
+test-float-paths: install  ## float-comparing tests on each SIMD/BLAS/onnxruntime path this CPU offers
+	$(BIN)/python scripts/test_float_paths.py
 
 bench: install  ## all benchmark scripts; results land in BENCHMARKS.md
 	$(BIN)/python scripts/run_benchmarks.py

@@ -121,6 +121,9 @@ def test_every_hit_with_fulltext_has_a_passage(sparse_index: Any) -> None:
 
 
 def test_results_are_deterministic(sparse_index: Any, tmp_path: Path) -> None:
+    """Two runs and a reopened snapshot in one process: the same floats to the bit. A promise for one
+    machine and one set of library versions (another CPU's kernels may round the last digit
+    differently, docs/indexing.md «Dense scores across CPUs»), never compared with another's."""
     q = "vision language model benchmark"
     a = sparse_index.backend.search(q, top_k=30)
     b = sparse_index.backend.search(q, top_k=30)
