@@ -43,6 +43,7 @@ from typing import Any
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
+from openxiv.indexer.build import sentences, tldrs
 from openxiv.indexer.build.stages import (
     EMBED_CHOICES,
     BuildContext,
@@ -151,7 +152,8 @@ class BuildJob:
 
     def _copy(self) -> tuple[BuildContext, str] | BuildReport:
         """The ``copy`` stage into a new temporary snapshot; the live snapshot's report instead when
-        ``force`` is off and it was built from the same corpus with the same settings."""
+        ``force`` is off and it was built from the same corpus with the same settings, and its stored
+        tldr and sentence tables were made by this code's rules (`_tables_current`)."""
         from openxiv.corpus.store import Store
 
         source = Store.open_readonly(self.db_path)
@@ -163,7 +165,11 @@ class BuildJob:
             if not self.force and live is not None and live.is_dir():
                 with contextlib.suppress(Exception):
                     m = read_manifest(live)
-                    if m.corpus.fingerprint == fingerprint and m.build_config == build_config(self.settings):
+                    if (
+                        m.corpus.fingerprint == fingerprint
+                        and m.build_config == build_config(self.settings)
+                        and _tables_current(m)
+                    ):
                         return BuildReport(live, m, reused=True)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
             tmp = self.root / layout.SNAPSHOTS / f"{layout.TMP_PREFIX}{stamp}-{fingerprint[:10]}"
@@ -235,6 +241,18 @@ def build_index(
 
     The keyword arguments are `build_index_report`'s (encoder, cache_path, keep, force, wait, on_wait)."""
     return build_index_report(db_path, index_root, settings, progress, **kw).path
+
+
+def _tables_current(m: Manifest) -> bool:
+    """The snapshot's stored tldr and sentence tables were made under this code's rules. A table made
+    under other rules (an older openxiv) is not used: the service computes per hit, the same answers
+    more slowly. A reuse check (``--if-changed``) that ignored it would keep that snapshot forever."""
+    return (
+        m.tldr is not None
+        and m.tldr.rules == tldrs.rules()
+        and m.sentences is not None
+        and m.sentences.rules == sentences.rules()
+    )
 
 
 def build_index_report(

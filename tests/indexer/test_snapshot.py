@@ -378,3 +378,30 @@ def test_bad_default_fusion_is_a_config_error_at_open(sparse_index: Any) -> None
         open_index(sparse_index.path, Settings(fusion="dense"))
     with open_index(sparse_index.path, Settings(fusion="bm25_papers")) as ix:
         assert set(ix.backend.search("galaxy").hits[0].signals) == {"bm25_papers_rank"}
+
+
+def test_if_changed_rebuilds_when_the_stored_tables_rules_changed(shared: SharedData, tmp_path: Path) -> None:
+    """A snapshot whose stored tldr or sentence table was made under other rules (an older openxiv:
+    the rules' source digest differs) serves by computing each hit's tldr and evidence, correct but
+    slower. ``--if-changed`` used to keep it forever, since corpus and settings were unchanged: it
+    now rebuilds, so an upgrade followed by ``make serve`` gets the stored tables back."""
+    from openxiv.indexer.manifest import read as read_manifest
+    from openxiv.indexer.manifest import write as write_manifest
+
+    db = _make_db(tmp_path / "c.sqlite", _records(shared, 40, 0, 2))
+    settings = Settings.from_env({"OPENXIV_EMBED": "none", "OPENXIV_DATA_DIR": str(tmp_path)})
+    root = tmp_path / "ix"
+    first = build_index_report(db, root, settings, progress=False)
+    again = build_index_report(db, root, settings, progress=False, force=False)
+    assert again.reused and again.path == first.path
+    for part in ("tldr", "sentences"):
+        live = current_snapshot(root)
+        assert live is not None
+        manifest = read_manifest(live)
+        table = getattr(manifest, part)
+        assert table is not None
+        setattr(manifest, part, table.model_copy(update={"rules": "0" * 16}))  # made by other rules
+        write_manifest(live, manifest)
+        rebuilt = build_index_report(db, root, settings, progress=False, force=False)
+        assert not rebuilt.reused and rebuilt.path != live, part
+        assert getattr(rebuilt.manifest, part).rules != "0" * 16
