@@ -15,7 +15,7 @@ export OPENXIV_SHARED := $(SHARED)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy bench demo clean docs
+.PHONY: help install serve corpus index test lint test-heavy test-fast bench demo clean docs
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -56,6 +56,9 @@ test: lint  ## lint, type-check and run the default test suite
 
 test-heavy: install  ## the heavy tests: full-corpus builds
 	$(BIN)/pytest -q -m heavy
+
+test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
+	$(BIN)/pytest -q -m "not slow"
 
 bench: install  ## all benchmark scripts; results land in BENCHMARKS.md
 	$(BIN)/python scripts/run_benchmarks.py
