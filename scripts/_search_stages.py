@@ -6,12 +6,11 @@ search, filters, fusion), the store reads of hydration (papers, passages, lead s
 evidence choice, the tldr, the response models and the JSON encoding. Inside the backend, the
 pseudo-relevance feedback (the expanded query's own BM25 pass over the papers, and the confidence
 test) and the fusion are timed apart from the query's own BM25 and dense passes. ``other`` is what the
-wrappers do not cover (the loop in `openxiv.service.core.run_search`, pydantic's response model).
+wrappers do not cover (the loops in `openxiv.service.search`, pydantic's response model).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -21,9 +20,9 @@ from typing import Any
 from openxiv.corpus.settings.model import get_settings
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.engine import hybrid
-from openxiv.service import core
-from openxiv.service.holder import IndexHolder, serve_threads
-from openxiv.service.http import routes_search
+from openxiv.service import search
+from openxiv.service.holder import IndexHolder
+from openxiv.service.launch import limit_threads
 
 STAGES = (
     ("encode", "query encoding"),
@@ -63,13 +62,13 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
     settings = get_settings().replace(serve_overlap=False)
     # one encoder thread, as `openxiv serve` runs it: with a pool, part of the encoding would run on
     # ONNX Runtime's other threads, which this thread's CPU clock does not see
-    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
+    limit_threads(settings)
     holder = IndexHolder(index_root, settings)
     holder.load()
     cpu: dict[str, float] = defaultdict(float)
 
     def one(q: str) -> None:
-        response, _ = routes_search.deepxiv_search(
+        response, _ = search.deepxiv_search(
             holder,
             [q],
             top_k=10,
@@ -80,15 +79,16 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
             batch=False,
             settings=settings,
         )
-        routes_search.search_json(response)
+        search.search_json(response)
 
     try:
         for q in queries[:warmup]:
             one(q)
         with holder.acquire() as index:
             store, backend, encoder = index.store, index.backend, index.backend.encoder
-            saved_core = {n: getattr(core, n) for n in ("_evidence", "paper_tldr")}
-            saved_routes = {n: getattr(routes_search, n) for n in ("to_deepxiv_hit", "search_json")}
+            saved_search = {
+                n: getattr(search, n) for n in ("_evidence", "paper_tldr", "to_deepxiv_hit", "search_json")
+            }
             saved_hybrid = {n: getattr(hybrid, n) for n in _HYBRID}
             encoder.encode_query = _timed(cpu, "encode", encoder.encode_query)
             backend.search = _timed(cpu, "backend", backend.search)
@@ -97,10 +97,10 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
                 setattr(hybrid, name, _timed(cpu, stage, saved_hybrid[name]))
             for name in ("get_papers", "get_passages", "lead_sections"):
                 setattr(store, name, _timed(cpu, name, getattr(store, name)))
-            core._evidence = _timed(cpu, "evidence", saved_core["_evidence"])  # type: ignore[assignment]
-            core.paper_tldr = _timed(cpu, "tldr", saved_core["paper_tldr"])
-            routes_search.to_deepxiv_hit = _timed(cpu, "to_hit", saved_routes["to_deepxiv_hit"])
-            routes_search.search_json = _timed(cpu, "json", saved_routes["search_json"])
+            search._evidence = _timed(cpu, "evidence", saved_search["_evidence"])  # type: ignore[assignment]
+            search.paper_tldr = _timed(cpu, "tldr", saved_search["paper_tldr"])
+            search.to_deepxiv_hit = _timed(cpu, "to_hit", saved_search["to_deepxiv_hit"])
+            search.search_json = _timed(cpu, "json", saved_search["search_json"])
             try:
                 t = time.thread_time()
                 for q in queries:
@@ -115,10 +115,8 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
                     setattr(hybrid, name, fn)
                 for name in ("get_papers", "get_passages", "lead_sections"):
                     vars(store).pop(name, None)
-                for name, fn in saved_core.items():
-                    setattr(core, name, fn)
-                for name, fn in saved_routes.items():
-                    setattr(routes_search, name, fn)
+                for name, fn in saved_search.items():
+                    setattr(search, name, fn)
     finally:
         holder.close()
     n = len(queries)

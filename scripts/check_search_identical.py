@@ -2,7 +2,7 @@
 
 A speed lever for search (issue 13) must not change a single byte of any response. This runs the
 shared dev queries (topic + known-item, interleaved: `bench_service.load_queries`) in process through
-`routes_search.deepxiv_search` + `search_json` (the exact body `POST /search` sends) on every
+`openxiv.service.search.deepxiv_search` + `search_json` (the exact body `POST /search` sends) on every
 combination of mode (the default fusion and three others), filter (none / ``categories=["cs.CL"]``)
 and one of three pages that rotate with the query (``top_k``/``offset`` 10/0, 5/10, 20/3: the first
 page, one past the head that feedback keeps, and one straddling it), and writes one line per
@@ -37,8 +37,8 @@ from bench_service import load_queries
 from openxiv.corpus.settings.model import get_settings, shared_dir
 from openxiv.evaluator.shared import SharedData
 from openxiv.service.holder import IndexHolder
-from openxiv.service.http.routes_search import deepxiv_search, search_json
 from openxiv.service.params import build_filters
+from openxiv.service.search import deepxiv_search, search_json
 
 MODES = (None, "rrf", "zscore", "bm25")
 """The default (``weighted`` fusion with feedback), the two other fusions (feedback too) and BM25 alone."""

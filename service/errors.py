@@ -1,6 +1,6 @@
 """The errors every front raises: each is an `ApiError` with a status and a ``detail`` naming the problem.
 
-The search and reading logic (`openxiv.service.core`) and the parameter checks
+The use cases (`openxiv.service.search`, `openxiv.service.reading`) and the parameter checks
 (`openxiv.service.params`) raise them; each front turns them into its own answer: the HTTP app a JSON
 error with ``status_code`` (`openxiv.service.http.errors`), the MCP server a tool error, the terminal
 commands a CLI error.

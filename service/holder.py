@@ -13,24 +13,29 @@ by `open_index`), so no build prunes it; the lease goes with the retired snapsho
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.settings.model import Settings, get_settings
+from starlette.concurrency import run_in_threadpool
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer import layout
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts
 from openxiv.service.errors import NotReady
 
-__all__ = ["IndexHolder", "default_opener"]
+__all__ = ["IndexHolder", "default_opener", "reload_triggers", "serve_threads"]
 
 log = logging.getLogger("openxiv.service")
 
@@ -38,9 +43,9 @@ log = logging.getLogger("openxiv.service")
 Opener = Callable[[Path, Settings, OpenIndex | None], OpenIndex]
 
 
-def serve_threads() -> int:
-    """Intra-op threads for query encoding while serving (``OPENXIV_SERVE_THREADS``, at least 1)."""
-    return max(1, get_settings().serve_threads)
+def serve_threads(settings: Settings) -> int:
+    """Intra-op threads for query encoding while serving (``settings.serve_threads``, at least 1)."""
+    return max(1, settings.serve_threads)
 
 
 def default_opener(index_root: Path, settings: Settings, previous: OpenIndex | None = None) -> OpenIndex:
@@ -59,7 +64,7 @@ def default_opener(index_root: Path, settings: Settings, previous: OpenIndex | N
             getattr(previous.backend, "encoder", None) if same and _encoder_key(previous.manifest) else None
         )
     index = open_index(index_root, settings, encoder=encoder)
-    threads = serve_threads()
+    threads = serve_threads(settings)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
     if "faiss" in sys.modules:
@@ -197,3 +202,65 @@ class IndexHolder:
             entry.index.close()
         except Exception:  # closing must not take the service down
             log.exception("closing snapshot %s failed", entry.snapshot)
+
+
+# ------------------------------------------------------------------ reload triggers
+_background: set[asyncio.Future[None]] = set()
+
+
+def _on_sighup(holder: IndexHolder) -> None:
+    async def reload() -> None:
+        try:
+            result = await run_in_threadpool(holder.reload)
+            log.info("SIGHUP reload: %s (snapshot %s)", result["status"], result["snapshot"])
+        except Exception:
+            log.exception("SIGHUP reload failed; still serving %s", holder.snapshot)
+
+    task = asyncio.ensure_future(reload())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+async def _watch(holder: IndexHolder, interval: float) -> None:
+    """Reload whenever ``CURRENT`` names another snapshot (each reload is logged by the holder); a
+    failure is logged once per distinct error, and the loaded snapshot keeps serving."""
+    log.info("watching %s/%s every %g s", holder.index_root, layout.CURRENT, interval)
+    last_error = ""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await run_in_threadpool(holder.reload)
+            last_error = ""
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            if error != last_error:
+                log.warning("watch: reload failed (%s); still serving %s", error, holder.snapshot)
+            last_error = error
+
+
+@asynccontextmanager
+async def reload_triggers(holder: IndexHolder, settings: Settings) -> AsyncIterator[None]:
+    """While inside: SIGHUP reloads ``holder`` and, with ``OPENXIV_WATCH_INTERVAL`` > 0, so does a
+    change of ``CURRENT``. The HTTP service and the MCP server both run under it, so they follow one
+    set of reload rules."""
+    loop = asyncio.get_running_loop()
+    hup = False
+    try:
+        loop.add_signal_handler(signal.SIGHUP, _on_sighup, holder)
+        hup = True
+    except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+        log.info("SIGHUP reload not available here; use POST /v1/admin/reload (OPENXIV_ADMIN_TOKEN)")
+    watcher = (
+        asyncio.ensure_future(_watch(holder, settings.watch_interval))
+        if settings.watch_interval > 0
+        else None
+    )
+    try:
+        yield
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+        if hup:
+            loop.remove_signal_handler(signal.SIGHUP)

@@ -1,8 +1,8 @@
 """A snapshot read in-process, without HTTP: what the MCP server and ``openxiv search``/``paper`` use.
 
 `Library` wraps an `IndexHolder` (the one the HTTP service uses, so the same borrowing and reload
-rules apply) and calls the service's own functions: `deepxiv_search` for search (the ``POST /search``
-model) and `paper_op` for reading (the ``GET /arxiv/?type=...`` models). Parameters are checked by
+rules apply) and calls the service's use cases: `openxiv.service.search.deepxiv_search` (the ``POST
+/search`` model) and `openxiv.service.reading.read` (the ``GET /arxiv/?type=...`` models). Parameters are checked by
 `openxiv.service.params`; every problem is an `ApiError` (`BadRequest`, `NotFound`, ...) whose
 message names the parameter, which the callers turn into a tool error or a CLI error.
 """
@@ -17,8 +17,6 @@ from pydantic import BaseModel
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
-from openxiv.service.http.routes_arxiv import PREVIEW_CHARS, paper_op
-from openxiv.service.http.routes_search import deepxiv_search
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import (
     OFFSET_MAX,
@@ -28,6 +26,8 @@ from openxiv.service.params import (
     check_queries,
     check_range,
 )
+from openxiv.service.reading import PREVIEW_CHARS, read
+from openxiv.service.search import deepxiv_search
 
 __all__ = ["Library"]
 
@@ -86,6 +86,5 @@ class Library:
         """``head``, ``brief``, ``section``, ``raw``, ``preview`` or ``json`` of one paper (its model)."""
         if not arxiv_id or not arxiv_id.strip():
             raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
-        with self.holder.acquire() as index:
-            out: BaseModel = paper_op(index, kind, arxiv_id, section, characters)
+        out: BaseModel = read(self.holder, kind, arxiv_id, section, characters)
         return out

@@ -25,6 +25,10 @@ Paging: `TOP_K_MAX` and `OFFSET_MAX` are the limits of every route, declared onc
 `TopK` and `Offset` types the models and query parameters use; ``POST /search`` alone clamps a larger
 ``top_k`` (`clamp_top_k`), as the AutoResearchBench client cannot show a 400.
 
+Unappliable filters: ``orgs`` and ``min_citation`` (DeepXiv's) need data the corpus lacks; they are a
+400 unless an operator set ``OPENXIV_LENIENT_FILTERS=1`` (`unsupported_filters`). ``POST /search``
+also skips empty strings in a batch with a warning (`lenient_batch`).
+
 Cost: a request may carry at most `MAX_QUERY_FILTER_WORK` queries × filter values (categories,
 authors and venues together); more is a 400 naming the limit.
 """
@@ -40,6 +44,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import UnknownMode, parse_mode
 from openxiv.indexer.backend import SearchFilters
 from openxiv.service.errors import BadRequest
@@ -62,8 +67,10 @@ __all__ = [
     "check_size",
     "check_work",
     "clamp_top_k",
+    "lenient_batch",
     "parse_period",
     "split_list",
+    "unsupported_filters",
 ]
 
 DATE_SEARCH_TYPES = ("between", "exact", "after", "before")
@@ -80,6 +87,9 @@ MAX_QUERY_FILTER_WORK = 500
 _VENUE_YEARS = (1800, 2100)
 _MAX_VALUE_CHARS = 200
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$")
+UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
+"""Filters the corpus has no data for -> what it lacks."""
+
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ][0-9:.+\-Z]*)?$")
 
 
@@ -299,3 +309,34 @@ def check_queries(query: str | list[str], max_chars: int) -> list[str]:
             raise BadRequest(f"{where}: {len(q)} characters, the limit is {max_chars}")
         out.append(q)
     return out
+
+
+def unsupported_filters(settings: Settings, **given: object) -> list[str]:
+    """Warnings for filters the corpus has no data for, or a `BadRequest` unless lenient mode is on.
+
+    Answering such a filter with unfiltered hits and a warning no client shows would be a lie: the
+    DeepXiv SDK's agent prints "Filters: ..." above the list. Operators who prefer the old
+    behaviour set ``OPENXIV_LENIENT_FILTERS=1``.
+    """
+    asked = [(name, what) for name, what in UNAPPLIABLE.items() if given.get(name)]
+    if not asked:
+        return []
+    if not settings.lenient_filters:
+        raise BadRequest(
+            "; ".join(
+                f"{name}: this corpus has no {what}, so it cannot filter by them" for name, what in asked
+            )
+            + " (leave the parameter out; an operator can set OPENXIV_LENIENT_FILTERS=1 to ignore it with a warning)"
+        )
+    return [f"{name} is not applied: the corpus has no {what}" for name, what in asked]
+
+
+def lenient_batch(query: str | list[str], warnings: list[str]) -> str | list[str]:
+    """A batch without its empty strings (noted in ``warnings``), unless nothing else is left."""
+    if isinstance(query, str):
+        return query
+    empty = [i for i, q in enumerate(query) if not q.strip()]
+    if not empty or len(empty) == len(query):
+        return query
+    warnings.append(f"query{empty}: empty {'query' if len(empty) == 1 else 'queries'} skipped")
+    return [q for q in query if q.strip()]

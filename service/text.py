@@ -1,12 +1,11 @@
-"""Small text helpers for responses: token estimate, evidence sentence, section lookup.
+"""Small text helpers for responses: token estimate, section names and lookup.
 
 The sentence and tldr rules an index build also needs live in `openxiv.corpus.text` (definitions
 there and in ``docs/service.md``). Everything here is extractive and deterministic:
 
 - **token_count**: words × 1.3 (rounded), an estimate of subword tokens; no tokenizer is run.
 
-Which passage or sentence is a hit's evidence is decided by the indexer with the index's own
-analyzer (`openxiv.indexer.engine.evidence`); `sentence_with_context` only shows the chosen sentence.
+How a hit's evidence sentence is shown is `openxiv.service.search.sentence_with_context`.
 """
 
 from __future__ import annotations
@@ -14,13 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from openxiv.corpus.normalize import heading_key
-from openxiv.corpus.text import TLDR_MAX_CHARS, TLDR_MIN_CHARS, shorten
 
 __all__ = [
     "clean_section_name",
     "match_section",
     "section_label",
-    "sentence_with_context",
     "token_count",
 ]
 
@@ -30,15 +27,6 @@ def token_count(text: str | None) -> int:
     if not text:
         return 0
     return round(len(text.split()) * 1.3)
-
-
-def sentence_with_context(sentences: Sequence[str], i: int, min_chars: int = TLDR_MIN_CHARS) -> str:
-    """Sentence ``i``, with the next one appended when it is shorter than ``min_chars``, cut to a
-    readable length (how abstract evidence is shown; which sentence is the indexer's choice)."""
-    out = sentences[i]
-    if len(out) < min_chars and i + 1 < len(sentences):
-        out = f"{out} {sentences[i + 1]}"
-    return shorten(out, 4 * TLDR_MAX_CHARS)
 
 
 def section_label(number: str | None, name: str) -> str:

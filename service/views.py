@@ -8,17 +8,19 @@ field added to the record reaches every answer that declares it.
 
 from __future__ import annotations
 
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.text import paper_tldr, tldr
+from openxiv.indexer.backend import PaperHit
 from openxiv.service.models import (
     Author,
     BriefResponse,
     Content,
+    Evidence,
     HeadResponse,
     HeadSection,
     Hit,
@@ -30,10 +32,8 @@ from openxiv.service.models import (
 )
 from openxiv.service.text import token_count
 
-if TYPE_CHECKING:
-    from openxiv.service.core import ResolvedHit
-
 __all__ = [
+    "ResolvedHit",
     "abs_url",
     "authors_of",
     "brief",
@@ -98,6 +98,17 @@ def _section_summary(s: Section) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- search hits
+@dataclass(frozen=True)
+class ResolvedHit:
+    """A backend hit joined with its paper, evidence and tldr (what `openxiv.service.search.hydrate`
+    makes of it, and what the hit views below are built from)."""
+
+    hit: PaperHit
+    paper: Paper
+    evidence: Evidence | None
+    tldr: str | None
+
+
 def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
     p = r.paper
     content = None

@@ -42,7 +42,6 @@ EXCEPTIONS = {("openxiv.service.cli", "evaluator")}
 KNOWN: frozenset[str] = frozenset(
     {
         "import cycle: openxiv.indexer.build.job <-> openxiv.indexer.build.milvus",  # R1: one build object
-        "import cycle: openxiv.service.core <-> openxiv.service.views",  # R2: the search use case
     }
 )
 """Violations that a move in flight removes, each the start of a line `check` writes; this allow-list

@@ -73,32 +73,28 @@ def test_fusion_is_stored_in_the_engines_spelling() -> None:
     assert Settings.from_env({"OPENXIV_FUSION": "vector"}).fusion == "dense"
 
 
-def test_serve_concurrency_is_not_silently_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Before, a bad ``OPENXIV_SERVE_CONCURRENCY`` fell back to the CPU count without a word."""
+def test_serve_concurrency_is_not_silently_replaced() -> None:
+    """Before, a bad ``OPENXIV_SERVE_CONCURRENCY`` fell back to the CPU count without a word; now the
+    settings refuse it, and `serve_concurrency` reads the settings it is given."""
     from openxiv.service.http.app import serve_concurrency
 
-    monkeypatch.setenv("OPENXIV_SERVE_CONCURRENCY", "3")
-    assert serve_concurrency() == 3
-    monkeypatch.setenv("OPENXIV_SERVE_CONCURRENCY", "")
-    assert serve_concurrency() == max(2, os.cpu_count() or 2)
+    assert serve_concurrency(Settings.from_env({"OPENXIV_SERVE_CONCURRENCY": "3"})) == 3
+    assert serve_concurrency(Settings.from_env({"OPENXIV_SERVE_CONCURRENCY": ""})) == max(
+        2, os.cpu_count() or 2
+    )
     for bad in ("0", "-1", "two"):
-        monkeypatch.setenv("OPENXIV_SERVE_CONCURRENCY", bad)
         with pytest.raises(ConfigError, match="OPENXIV_SERVE_CONCURRENCY"):
-            serve_concurrency()
+            Settings.from_env({"OPENXIV_SERVE_CONCURRENCY": bad})
 
 
-def test_serve_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_threads() -> None:
     from openxiv.service.holder import serve_threads
 
-    monkeypatch.delenv("OPENXIV_SERVE_THREADS", raising=False)
-    assert serve_threads() == 1
-    monkeypatch.setenv("OPENXIV_SERVE_THREADS", "2")
-    assert serve_threads() == 2
-    monkeypatch.setenv("OPENXIV_SERVE_THREADS", "0")
-    assert serve_threads() == 1
-    monkeypatch.setenv("OPENXIV_SERVE_THREADS", "x")
+    assert serve_threads(Settings.from_env({})) == 1
+    assert serve_threads(Settings.from_env({"OPENXIV_SERVE_THREADS": "2"})) == 2
+    assert serve_threads(Settings.from_env({"OPENXIV_SERVE_THREADS": "0"})) == 1
     with pytest.raises(ConfigError, match="OPENXIV_SERVE_THREADS='x'"):
-        serve_threads()
+        Settings.from_env({"OPENXIV_SERVE_THREADS": "x"})
 
 
 def test_shared_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

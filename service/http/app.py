@@ -7,11 +7,7 @@ closed at shutdown. Routes live in ``routes_*`` modules.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import os
-import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,17 +16,16 @@ import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.corpus.settings.model import Settings, get_settings
-from openxiv.indexer import layout
-from openxiv.service.holder import IndexHolder
+from openxiv.corpus.settings.model import Settings
+from openxiv.service.holder import IndexHolder, reload_triggers
 from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
 from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
 from openxiv.service.http.guard import RequestGuardMiddleware
-from openxiv.service.http.security import LOOPBACK_NAMES, AdminMiddleware, AuthMiddleware
+from openxiv.service.http.security import AdminMiddleware, AuthMiddleware
+from openxiv.service.launch import LOOPBACK_NAMES
 
-__all__ = ["app_from_env", "create_app", "reload_triggers"]
+__all__ = ["app_from_env", "create_app", "serve_concurrency"]
 
-log = logging.getLogger("openxiv.service")
 
 DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
 
@@ -43,72 +38,11 @@ Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names t
 """
 
 
-def serve_concurrency() -> int:
-    """Requests computed at once per process (``OPENXIV_SERVE_CONCURRENCY``, default the CPU count, at
-    least 2); more wait in the event loop. A value that is not a positive integer is a `ConfigError`."""
-    configured = get_settings().serve_concurrency
+def serve_concurrency(settings: Settings) -> int:
+    """Requests computed at once per process (``settings.serve_concurrency``, default the CPU count,
+    at least 2); more wait in the event loop."""
+    configured = settings.serve_concurrency
     return configured if configured is not None else max(2, os.cpu_count() or 2)
-
-
-_background: set[asyncio.Future[None]] = set()
-
-
-def _on_sighup(holder: IndexHolder) -> None:
-    async def reload() -> None:
-        try:
-            result = await run_in_threadpool(holder.reload)
-            log.info("SIGHUP reload: %s (snapshot %s)", result["status"], result["snapshot"])
-        except Exception:
-            log.exception("SIGHUP reload failed; still serving %s", holder.snapshot)
-
-    task = asyncio.ensure_future(reload())
-    _background.add(task)
-    task.add_done_callback(_background.discard)
-
-
-async def _watch(holder: IndexHolder, interval: float) -> None:
-    """Reload whenever ``CURRENT`` names another snapshot (each reload is logged by the holder); a
-    failure is logged once per distinct error, and the loaded snapshot keeps serving."""
-    log.info("watching %s/%s every %g s", holder.index_root, layout.CURRENT, interval)
-    last_error = ""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await run_in_threadpool(holder.reload)
-            last_error = ""
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            if error != last_error:
-                log.warning("watch: reload failed (%s); still serving %s", error, holder.snapshot)
-            last_error = error
-
-
-@asynccontextmanager
-async def reload_triggers(holder: IndexHolder, settings: Settings) -> AsyncIterator[None]:
-    """While inside: SIGHUP reloads ``holder`` and, with ``OPENXIV_WATCH_INTERVAL`` > 0, so does a
-    change of ``CURRENT``. The HTTP service and the MCP server both run under it, so they follow one
-    set of reload rules."""
-    loop = asyncio.get_running_loop()
-    hup = False
-    try:
-        loop.add_signal_handler(signal.SIGHUP, _on_sighup, holder)
-        hup = True
-    except (NotImplementedError, RuntimeError, AttributeError, ValueError):
-        log.info("SIGHUP reload not available here; use POST /v1/admin/reload (OPENXIV_ADMIN_TOKEN)")
-    watcher = (
-        asyncio.ensure_future(_watch(holder, settings.watch_interval))
-        if settings.watch_interval > 0
-        else None
-    )
-    try:
-        yield
-    finally:
-        if watcher is not None:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
-        if hup:
-            loop.remove_signal_handler(signal.SIGHUP)
 
 
 def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
@@ -118,7 +52,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(holder.load)
         limiter = anyio.to_thread.current_default_thread_limiter()
-        limiter.total_tokens = serve_concurrency()
+        limiter.total_tokens = serve_concurrency(settings)
         try:
             async with reload_triggers(holder, settings):
                 yield

@@ -9,17 +9,13 @@ Without ``type``, a request with ``query`` is a search and one with ``arxiv_id``
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.settings.modes import mode_help
-from openxiv.indexer.snapshot import OpenIndex
-from openxiv.service import views
-from openxiv.service.core import find_section, load_paper, raw_markdown
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
-from openxiv.service.http.routes_search import search_deepxiv, unsupported_filters
 from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
     BriefResponse,
@@ -39,14 +35,16 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    unsupported_filters,
 )
+from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
+from openxiv.service.search import deepxiv_search, search_json
 
-__all__ = ["PREVIEW_CHARS", "TYPES", "paper_op", "router"]
+__all__ = ["TYPES", "router"]
 
 router = APIRouter()
 
-TYPES = ("retrieve", "head", "brief", "section", "raw", "preview", "json")
-PREVIEW_CHARS = 10_000
+TYPES = ("retrieve", *KINDS)
 
 DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 
@@ -66,32 +64,6 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
 counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
-
-
-def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, characters: int) -> Any:
-    """One paper operation (``head``, ``brief``, ``json``, ``section``, ``raw``, ``preview``) as its
-    response model: shared by ``GET /arxiv/``, the MCP tools and ``openxiv paper``."""
-    paper = load_paper(index, arxiv_id)
-    if kind == "head":
-        return views.head(paper, index.store.sections(paper.arxiv_id))
-    if kind == "brief":  # the sections only make the tldr of a paper without an abstract
-        return views.brief(paper, [] if paper.abstract else index.store.sections(paper.arxiv_id))
-    if kind == "json":
-        return views.paper_json(paper, index.store.sections(paper.arxiv_id))
-    if kind == "section":
-        if section is None or not section.strip():
-            raise BadRequest("section: required for type=section (a section name or 0-based index)")
-        found = find_section(index, paper, section)
-        return SectionResponse(arxiv_id=paper.arxiv_id, name=found.name, idx=found.idx, content=found.text)
-    raw = raw_markdown(paper, index.store.sections(paper.arxiv_id))
-    if kind == "raw":
-        return RawResponse(arxiv_id=paper.arxiv_id, raw=raw)
-    return PreviewResponse(
-        arxiv_id=paper.arxiv_id,
-        content=raw[:characters],
-        is_truncated=len(raw) > characters,
-        total_characters=len(raw),
-    )
 
 
 @router.get(
@@ -160,24 +132,14 @@ def arxiv(
     )
     if kind not in TYPES:
         raise BadRequest(f"type: {type!r} is not one of {', '.join(TYPES)}" if type else "type: required")
-    holder = holder_of(request)
     if kind != "retrieve":
         if arxiv_id is None or not arxiv_id.strip():
             raise BadRequest(f"arxiv_id: required for type={kind}")
-        with holder.acquire() as index:
-            out = paper_op(index, kind, arxiv_id, section, characters)
-        return json_response(out.model_dump_json())
+        return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
 
     if query is None:
         raise BadRequest("query: required for type=retrieve")
-    if source and source.strip().lower() in ("biorxiv", "medrxiv"):
-        raise NotImplementedHere(unserved_detail(f"{source.strip()} search (source={source.strip()})"))
-    if source and source.strip().lower() != "arxiv":
-        raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
-    n = top_k if top_k is not None else check_size(size) if size is not None else 10
-    legacy = check_mode(search_mode, "search_mode")
-    ranking = check_mode(mode, "mode") if mode else legacy
-    warnings = unsupported_filters(settings_of(request), orgs=orgs, min_citation=min_citation)
+    _check_source(source)
     filters = FilterParams(
         categories=categories,
         authors=authors,
@@ -187,21 +149,63 @@ def arxiv(
         date_to=date_to,
         venue=venue,
         venue_year=venue_year,
-    ).build()
+    )
+    return _retrieve(
+        request,
+        query,
+        filters,
+        top_k=top_k,
+        size=size,
+        offset=offset,
+        mode=mode,
+        search_mode=search_mode,
+        unappliable={"orgs": orgs, "min_citation": min_citation},
+        contents=return_contents,
+    )
+
+
+def _check_source(source: str | None) -> None:
+    """Only arXiv is served: bioRxiv and medRxiv are a 501 (DeepXiv has them), anything else a 400."""
+    if source and source.strip().lower() in ("biorxiv", "medrxiv"):
+        raise NotImplementedHere(unserved_detail(f"{source.strip()} search (source={source.strip()})"))
+    if source and source.strip().lower() != "arxiv":
+        raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
+
+
+def _retrieve(
+    request: Request,
+    query: str,
+    filters: FilterParams,
+    *,
+    top_k: int | None,
+    size: int | None,
+    offset: int,
+    mode: str | None,
+    search_mode: str | None,
+    unappliable: dict[str, object],
+    contents: bool,
+) -> Response:
+    """``type=retrieve``: the parameters checked in order, then `deepxiv_search` as ``POST /search``."""
+    n = top_k if top_k is not None else check_size(size) if size is not None else 10
+    legacy = check_mode(search_mode, "search_mode")
+    ranking = check_mode(mode, "mode") if mode else legacy
     settings = settings_of(request)
+    warnings = unsupported_filters(settings, **unappliable)
+    built = filters.build()
     queries = check_queries(query, settings.max_query_chars)
-    return search_deepxiv(
-        holder,
+    response, timings = deepxiv_search(
+        holder_of(request),
         queries,
         top_k=n,
         offset=offset,
-        filters=filters,
+        filters=built,
         mode=ranking,
-        contents=return_contents,
+        contents=contents,
         batch=False,
         settings=settings,
         warnings=warnings,
     )
+    return json_response(search_json(response), timings)
 
 
 router.add_api_route("/arxiv", arxiv, methods=["GET"], include_in_schema=False)

@@ -1,7 +1,8 @@
 """The web page for people at ``/ui`` (``GET /`` redirects there): search, results, paper and section.
 
 Server-rendered (`ui_render`), no JavaScript, works offline. Search and reading go through the API's
-own functions (`core.run_search`, `load_paper`, `find_section`, `paper_tldr`) and its parameter
+own use cases (`openxiv.service.search.search`, `openxiv.service.reading`'s `load_paper` and
+`find_section`, `corpus.text.paper_tldr`) and its parameter
 checks (`params`), so the page and the API never disagree; a bad value shows the API's message on
 the page with a 4xx and the form kept as typed. Parameters are read as text, never validated by
 FastAPI, so no value can turn into a JSON error or a 500.
@@ -22,23 +23,17 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
-from openxiv.service.core import (
-    ResolvedHit,
-    abs_url,
-    deadline_for,
-    find_section,
-    load_paper,
-    paper_tldr,
-    pdf_url,
-    run_search,
-)
+from openxiv.corpus.text import paper_tldr
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.http import routes_ui_reports
 from openxiv.service.http.helpers import holder_of, settings_of
 from openxiv.service.http.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
-from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries, check_work
+from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries
+from openxiv.service.reading import find_section, load_paper
+from openxiv.service.search import search
 from openxiv.service.text import section_label, token_count
+from openxiv.service.views import ResolvedHit, abs_url, pdf_url
 
 __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
 
@@ -174,19 +169,15 @@ def ui_search(request: Request) -> HTMLResponse:
         page = form.page_number()
         query = check_queries(form.q, settings.max_query_chars)[0]
         filters = FilterParams.of(form).build()
-        mode = check_mode(form.mode)
-        check_work([query], filters)
-        with holder_of(request).acquire() as index:
-            out = run_search(
-                index,
-                query,
-                top_k=PAGE_SIZE,
-                offset=(page - 1) * PAGE_SIZE,
-                filters=filters,
-                mode=mode,
-                deadline=deadline_for(settings),
-                budget=settings.request_budget_s,
-            )
+        out = search(
+            holder_of(request),
+            query,
+            settings=settings,
+            top_k=PAGE_SIZE,
+            offset=(page - 1) * PAGE_SIZE,
+            filters=filters,
+            mode=check_mode(form.mode),
+        )
     except ApiError as exc:
         return render(request, "search.html", status=exc.status_code, **{**context, "error": exc.detail})
     language = settings.bm25_stemmer

@@ -10,8 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.service import views
-from openxiv.service.core import find_section, load_paper
+from openxiv.service import reading
 from openxiv.service.errors import NotReady
 from openxiv.service.http.helpers import ERRORS, holder_of, json_response
 from openxiv.service.models import (
@@ -69,11 +68,7 @@ def without_paths(value: Any, root: Path) -> Any:
 def v1_section(arxiv_id: str, name: str, request: Request) -> Response:
     """`name`: exact (case-insensitive), without its numbering, a unique-enough part, or the 0-based
     index. A 404 lists the sections the paper has."""
-    with holder_of(request).acquire() as index:
-        paper = load_paper(index, arxiv_id)
-        s = find_section(index, paper, name)
-    out = views.v1_section(paper, s)
-    return json_response(out.model_dump_json())
+    return json_response(reading.v1_section(holder_of(request), arxiv_id, name).model_dump_json())
 
 
 @router.get(
@@ -85,11 +80,7 @@ def v1_section(arxiv_id: str, name: str, request: Request) -> Response:
 )
 def v1_paper(arxiv_id: str, request: Request) -> Response:
     """Any id spelling (`2501.00001v2`, `arXiv:...`, `hep-th/9901001`); the answer uses the canonical id."""
-    with holder_of(request).acquire() as index:
-        paper = load_paper(index, arxiv_id)
-        sections = index.store.sections(paper.arxiv_id)
-    out = views.v1_paper(paper, sections)
-    return json_response(out.model_dump_json())
+    return json_response(reading.v1_paper(holder_of(request), arxiv_id).model_dump_json())
 
 
 @router.get(

@@ -26,10 +26,10 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from openxiv.service.http.errors import ASGIApp, Receive, Scope, Send, send_error
+from openxiv.service.launch import LOOPBACK_NAMES
 
 __all__ = [
     "ADMIN_PREFIX",
-    "LOOPBACK_NAMES",
     "OPEN_PATHS",
     "UI_COOKIE",
     "AdminMiddleware",
@@ -43,7 +43,6 @@ __all__ = [
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
 """Paths that never need the token (liveness/readiness probes and the API documentation)."""
 ADMIN_PREFIX = "/v1/admin/"
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 UI_COOKIE = "openxiv_ui"
 """The web page's session cookie (see `ui_cookie_value`)."""
 UI_LOGIN = "/ui/login"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import os
-from pathlib import Path
 from typing import Any, get_args
 
 import click
@@ -17,55 +15,9 @@ from openxiv.corpus.settings.options import (
     settings_from_flags,
 )
 from openxiv.corpus.settings.sources import ENV_PREFIX
-from openxiv.indexer import layout
-from openxiv.indexer.snapshot import current_snapshot
-from openxiv.service.holder import serve_threads
+from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
-__all__ = ["check_index", "log_config", "serve", "warn_without_token"]
-
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-
-
-def check_index(index_root: Path) -> Path:
-    """The live snapshot directory, or a `click.ClickException` telling the user how to build one."""
-    build = f"build one with:  openxiv index build --db data/corpus.sqlite --index {index_root}"
-    if not index_root.exists():
-        raise click.ClickException(f"no index at {index_root}; {build}")
-    if not index_root.is_dir():
-        raise click.ClickException(f"{index_root} is a file, not an index directory; {build}")
-    snapshot = current_snapshot(index_root)
-    if snapshot is None or not snapshot.is_dir():
-        if not (index_root / layout.CURRENT).exists():
-            raise click.ClickException(
-                f"{index_root} holds no index snapshot (no {layout.CURRENT} file); {build}"
-            )
-        raise click.ClickException(
-            f"{index_root}/{layout.CURRENT} names a snapshot that does not exist; {build}"
-        )
-    return snapshot
-
-
-def warn_without_token(settings: Settings, what: str = "") -> None:
-    """Say on stderr that a server bound to an address other than loopback has no token."""
-    if settings.host not in LOOPBACK and not settings.api_token:
-        click.echo(
-            f"Warning: serving {what}on {settings.host} without a token: anyone who can reach this port "
-            "can use it (set --token or OPENXIV_API_TOKEN).",
-            err=True,
-        )
-
-
-def log_config(log_level: str = "info") -> dict[str, Any]:
-    """uvicorn's logging setup plus a token-redacting filter on every handler and openxiv's own logger
-    (reloads, the served snapshot, watch errors, unexpected errors) at ``log_level``."""
-    from uvicorn.config import LOGGING_CONFIG
-
-    config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"redact": {"()": "openxiv.service.http.security.RedactingFilter"}}
-    for handler in config["handlers"].values():
-        handler["filters"] = ["redact"]
-    config["loggers"]["openxiv"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
-    return config
+__all__ = ["serve"]
 
 
 @click.command("serve")
@@ -91,9 +43,7 @@ def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     Reload a rebuilt index:   kill -HUP <pid>  (or, with --admin-token T:
                               curl -X POST -H "Authorization: Bearer T" http://127.0.0.1:8000/v1/admin/reload)
     """
-    # One OpenMP/torch thread per search (see docs/service.md, OPENXIV_SERVE_THREADS): must be set
-    # before FAISS or torch start their thread pools, and is inherited by worker processes.
-    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
+    limit_threads(settings)
     import uvicorn
 
     from openxiv.service.http.protocol import protocol_class

@@ -6,7 +6,6 @@ imported only when the command runs, so the rest of the CLI works without it.
 
 from __future__ import annotations
 
-import os
 from typing import cast
 
 import click
@@ -18,8 +17,7 @@ from openxiv.corpus.settings.options import (
     setting_option,
     settings_from_flags,
 )
-from openxiv.service.holder import serve_threads
-from openxiv.service.http.serve import check_index, log_config, warn_without_token
+from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
 __all__ = ["mcp"]
 
@@ -54,7 +52,7 @@ def mcp(settings: Settings, transport: str, log_level: str) -> None:
     Desktop agent:  {"command": "openxiv", "args": ["mcp", "--index", "/path/to/index"]}
     Remote agents:  openxiv mcp --transport http --port 8001 --token T   (URL http://HOST:8001/mcp)
     """
-    os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads()))
+    limit_threads(settings)
     try:
         from openxiv.service.mcp.server import MCP_PATH, LogLevel, build_server, http_app
     except ImportError as exc:

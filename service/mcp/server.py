@@ -15,10 +15,10 @@ and ``OPENXIV_WATCH_INTERVAL``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import version
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
@@ -28,8 +28,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp
 
 from openxiv.service.errors import ApiError
-from openxiv.service.http.app import reload_triggers
-from openxiv.service.http.routes_arxiv import PREVIEW_CHARS
+from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
 from openxiv.service.models import (
@@ -49,6 +48,7 @@ from openxiv.service.readable import (
     search_text,
     section_text,
 )
+from openxiv.service.reading import PREVIEW_CHARS
 
 __all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app"]
 
@@ -116,7 +116,21 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
         lifespan=lifespan,
         log_level=log_level,
     )
+    _add_search_tool(server, library)
+    _add_reading_tools(server, library)
+    return server
 
+
+def _read(
+    library: Library, kind: str, render: Callable[[Any], str], arxiv_id: str, **args: Any
+) -> CallToolResult:
+    """One reading tool's answer: ``library.paper(kind, ...)`` as readable text and structured content."""
+    with _tool_errors():
+        model: BaseModel = library.paper(kind, arxiv_id, **args)
+    return _result(render(model), model)
+
+
+def _add_search_tool(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
     def search_papers(
         query: Annotated[str, Field(description="What to look for, in words (e.g. 'agent memory')")],
@@ -153,20 +167,18 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
             )
         return _result(search_text(response, query.strip(), offset), response)
 
+
+def _add_reading_tools(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
     def get_paper_brief(arxiv_id: ArxivId) -> Annotated[CallToolResult, BriefResponse]:
         """Quick summary of one paper: title, authors, date, PDF link and TLDR."""
-        with _tool_errors():
-            brief: BriefResponse = library.paper("brief", arxiv_id)
-        return _result(brief_text(brief), brief)
+        return _read(library, "brief", brief_text, arxiv_id)
 
     @server.tool(annotations=READ_ONLY)
     def get_paper_metadata(arxiv_id: ArxivId) -> Annotated[CallToolResult, HeadResponse]:
         """Metadata and outline of one paper: title, authors, categories, date, abstract and its
         sections with their token counts and a one-line summary (use the names with get_paper_section)."""
-        with _tool_errors():
-            head: HeadResponse = library.paper("head", arxiv_id)
-        return _result(head_text(head), head)
+        return _read(library, "head", head_text, arxiv_id)
 
     @server.tool(annotations=READ_ONLY)
     def get_paper_section(
@@ -181,17 +193,13 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
         """Full text of one section of a paper. An unknown name is an error that lists the sections."""
         if not section_name.strip():
             raise ToolError("section_name: required (a name listed by get_paper_metadata, or its index)")
-        with _tool_errors():
-            section: SectionResponse = library.paper("section", arxiv_id, section_name)
-        return _result(section_text(section), section)
+        return _read(library, "section", section_text, arxiv_id, section=section_name)
 
     @server.tool(annotations=READ_ONLY)
     def get_full_paper(arxiv_id: ArxivId) -> Annotated[CallToolResult, RawResponse]:
         """The whole paper as markdown (title, abstract, every section). Can be 20k+ tokens: check
         get_paper_metadata first, or read single sections."""
-        with _tool_errors():
-            raw: RawResponse = library.paper("raw", arxiv_id)
-        return _result(raw_text(raw), raw)
+        return _read(library, "raw", raw_text, arxiv_id)
 
     @server.tool(annotations=READ_ONLY)
     def get_paper_preview(
@@ -200,13 +208,9 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
     ) -> Annotated[CallToolResult, PreviewResponse]:
         """The first characters of the paper as markdown (10,000 by default): a quick look at the
         abstract and introduction."""
-        with _tool_errors():
-            if not 1 <= characters <= 1_000_000:
-                raise ToolError(f"characters: must be between 1 and 1000000, got {characters}")
-            preview: PreviewResponse = library.paper("preview", arxiv_id, characters=characters)
-        return _result(preview_text(preview), preview)
-
-    return server
+        if not 1 <= characters <= 1_000_000:
+            raise ToolError(f"characters: must be between 1 and 1000000, got {characters}")
+        return _read(library, "preview", preview_text, arxiv_id, characters=characters)
 
 
 def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:

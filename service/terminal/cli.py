@@ -20,7 +20,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
 from openxiv.service.errors import ApiError, BadRequest
-from openxiv.service.http.serve import check_index
+from openxiv.service.launch import check_index
 
 __all__ = ["filter_options", "paper", "search"]
 
@@ -129,9 +129,9 @@ def search(
     openxiv search "retrieval augmented generation" --category cs.CL --date-from 2025 -k 5
     openxiv search "diffusion language models" --json | jq '.result[].arxiv_id'
     """
-    from openxiv.service.http.routes_search import search_json
     from openxiv.service.params import FilterParams
     from openxiv.service.readable import search_text
+    from openxiv.service.search import search_json
 
     with _library(settings) as library:
         response = library.search(

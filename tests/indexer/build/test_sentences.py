@@ -18,8 +18,8 @@ from openxiv.indexer import layout
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.build.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
-from openxiv.service.core import run_search
 from openxiv.corpus.text import split_sentences
+from openxiv.service.search import run_search
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph", "the of and")
 

@@ -9,7 +9,7 @@ import numpy as np
 from openxiv.corpus.text import split_sentences
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.engine.sparse import analyze
-from openxiv.service.text import sentence_with_context
+from openxiv.service.search import sentence_with_context
 
 TEXT = (
     "Deep networks are hard to train and this sentence is long enough to stand on its own in a tldr. "
