@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from pathlib import Path
 
-from conftest import KIND_OF_FIXTURE, KIND_OF_TEST, SLOW_KINDS
-
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _root_conftest() -> object:
+    """tests/conftest.py by path: the name ``conftest`` may be another folder's conftest already."""
+    spec = importlib.util.spec_from_file_location(
+        "openxiv_tests_root_conftest", ROOT / "tests" / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_ROOT = _root_conftest()
+SLOW_KINDS: dict[str, str] = _ROOT.SLOW_KINDS  # type: ignore[attr-defined]
+KIND_OF_FIXTURE: dict[str, str] = _ROOT.KIND_OF_FIXTURE  # type: ignore[attr-defined]
+KIND_OF_TEST: dict[str, str] = _ROOT.KIND_OF_TEST  # type: ignore[attr-defined]
 
 
 def test_every_slow_kind_is_a_declared_marker() -> None:
