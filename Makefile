@@ -16,7 +16,7 @@ export OPENXIV_SHARED := $(SHARED)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy test-float-paths bench demo clean docs compose-smoke
+.PHONY: help install serve corpus index test lint test-heavy test-fast test-float-paths bench demo clean docs compose-smoke
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -57,6 +57,9 @@ test: lint  ## lint, type-check and run the default test suite
 
 test-heavy: install  ## the heavy tests: full-corpus builds
 	$(BIN)/pytest -q -m heavy
+
+test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
+	$(BIN)/pytest -q -m "not slow"
 
 # the float-comparing tests again on every FAISS / OpenBLAS / onnxruntime / torch code path this CPU
 # can select (docs/indexing.md, «Dense scores across CPUs»); a table of what each path gave

@@ -1,8 +1,8 @@
 """Dense vectors at more tokens (issue 14): the same rankings on two snapshots of one corpus whose paper
 vectors differ only in ``embed_max_tokens``, judged by the rule of ``scripts/bench_quality.py``.
 
-    .venv/bin/python scripts/bench_dense_tokens.py --base /work/data/final/index \\
-        --longer /work/scratch/dense64/index [--query-tokens 32 64 128] [--no-write]
+    .venv/bin/python scripts/bench_dense_tokens.py --base data/index \\
+        --longer data/scratch/dense64/index [--query-tokens 32 64 128] [--no-write]
 
 Rows (``bench_quality.measure`` on each snapshot): BM25 once, dense only, and the hybrid rankings of
 the quality table whose known items the rule checks. The verdict is ``bench_quality.choose`` over the
