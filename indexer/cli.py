@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from openxiv.corpus.config import ConfigError, Settings
+from openxiv.corpus.extras import MissingExtra
 from openxiv.corpus.options import (
     db_option,
     deprecated_alias,
@@ -122,7 +123,7 @@ def build(
         )
     except ConfigError as exc:  # a setting with an unusable value: a usage error (exit 2)
         raise click.UsageError(str(exc)) from exc
-    except (BuildError, FileExistsError) as exc:
+    except (BuildError, FileExistsError, MissingExtra) as exc:  # MissingExtra: pip install names the extra
         raise click.ClickException(str(exc)) from exc
     m = report.manifest
     if report.reused:
