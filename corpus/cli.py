@@ -28,7 +28,7 @@ from openxiv.corpus.options import (
 )
 from openxiv.corpus.readers import FORMATS, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
-from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
+from openxiv.corpus.runs import Interrupted, run_errors, terminate_as_interrupt
 from openxiv.corpus.store import IngestSummary, Store
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "ingest", "stats"]
@@ -57,14 +57,20 @@ def _items(
                 yield item
 
 
-def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        head = {"type": "summary", "db": str(db), "inputs": [str(p) for p in inputs], **summary.as_dict()}
-        fh.write(json.dumps(head) + "\n")
-        for e in summary.errors:
-            row = {"type": "skipped", "source": e.source, "location": e.location, "reason": e.reason}
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, store: Store) -> None:
+    """The summary, then every skipped input, streamed from ``ingest_errors`` (memory holds only a
+    sample of them, `openxiv.corpus.ingest.ERROR_SAMPLE`)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as fh, store.engine.connect() as conn:
+            head = {"type": "summary", "db": str(store.path), "inputs": [str(p) for p in inputs], **summary.as_dict()}
+            fh.write(json.dumps(head) + "\n")
+            assert summary.run_id is not None
+            for e in run_errors(conn, summary.run_id):
+                row = {"type": "skipped", "source": e.source, "location": e.location, "reason": e.reason}
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:  # not the database's problem (the ingest is committed)
+        raise click.ClickException(f"cannot write the report {path}: {exc}") from exc
 
 
 @click.command()
@@ -135,6 +141,10 @@ def ingest(
     try:
         with terminate_as_interrupt(), Store(db_path) as store:
             summary = store.ingest(_items(inputs, fmt, progress, settings, on_ray), settings=settings)
+            _print_summary(summary, db_path, has_report=report is not None)
+            if report is not None:
+                _write_report(report, inputs, summary, store)
+                click.echo(f"Report written to {report}")
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         click.echo(
@@ -149,10 +159,6 @@ def ingest(
         raise click.ClickException(f"cannot write the corpus database {db_path}: {exc}") from exc
     except ImportError as exc:  # --ray without the [ray] extra (MissingExtra names it)
         raise click.ClickException(str(exc)) from exc
-    _print_summary(summary, db_path, has_report=report is not None)
-    if report is not None:
-        _write_report(report, inputs, summary, db_path)
-        click.echo(f"Report written to {report}")
     if summary.read == 0:
         click.echo("Error: nothing could be read from the inputs.", err=True)
         sys.exit(EXIT_FAILED)
@@ -168,12 +174,12 @@ def _print_summary(summary: IngestSummary, db_path: Path, has_report: bool) -> N
         f"unchanged {summary.unchanged}, skipped {summary.skipped} "
         f"in {summary.seconds:.1f} s ({rate:,.0f} records/s)"
     )
-    if summary.errors:
-        click.echo(f"Skipped {len(summary.errors)} input(s):")
+    if summary.skipped:
+        click.echo(f"Skipped {summary.skipped} input(s):")
         for e in summary.errors[:SHOW_ERRORS]:
             click.echo(f"  {e.source}, {e.location}: {e.reason}")
-        if len(summary.errors) > SHOW_ERRORS:
-            more = len(summary.errors) - SHOW_ERRORS
+        if summary.skipped > SHOW_ERRORS:
+            more = summary.skipped - SHOW_ERRORS
             hint = "" if has_report else " (use --report FILE for the full list)"
             click.echo(f"  and {more} more{hint}")
 
