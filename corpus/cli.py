@@ -63,7 +63,12 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, st
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as fh, store.engine.connect() as conn:
-            head = {"type": "summary", "db": str(store.path), "inputs": [str(p) for p in inputs], **summary.as_dict()}
+            head = {
+                "type": "summary",
+                "db": str(store.path),
+                "inputs": [str(p) for p in inputs],
+                **summary.as_dict(),
+            }
             fh.write(json.dumps(head) + "\n")
             assert summary.run_id is not None
             for e in run_errors(conn, summary.run_id):

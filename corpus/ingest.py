@@ -42,7 +42,7 @@ BATCH_ERRORS = 5000
 ERROR_SAMPLE = 1000
 """Skipped inputs `IngestSummary.errors` keeps in memory (the first ones); every one is in
 ``ingest_errors`` under the run's id (`openxiv.corpus.runs.run_errors`), so a flood of bad lines
-costs the database rows, not memory (issue 21: 2M bad lines peaked at 1.6 GB when all were kept)."""
+costs the database rows, not memory (issue 21; peak memory: BENCHMARKS.md, «Ingest memory»)."""
 
 
 @contextmanager

@@ -95,7 +95,7 @@ def read_parallel(
 
 
 def _read_on_ray(
-    tasks: Sequence[ReadTask], fmt: str | None, window: int, address: str | None
+    tasks: Sequence[ReadTask | ReadError], fmt: str | None, window: int, address: str | None
 ) -> Iterator[Item]:
     from openxiv.corpus.extras import missing_extra
 

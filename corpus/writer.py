@@ -79,7 +79,7 @@ def paper_from_values(values: Mapping[Any, Any], sources: Sequence[str]) -> Pape
     """The `Paper` of a ``papers`` row's values by column name, typed as SQLAlchemy gives them
     (dates as `date`; `openxiv.corpus.reads` converts SQLite's text dates before calling this)."""
     return Paper(
-        **{name: values[name] for name in _COLUMN_FIELDS},
+        **{name: values.get(name) for name in _COLUMN_FIELDS},  # type: ignore[arg-type]  # .get: an older database
         authors=_json_list(values["authors_json"]),
         categories=_json_list(values["categories_json"]),
         sources=tuple(sources),
@@ -162,7 +162,7 @@ def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
 PAPER_COLUMNS = (
     "id", "arxiv_id", "version", "title", "title_norm", "abstract", "primary_category", "authors_json",
     "categories_json", "published", "updated", "first_seen", "date_precision", "comment", "license", "journal_ref", "doi",
-    "has_fulltext", "sections_hash", "passages_hash", "content_hash",
+    "has_fulltext", "sections_hash", "passages_hash", "content_hash", "title_source",
 )  # fmt: skip
 AUTHOR_COLUMNS = ("paper_id", "position", "name", "name_norm")
 CATEGORY_COLUMNS = ("paper_id", "position", "category")
@@ -205,6 +205,7 @@ def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[obj
         st.sections_hash,
         passages_hash,
         content_hash(st, passages_hash or ""),
+        st.title_source,
     )
 
 

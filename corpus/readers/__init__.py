@@ -41,6 +41,7 @@ _PARSERS: dict[str, str] = {
     "unarxive": "openxiv.corpus.readers.unarxive:parse_unarxive",
 }
 
+
 class FormatError(ValueError):
     """The format of a file cannot be recognised (or an unknown format was asked for)."""
 

@@ -105,7 +105,7 @@ def _gunzip(raw: IO[bytes]) -> Iterator[bytes]:
 def _inflate(decoder: Any, data: bytes) -> Iterator[bytes]:
     """The output of ``decoder`` for the input ``data``, at most `_OUT_BLOCK` bytes at a time: a
     gzip file packs a gigabyte of one repeated byte into a megabyte, and decompressing a block of
-    input in one call would hold all of it (issue 21: a 2 GB line in a 2 MB file peaked at 1.1 GB);
+    input in one call would hold all of it (issue 21; BENCHMARKS.md, «Ingest memory»);
     in pieces, `_lines` reads past a line over `MAX_LINE_BYTES` without ever holding it."""
     while True:
         before = decoder.copy()

@@ -139,6 +139,7 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
         source=source,
         version=version,
         title=title,
+        title_source="text" if title else None,  # none: the store derives one (openxiv.corpus.titles)
         abstract=abstract,
         authors=authors,
         sections=sections,

@@ -34,7 +34,9 @@ def test_a_flood_of_bad_lines_is_kept_in_the_database_not_in_memory(
         summary = store.ingest(read_path(path))
     assert summary.read == 50 and summary.skipped == BAD
     assert len(summary.errors) == ERROR_SAMPLE  # the first ones, in order
-    assert summary.errors[0].location == "line 51" and summary.errors[-1].location == f"line {50 + ERROR_SAMPLE}"
+    assert (
+        summary.errors[0].location == "line 51" and summary.errors[-1].location == f"line {50 + ERROR_SAMPLE}"
+    )
     with sqlite3.connect(tmp_path / "c.sqlite") as conn:
         assert conn.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == BAD
 
