@@ -5,9 +5,9 @@ a paper without one gets a derived title marked ``title_source = derived``."""
 from __future__ import annotations
 
 import gzip
-import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,15 +34,8 @@ WANTED = {*RECOVERED, UNTITLED}
 
 
 @pytest.fixture(scope="module")
-def texts(fulltext_dir: Path) -> dict[str, dict[str, str]]:
-    found: dict[str, dict[str, str]] = {}
-    with gzip.open(fulltext_dir / "plaintext-9108-1612.jsonl.gz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            if obj["id"] in WANTED:
-                found[obj["id"]] = obj
-    assert set(found) == WANTED
-    return found
+def texts(fulltext_dir: Path, plaintexts_by_id: Any) -> dict[str, dict[str, str]]:
+    return plaintexts_by_id(fulltext_dir, WANTED)
 
 
 def test_titles_the_opening_holds_are_recovered(texts: dict[str, dict[str, str]]) -> None:
