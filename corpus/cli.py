@@ -17,7 +17,7 @@ from openxiv.corpus.inputs import InputLedger, read_key
 from openxiv.corpus.parallel import ReadTask, read_tasks
 from openxiv.corpus.readers import FORMATS, read_file, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
-from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
+from openxiv.corpus.runs import Interrupted, run_errors, terminate_as_interrupt
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import (
     EXIT_FAILED,
@@ -40,7 +40,11 @@ SHOW_ERRORS = 20
 
 
 def _items(
-    tasks: Sequence[ReadTask], fmt: str | None, progress: bool | None, settings: Settings, ray: bool = False
+    tasks: Sequence[ReadTask | ReadError],
+    fmt: str | None,
+    progress: bool | None,
+    settings: Settings,
+    ray: bool = False,
 ) -> Iterator[PaperRecord | ReadError]:
     from tqdm import tqdm
 
@@ -53,7 +57,11 @@ def _items(
                 bar.update(1)
                 yield item
             return
-        for path, _, in_folder in tasks:
+        for task in tasks:
+            if isinstance(task, ReadError):  # a folder or link that cannot be read (`walk_inputs`)
+                yield task
+                continue
+            path, _, in_folder = task
             file = Path(path)
             bar.set_description(file.name)
             for item in read_file(file, fmt, in_folder) if file.exists() else read_path(file, fmt):
@@ -61,14 +69,25 @@ def _items(
                 yield item
 
 
-def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        head = {"type": "summary", "db": str(db), "inputs": [str(p) for p in inputs], **summary.as_dict()}
-        fh.write(json.dumps(head) + "\n")
-        for e in summary.errors:
-            row = {"type": "skipped", "source": e.source, "location": e.location, "reason": e.reason}
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, store: Store) -> None:
+    """The summary, then every skipped input, streamed from ``ingest_errors`` (memory holds only a
+    sample of them, `openxiv.corpus.ingest.ERROR_SAMPLE`)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as fh, store.engine.connect() as conn:
+            head = {
+                "type": "summary",
+                "db": str(store.path),
+                "inputs": [str(p) for p in inputs],
+                **summary.as_dict(),
+            }
+            fh.write(json.dumps(head) + "\n")
+            assert summary.run_id is not None
+            for e in run_errors(conn, summary.run_id):
+                row = {"type": "skipped", "source": e.source, "location": e.location, "reason": e.reason}
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:  # not the database's problem (the ingest is committed)
+        raise click.ClickException(f"cannot write the report {path}: {exc}") from exc
 
 
 @click.command()
@@ -143,9 +162,14 @@ def ingest(
                 left = _unchanged_passed_over(ledger, tasks, db_path)
                 passed_over, tasks = len(tasks) - len(left), left
             summary = store.ingest(_items(tasks, fmt, progress, settings, on_ray), settings=settings)
-            if ledger is not None and summary.status == "finished":
-                files = [Path(p) for p, _, _ in tasks]
-                ledger.record(files, {e.source for e in summary.errors}, summary.run_id)
+            if ledger is not None and summary.status == "finished" and summary.run_id is not None:
+                with store.engine.connect() as conn:  # every skipped input, not the in-memory sample
+                    failed = {e.source for e in run_errors(conn, summary.run_id)}
+                ledger.record(_task_files(tasks), failed, summary.run_id)
+            _print_summary(summary, db_path, has_report=report is not None)
+            if report is not None:
+                _write_report(report, inputs, summary, store)
+                click.echo(f"Report written to {report}")
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         click.echo(
@@ -160,10 +184,6 @@ def ingest(
         raise click.ClickException(f"cannot write the corpus database {db_path}: {exc}") from exc
     except ImportError as exc:  # --ray without the [ray] extra (MissingExtra names it)
         raise click.ClickException(str(exc)) from exc
-    _print_summary(summary, db_path, has_report=report is not None)
-    if report is not None:
-        _write_report(report, inputs, summary, db_path)
-        click.echo(f"Report written to {report}")
     if summary.read == 0 and not passed_over:
         click.echo("Error: nothing could be read from the inputs.", err=True)
         sys.exit(EXIT_FAILED)
@@ -172,14 +192,21 @@ def ingest(
         sys.exit(EXIT_SKIPPED)
 
 
-def _unchanged_passed_over(ledger: InputLedger, tasks: list[ReadTask], db_path: Path) -> list[ReadTask]:
+def _task_files(tasks: Sequence[ReadTask | ReadError]) -> list[Path]:
+    """The input files of ``tasks`` (not the folders and links that could not be read)."""
+    return [Path(t[0]) for t in tasks if not isinstance(t, ReadError)]
+
+
+def _unchanged_passed_over(
+    ledger: InputLedger, tasks: list[ReadTask | ReadError], db_path: Path
+) -> list[ReadTask | ReadError]:
     """The ``tasks`` whose files must be read; says how many were passed over as unchanged."""
-    files = [Path(p) for p, _, _ in tasks if Path(p).is_file()]
+    files = [f for f in _task_files(tasks) if f.is_file()]
     _, unchanged = ledger.split(files)
     if not unchanged:
         return tasks
     same = {str(f) for f in unchanged}
-    left = [t for t in tasks if t[0] not in same]
+    left = [t for t in tasks if isinstance(t, ReadError) or t[0] not in same]
     click.echo(
         f"{db_path}: {len(unchanged)} of {len(files)} input file(s) unchanged since they were ingested, "
         + ("not read again" if left else "nothing to read")
@@ -194,12 +221,12 @@ def _print_summary(summary: IngestSummary, db_path: Path, has_report: bool) -> N
         f"unchanged {summary.unchanged}, skipped {summary.skipped} "
         f"in {summary.seconds:.1f} s ({rate:,.0f} records/s)"
     )
-    if summary.errors:
-        click.echo(f"Skipped {len(summary.errors)} input(s):")
+    if summary.skipped:
+        click.echo(f"Skipped {summary.skipped} input(s):")
         for e in summary.errors[:SHOW_ERRORS]:
             click.echo(f"  {e.source}, {e.location}: {e.reason}")
-        if len(summary.errors) > SHOW_ERRORS:
-            more = len(summary.errors) - SHOW_ERRORS
+        if summary.skipped > SHOW_ERRORS:
+            more = summary.skipped - SHOW_ERRORS
             hint = "" if has_report else " (use --report FILE for the full list)"
             click.echo(f"  and {more} more{hint}")
 

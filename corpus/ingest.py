@@ -31,12 +31,18 @@ from openxiv.corpus.schema import Base, IngestError
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.writer import BatchCounts, write_batch
 
-__all__ = ["BATCH_CHARS", "BATCH_RECORDS", "ingest_items"]
+__all__ = ["BATCH_CHARS", "BATCH_ERRORS", "BATCH_RECORDS", "ERROR_SAMPLE", "ingest_items"]
 
 ERRS = cast(Table, IngestError.__table__)
 
 BATCH_RECORDS = 5000
 BATCH_CHARS = 16_000_000
+BATCH_ERRORS = 5000
+"""Skipped inputs held before they are written to ``ingest_errors`` (a batch is written then)."""
+ERROR_SAMPLE = 1000
+"""Skipped inputs `IngestSummary.errors` keeps in memory (the first ones); every one is in
+``ingest_errors`` under the run's id (`openxiv.corpus.runs.run_errors`), so a flood of bad lines
+costs the database rows, not memory (issue 21; peak memory: BENCHMARKS.md, «Ingest memory»)."""
 
 
 @contextmanager
@@ -109,8 +115,11 @@ def ingest_items(
 
     def skip(err: ReadError) -> None:
         summary.skipped += 1
-        summary.errors.append(err)
+        if len(summary.errors) < ERROR_SAMPLE:
+            summary.errors.append(err)
         errors.append(err)
+        if len(errors) >= BATCH_ERRORS:
+            flush()
 
     def flush() -> None:
         nonlocal chars

@@ -16,7 +16,11 @@ Rules, applied field by field when a record meets the paper already stored:
   yields to the first real list that arrives;
 - full text (sections) from a newer record replaces the stored one; otherwise it is only used when
   the paper has none. A metadata-only record never erases full text, and vice versa;
-- sources accumulate.
+- sources accumulate;
+- every paper has a title: a record without one gets a *derived* title (`openxiv.corpus.titles`);
+  a title from a better source (metadata, then text, then derived: ``title_source``) replaces one
+  from a worse source whatever the dates, and between titles of the same source the rules above
+  decide.
 """
 
 from __future__ import annotations
@@ -27,11 +31,22 @@ from datetime import date
 from typing import Any
 
 from openxiv.corpus.ids import id_archive
-from openxiv.corpus.records import Paper, PaperFields, PaperRecord, SectionRecord, best_date, field_values
+from openxiv.corpus.records import (
+    TITLE_SOURCES,
+    Paper,
+    PaperFields,
+    PaperRecord,
+    SectionRecord,
+    best_date,
+    field_values,
+)
+from openxiv.corpus.titles import derive_title
 
 __all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
 
 _SCALARS = ("title", "abstract", "comment", "license", "journal_ref", "doi")
+_TITLE_RANK = {name: len(TITLE_SOURCES) - i for i, name in enumerate(TITLE_SOURCES)}
+"""``metadata`` 3, ``text`` 2, ``derived`` 1: a higher rank's title replaces a lower one's."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,11 @@ def state_from_record(rec: PaperRecord) -> PaperState:
     values["sources"] = (source_name(rec.source),)
     values["sections_hash"] = sections_hash(sections) if sections else None
     values["sections"] = sections or None
+    if values["title"] is None:
+        values["title"] = derive_title(rec.arxiv_id, values["abstract"], (s.text for s in sections))
+        values["title_source"] = "derived"
+    elif values["title_source"] is None:
+        values["title_source"] = "metadata"
     return _state(values)
 
 
@@ -184,6 +204,11 @@ def merge_record(cur: PaperState | None, rec: PaperRecord) -> PaperState:
         return a if a else b
 
     values = {name: pick(getattr(cur, name), getattr(new, name)) for name in _SCALARS}
+    rank_cur = _TITLE_RANK.get(cur.title_source or "metadata", 0) if cur.title else 0
+    rank_new = _TITLE_RANK.get(new.title_source or "metadata", 0)
+    if rank_new != rank_cur:
+        values["title"] = new.title if rank_new > rank_cur else cur.title
+    values["title_source"] = new.title_source if values["title"] is new.title else cur.title_source
     text_hash: str | None
     if new.sections_hash is not None and (cur.sections_hash is None or newer):
         text_hash, sections = new.sections_hash, new.sections

@@ -23,6 +23,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable
+from datetime import date
 
 from sqlalchemy import Column, Connection, Engine, MetaData, inspect, select
 
@@ -68,10 +69,58 @@ def _backfill_date_precision(conn: Connection) -> None:
         conn.exec_driver_sql("UPDATE papers SET date_precision = ?, content_hash = ? WHERE id = ?", rows)
 
 
+_TEXT_ONLY = (
+    "NOT EXISTS (SELECT 1 FROM paper_sources s WHERE s.paper_id = papers.id "
+    "AND s.source NOT LIKE 'plaintext:%' AND s.source NOT LIKE 'pdf:%')"
+)
+"""No source of the paper carries metadata: its title was read from a plain text or a PDF page."""
+
+
+def _backfill_title_source(conn: Connection) -> None:
+    """Where each stored title comes from, and a derived title (`openxiv.corpus.titles`) for each
+    paper stored without one, with its content hash (which covers the title)."""
+    from openxiv.corpus.merge import content_hash
+    from openxiv.corpus.records import PaperFields
+    from openxiv.corpus.titles import derive_title
+
+    conn.exec_driver_sql(
+        f"UPDATE papers SET title_source = CASE WHEN {_TEXT_ONLY} THEN 'text' ELSE 'metadata' END "
+        "WHERE title IS NOT NULL AND title != ''"
+    )
+    q = (
+        "SELECT id, arxiv_id, abstract, categories_json, authors_json, published, first_seen, "
+        "passages_hash FROM papers WHERE title IS NULL OR title = ''"
+    )
+    rows = []
+    for r in conn.exec_driver_sql(q).all():
+        texts = conn.exec_driver_sql("SELECT text FROM sections WHERE paper_id = ? ORDER BY idx", (r.id,))
+        title = derive_title(r.arxiv_id, r.abstract, (t for (t,) in texts))
+        state = PaperFields(
+            arxiv_id=r.arxiv_id,
+            title=title,
+            abstract=r.abstract,
+            categories=tuple(json.loads(r.categories_json)),
+            authors=tuple(json.loads(r.authors_json)),
+            published=_date(r.published),
+            first_seen=_date(r.first_seen),
+        )
+        rows.append((title, normalize_title(title) or None, content_hash(state, r.passages_hash or ""), r.id))
+    if rows:
+        conn.exec_driver_sql(
+            "UPDATE papers SET title = ?, title_norm = ?, title_source = 'derived', content_hash = ? WHERE id = ?",
+            rows,
+        )
+
+
+def _date(value: object) -> date | None:
+    return date.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
+
+
 BACKFILL: dict[tuple[str, str], str | Callable[[Connection], None]] = {
     # Runs of the old code that never wrote finished_at were cut short (Ctrl-C, kill).
     ("ingest_runs", "status"): "UPDATE ingest_runs SET status = 'interrupted' WHERE finished_at IS NULL",
     ("papers", "date_precision"): _backfill_date_precision,
+    ("papers", "title_source"): _backfill_title_source,
 }
 """``(table, column) -> SQL or function`` run once, right after the column was added to an existing table."""
 

@@ -29,16 +29,17 @@ ReadTask: TypeAlias = tuple[str, str | None, bool]
 """``(path, format, in_folder)``: one input file, or a path that does not exist (its error)."""
 
 
-def read_tasks(inputs: Sequence[Path]) -> list[ReadTask]:
-    """One task per input file, in the order `read_path` would read them."""
-    from openxiv.corpus.readers import iter_files
+def read_tasks(inputs: Sequence[Path]) -> list[ReadTask | ReadError]:
+    """One task per input file, in the order `read_path` would read them; in their place, the
+    error of each folder or link that cannot be read (`walk_inputs`)."""
+    from openxiv.corpus.readers.walk import walk_inputs
 
-    tasks: list[ReadTask] = []
+    tasks: list[ReadTask | ReadError] = []
     for path in inputs:
         if not path.exists():
             tasks.append((str(path), None, False))
             continue
-        tasks.extend((str(f), None, f != path) for f in iter_files(path))
+        tasks.extend(f if isinstance(f, ReadError) else (str(f), None, f != path) for f in walk_inputs(path))
     return tasks
 
 
@@ -54,23 +55,30 @@ def run_task(task: ReadTask, fmt: str | None) -> list[Item]:
 
 
 def _in_order(submit: Callable[[ReadTask], Any], result: Callable[[Any], list[Item]],
-              tasks: Sequence[ReadTask], window: int) -> Iterator[Item]:  # fmt: skip
-    pending: deque[Any] = deque()
+              tasks: Sequence[ReadTask | ReadError], window: int) -> Iterator[Item]:  # fmt: skip
+    """The items of ``tasks`` in order, at most ``window`` of them in flight; a `ReadError` in the
+    list (a part of a folder that cannot be read) is passed on in its place, not submitted."""
+    pending: deque[tuple[bool, Any]] = deque()
+
+    def start(task: ReadTask | ReadError) -> tuple[bool, Any]:
+        return (True, [task]) if isinstance(task, ReadError) else (False, submit(task))
+
     todo = iter(tasks)
     for task in todo:
-        pending.append(submit(task))
+        pending.append(start(task))
         if len(pending) >= window:
             break
     while pending:
-        items = result(pending.popleft())
+        known, handle = pending.popleft()
+        items = handle if known else result(handle)
         nxt = next(todo, None)
         if nxt is not None:
-            pending.append(submit(nxt))
+            pending.append(start(nxt))
         yield from items
 
 
 def read_parallel(
-    tasks: Sequence[ReadTask],
+    tasks: Sequence[ReadTask | ReadError],
     fmt: str | None,
     workers: int,
     ray_address: str | None = None,
@@ -90,7 +98,7 @@ def read_parallel(
 
 
 def _read_on_ray(
-    tasks: Sequence[ReadTask], fmt: str | None, window: int, address: str | None
+    tasks: Sequence[ReadTask | ReadError], fmt: str | None, window: int, address: str | None
 ) -> Iterator[Item]:
     from openxiv.corpus.extras import missing_extra
 

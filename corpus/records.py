@@ -25,6 +25,7 @@ from openxiv.corpus.ids import id_month
 
 __all__ = [
     "FIELD_NAMES",
+    "TITLE_SOURCES",
     "DatePrecision",
     "Paper",
     "PaperFields",
@@ -33,6 +34,7 @@ __all__ = [
     "ReadError",
     "Section",
     "SectionRecord",
+    "TitleSource",
     "best_date",
     "field_values",
 ]
@@ -40,6 +42,13 @@ __all__ = [
 DatePrecision = Literal["day", "month"]
 """How much of a paper's date is known: the day (a v1 date or a listing day) or only the month
 (from the arXiv id, whose ``YYMM`` is the month of v1)."""
+
+TitleSource = Literal["metadata", "text", "derived"]
+"""Where a paper's title comes from: the metadata of a listing, OAI record, unarXive record or PDF;
+the text (the opening of a plain text, the title block of a PDF page); or ``derived`` from the
+paper's first real sentence because no title was found (`openxiv.corpus.titles`)."""
+TITLE_SOURCES: tuple[TitleSource, ...] = ("metadata", "text", "derived")
+"""Best first: a title from a better source replaces one from a worse source (`openxiv.corpus.merge`)."""
 
 
 def best_date(
@@ -83,6 +92,9 @@ class PaperFields:
     journal_ref: str | None = None
     """Where the paper was published, as arXiv metadata states it (the venue filter reads it)."""
     doi: str | None = None
+    title_source: TitleSource | None = None
+    """Where ``title`` comes from (`TitleSource`); a reader that gives a title without saying is
+    read as ``metadata``. Every stored paper has a title and its source."""
 
     @property
     def date(self) -> date | None:

@@ -23,7 +23,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Table, insert, inspect, select, update
 
 from openxiv.corpus.records import ReadError
-from openxiv.corpus.schema import IngestRun
+from openxiv.corpus.schema import IngestError, IngestRun
 
 __all__ = [
     "RUN_STATUSES",
@@ -31,12 +31,14 @@ __all__ = [
     "Interrupted",
     "effective_status",
     "end_run",
+    "run_errors",
     "run_status_counts",
     "start_run",
     "terminate_as_interrupt",
 ]
 
 RUNS = cast(Table, IngestRun.__table__)
+ERRORS = cast(Table, IngestError.__table__)
 RUN_STATUSES = ("running", "finished", "interrupted", "failed")
 
 
@@ -50,6 +52,8 @@ class IngestSummary:
     unchanged: int = 0
     skipped: int = 0
     errors: list[ReadError] = field(default_factory=list)
+    """The first skipped inputs (`openxiv.corpus.ingest.ERROR_SAMPLE` at most); all ``skipped`` of
+    them are in ``ingest_errors`` (`run_errors`)."""
     run_id: int | None = None
     seconds: float = 0.0
     status: str = "running"
@@ -103,6 +107,13 @@ def end_run(conn: Connection, run_id: int, status: str, counts: dict[str, int]) 
     conn.execute(
         update(RUNS).where(RUNS.c.id == run_id).values(status=status, finished_at=datetime.now(), **counts)
     )
+
+
+def run_errors(conn: Connection, run_id: int) -> Iterator[ReadError]:
+    """Every input run ``run_id`` skipped, in the order met, streamed from ``ingest_errors``."""
+    q = select(ERRORS.c.source, ERRORS.c.location, ERRORS.c.reason).where(ERRORS.c.run_id == run_id)
+    for row in conn.execution_options(yield_per=5000).execute(q.order_by(ERRORS.c.id)):
+        yield ReadError(*row)
 
 
 def _alive(pid: int | None, host: str | None) -> bool:

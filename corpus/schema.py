@@ -65,6 +65,10 @@ class PaperRow(Base):
     version: Mapped[int | None] = mapped_column(Integer)
     """Latest version known from any source."""
     title: Mapped[str | None] = mapped_column(Text)
+    title_source: Mapped[str | None] = mapped_column(String(8))
+    """``metadata``, ``text`` or ``derived``: where the title comes from
+    (`openxiv.corpus.records.TitleSource`). Added by a migration to older databases, which also
+    derives a title for each paper stored without one."""
     title_norm: Mapped[str | None] = mapped_column(Text, index=True)
     """`openxiv.corpus.normalize.normalize_title` of the title, for exact title look-ups."""
     abstract: Mapped[str | None] = mapped_column(Text)

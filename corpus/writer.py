@@ -102,9 +102,10 @@ RECORD_COLUMNS = record_columns(Paper)
 def record_from_values(cls: type[R], values: Mapping[Any, Any], sources: Sequence[str]) -> R:
     """The ``cls`` record of a ``papers`` row's values by column name (`record_columns`), typed as
     SQLAlchemy gives them (dates as `date`, booleans as `bool`: `paper_rows` converts SQLite's values).
-    By name, so a select may omit columns an older database lacks (a missing one is a `KeyError`)."""
+    By name, so a select may omit columns an older database lacks (an index snapshot's copy of the
+    corpus made before a column existed, e.g. ``title_source``): that field keeps its default."""
     return cls(
-        **{name: values[name] for name in _COLUMN_FIELDS},
+        **{name: values[name] for name in _COLUMN_FIELDS if name in values},
         authors=_json_list(values["authors_json"]),
         categories=_json_list(values["categories_json"]),
         sources=tuple(sources),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from openxiv.corpus.extras import MissingExtra
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import (
     db_option,
@@ -140,7 +141,7 @@ def build(
             )
     except ConfigError as exc:  # a setting with an unusable value: a usage error (exit 2)
         raise click.UsageError(str(exc)) from exc
-    except (BuildError, FileExistsError) as exc:
+    except (BuildError, FileExistsError, MissingExtra) as exc:  # MissingExtra: pip install names the extra
         raise click.ClickException(str(exc)) from exc
     _summary(report, Path(root))
 

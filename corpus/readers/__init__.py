@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from openxiv.corpus.readers._jsonl import Parse, iter_json_lines, read_json_records
+from openxiv.corpus.readers.walk import walk_inputs
 from openxiv.corpus.records import PaperRecord, ReadError
 
 __all__ = ["DETECT_LINES", "FORMATS", "FormatError", "detect_format", "iter_files", "read_file", "read_path"]
@@ -39,8 +40,6 @@ _PARSERS: dict[str, str] = {
     "plaintext": "openxiv.corpus.readers.plaintext:parse_plaintext",
     "unarxive": "openxiv.corpus.readers.unarxive:parse_unarxive",
 }
-
-_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz", ".pdf", ".txt.gz")
 
 
 class FormatError(ValueError):
@@ -129,26 +128,18 @@ def _reader(fmt: str) -> Callable[[Path], Iterator[PaperRecord | ReadError]]:
     return read_jsonl
 
 
-def _is_input_file(path: Path) -> bool:
-    name = path.name.lower()
-    return not name.startswith(".") and name.endswith(_SUFFIXES)
-
-
 def iter_files(path: Path) -> Iterator[Path]:
-    """The input files under ``path`` (itself if a file), recursively, in sorted order."""
-    if path.is_dir():
-        for child in sorted(path.rglob("*")):
-            if child.is_file() and _is_input_file(child):
-                yield child
-    else:
-        yield path
+    """The input files under ``path`` (itself if a file), recursively, in sorted order (`walk_inputs`
+    without the parts that cannot be read, which `read_path` reports)."""
+    return (p for p in walk_inputs(path) if isinstance(p, Path))
 
 
 def read_path(path: str | Path, format: str | None = None) -> Iterator[PaperRecord | ReadError]:
     """Records from a file or a folder; problems become `ReadError` items, never exceptions.
 
     In a folder, ``*.json`` files that are not JSON lines of a known format (``MANIFEST.json``)
-    are passed over silently; every other unreadable file is reported.
+    are passed over silently; every other unreadable file, and every sub-folder or symbolic link
+    that cannot be read (`walk_inputs`), is reported.
     """
     path = Path(path)
     if format is not None and format not in FORMATS:
@@ -156,8 +147,11 @@ def read_path(path: str | Path, format: str | None = None) -> Iterator[PaperReco
     if not path.exists():
         yield ReadError(path.name or str(path), "file", f"no such file or folder: {path}")
         return
-    for file in iter_files(path):
-        yield from read_file(file, format, in_folder=file != path)
+    for file in walk_inputs(path):
+        if isinstance(file, ReadError):
+            yield file
+        else:
+            yield from read_file(file, format, in_folder=file != path)
 
 
 def read_file(

@@ -52,6 +52,8 @@ def _orjson_reads_as_json(line: bytes) -> bool:
 
 _BLOCK = 1 << 18
 """Bytes read (and, for gzip, decompressed) at a time."""
+_OUT_BLOCK = 1 << 20
+"""Most decompressed bytes one step of `_inflate` gives (a listing file packs ~6 to 1)."""
 _GZIP_MAGIC = b"\x1f\x8b"
 _TRUNCATED = "Compressed file ended before the end-of-stream marker was reached"
 """`gzip.GzipFile`'s message for a truncated file, kept so reports read as they did."""
@@ -95,16 +97,29 @@ def _gunzip(raw: IO[bytes]) -> Iterator[bytes]:
             if data[:2] != _GZIP_MAGIC:
                 raise gzip.BadGzipFile(f"Not a gzipped file ({data[:2]!r})")
             decoder = zlib.decompressobj(wbits=31)
+        yield from _inflate(decoder, data)
+        if decoder.eof:
+            pending, decoder = decoder.unused_data, None
+
+
+def _inflate(decoder: Any, data: bytes) -> Iterator[bytes]:
+    """The output of ``decoder`` for the input ``data``, at most `_OUT_BLOCK` bytes at a time: a
+    gzip file packs a gigabyte of one repeated byte into a megabyte, and decompressing a block of
+    input in one call would hold all of it (issue 21; BENCHMARKS.md, «Ingest memory»);
+    in pieces, `_lines` reads past a line over `MAX_LINE_BYTES` without ever holding it."""
+    while True:
         before = decoder.copy()
         try:
-            out = decoder.decompress(data)
+            out = decoder.decompress(data, _OUT_BLOCK)
         except zlib.error:
             yield from _before_damage(before, data)
             raise
         if out:
             yield out
-        if decoder.eof:
-            pending, decoder = decoder.unused_data, None
+        data = decoder.unconsumed_tail
+        # a full piece may leave output inside the decoder with no input left: ask again
+        if decoder.eof or (not data and len(out) < _OUT_BLOCK):
+            return
 
 
 def _before_damage(decoder: Any, data: bytes, step: int = 1024) -> Iterator[bytes]:

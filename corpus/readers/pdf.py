@@ -54,7 +54,7 @@ from openxiv.corpus.readers.pdf_layout import (
     merge_number_lines,
     vocabulary,
 )
-from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
+from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord, TitleSource
 
 __all__ = ["FORMAT", "MAX_PAGES", "TEXT_FLAGS", "parse_stamp", "read_pdf"]
 
@@ -178,7 +178,9 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
     body = body_size(raw_lines)
     lines = merge_heading_continuations(drop_furniture(merge_number_lines(raw_lines), heights, body))
     title_lines = _title_lines(raw_lines, heights[0] if heights else 792.0)
-    title = _join_title(title_lines) or _metadata_title(doc.metadata or {})
+    title = _join_title(title_lines)
+    title_source: TitleSource = "text" if title else "metadata"  # the page's title block, else the metadata
+    title = title or _metadata_title(doc.metadata or {})
     title_end = (title_lines[-1].page, title_lines[-1].y1) if title_lines else (0, 0.0)
 
     abstract, sections = _structure(lines, body, title_end)
@@ -187,6 +189,7 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
         source=f"pdf:{name}",
         version=version,
         title=title,
+        title_source=title_source if title else None,
         abstract=abstract,
         authors=_authors(raw_lines, title_end, _written_lowercase(lines)) if title_lines else [],
         categories=[category] if category else [],

@@ -28,8 +28,8 @@ from openxiv.corpus.readers.plaintext_opening import (
     TRAILING_FUNCTION_WORDS,
     is_junk,
     is_page_header,
-    split_opening,
 )
+from openxiv.corpus.readers.plaintext_title import split_opening
 from openxiv.corpus.readers.unarxive import UNTITLED
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
 
@@ -139,6 +139,7 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
         source=source,
         version=version,
         title=title,
+        title_source="text" if title else None,  # none: the store derives one (openxiv.corpus.titles)
         abstract=abstract,
         authors=authors,
         sections=sections,

@@ -10,7 +10,14 @@ Rules (see also `openxiv.corpus.readers.plaintext` and docs/corpus.md):
   trailing full stop removed, unless it is a heading, a paragraph, a caption, a list of names or an
   affiliation (then ``None``); a block running title, names and affiliation together is cut before
   the names;
-- the authors are the names (`names.split_names`, all or nothing) of the blocks right after it.
+- the authors are the names (`names.split_names`, all or nothing) of the blocks right after it;
+- when the first block is not a title (`plaintext_title`, issue 21), the next few blocks are looked
+  at, past report numbers, publication notes, name lists and affiliations: a title-shaped block
+  followed by names, an affiliation or an ``Abstract``/``Introduction`` heading is the title, and
+  the names before it are authors too;
+- a title continues over the next block when it ends with a colon or the next block is a short
+  line that starts in lower case (``QED in a Strong External Magnetic Field:`` / ``Beyond the
+  Constant Mass Approximation``).
 """
 
 from __future__ import annotations
@@ -21,11 +28,10 @@ from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers.author_block import (
     is_affiliation,
     is_affiliation_word,
-    lowercase_words,
     split_names,
 )
 
-__all__ = ["SECTION_NUMBER", "TRAILING_FUNCTION_WORDS", "is_junk", "is_page_header", "split_opening"]
+__all__ = ["SECTION_NUMBER", "TRAILING_FUNCTION_WORDS", "is_junk", "is_page_header"]
 
 _UNIT = re.compile(
     r"^[-+=.,;:{}()\[\]\\0-9]*(?:in|cm|mm|pt|em|ex|truecm|truein|truept|sp|bp|pc|true)?[-+=.,;:{}()\[\]0-9]*$",
@@ -129,8 +135,14 @@ def _tex_residue(word: str) -> bool:
     )
 
 
+_BARE_UNITS = {"cm", "mm", "pt", "truecm", "truein", "truept", "truemm"}
+"""Units that are TeX residue without a number; ``in``, ``em`` or ``true`` alone are English."""
+
+
 def _dimension(word: str) -> bool:
     """A TeX length (``0.5cm``, ``height2pt``, ``plus``), not a year range or a footnote mark."""
+    if word.isalpha():
+        return word.lower() in _BARE_UNITS or bool(_GLUED_UNIT.match(word))
     return bool(_GLUED_UNIT.match(word) or (_UNIT.match(word) and re.search(r"[a-z]", word, re.I)))
 
 
@@ -159,17 +171,6 @@ def _header_word(word: str) -> bool:
         or low in {"preprint", "draft", "revised", "version", "hep", "(p)"}
         or bool(_HEADER_TOKEN.match(word))
     )
-
-
-def split_opening(text: str) -> tuple[str | None, list[str], list[str]]:
-    """``(title, authors, remaining blocks)`` of the blank-line-separated blocks of ``text``."""
-    blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
-    while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0]) or is_junk(_strip_residue(blocks[0]))):
-        blocks.pop(0)
-    vocab = lowercase_words(text)
-    title, blocks = _take_title(blocks, vocab)
-    authors, blocks = _take_authors(blocks, vocab)
-    return title, authors, blocks
 
 
 def _title_shaped(block: str) -> bool:
@@ -251,11 +252,11 @@ def _strip_residue(block: str) -> str:
     header = start
     while header < len(words) - 1 and _header_word(words[header]):
         header += 1
-    if header > start and is_page_header(" ".join(words[start:header])):
-        start = header
+    if header > start and is_page_header(" ".join(words[start:header])) and not words[header][0].islower():
+        start = header  # not "NGC 3801 caught in the act ..."
     end = len(words)
-    while end > start + 1 and _dimension(words[end - 1]):
-        end -= 1
+    while end > start + 1 and (_dimension(words[end - 1]) or words[end - 1] == "in"):
+        end -= 1  # a title never ends on "in": the unit of a length whose number was lost
     return " ".join(words[start:end])
 
 

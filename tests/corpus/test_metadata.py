@@ -5,10 +5,9 @@ Regression tests on real files of ../shared: each one failed before the fix it g
 
 from __future__ import annotations
 
-import gzip
-import json
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,16 +31,10 @@ RECOVERED_TITLES = {
 
 
 @pytest.fixture(scope="module")
-def plaintexts(fulltext_dir: Path) -> dict[str, dict[str, str]]:
-    wanted = {*RECOVERED_TITLES, "astro-ph/0007028", "1111.6270", "astro-ph/0001004"}
-    out: dict[str, dict[str, str]] = {}
-    with gzip.open(fulltext_dir / "plaintext-9108-1612.jsonl.gz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            if obj["id"] in wanted:
-                out[obj["id"]] = obj
-    assert set(out) == wanted
-    return out
+def plaintexts(fulltext_dir: Path, plaintexts_by_id: Any) -> dict[str, dict[str, str]]:
+    return plaintexts_by_id(
+        fulltext_dir, {*RECOVERED_TITLES, "astro-ph/0007028", "1111.6270", "astro-ph/0001004"}
+    )
 
 
 @pytest.fixture(scope="module")

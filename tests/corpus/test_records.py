@@ -28,7 +28,10 @@ from openxiv.corpus.writer import PAPER_COLUMNS, _paper_row
 from openxiv.service import views
 from openxiv.service.models import PaperHeadOut, PaperJson, PaperMetadataOut, V1Paper
 
-METADATA = [f.name for f in dataclasses.fields(PaperFields)]
+NOT_SERVED_YET = {"title_source"}
+"""Stored (issue 21, item 2) and served once the service's answers are redesigned (the service items
+of issue 21); until then the answers leave it out."""
+METADATA = [f.name for f in dataclasses.fields(PaperFields) if f.name not in NOT_SERVED_YET]
 
 
 @pytest.fixture(scope="module")
