@@ -19,8 +19,9 @@ __all__ = ["DRMI_TASK", "judge_options", "register", "run_drmi_task", "title_jud
 
 _PARSER = click.option(
     "--parser", type=click.Choice(["strict", "upstream"]), default="strict", show_default=True,
-    help="strict: the last yes/no word decides (DEFT: lines naming a known mode, or None); upstream: the benchmark's own "
-    "parsing, quirks included (FINDER: a 'no' inside 'not' makes an item fail).",
+    help="strict: the last yes/no word decides (DEFT: lines naming a known mode, or None; AutoResearchBench: a JSON "
+    "is_match); upstream: the benchmark's own parsing, quirks included (FINDER: a 'no' inside 'not' makes an item "
+    "fail; AutoResearchBench: an answer that is not JSON matches when it contains 'true').",
 )  # fmt: skip
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
