@@ -6,25 +6,26 @@ SHARED ?= $(abspath ../shared)
 DATA ?= data
 PORT ?= 8000
 HOST ?= 127.0.0.1
-# Package index for the torch install, empty by default (PyPI, version pinned by constraints-cpu.txt).
-# On a machine where pip would pick a CUDA build of torch, force the CPU wheel with e.g.
-#   make serve TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-TORCH_INDEX_URL ?=
+# Package index of the torch wheel: the PyTorch CPU index, the same default as the Dockerfile and
+# docker-compose.yml (tests/test_docker.py), so pip never picks a multi-GB CUDA build. Only torch
+# comes from it (the version pinned by constraints-cpu.txt); its dependencies come from PyPI. Empty
+# = PyPI (e.g. to bring your own build: make install TORCH_INDEX_URL=).
+TORCH_INDEX_URL ?= https://download.pytorch.org/whl/cpu
 export OPENXIV_SHARED := $(SHARED)
 # the embedding cache and other data-dir defaults follow DATA (e.g. make serve DATA=/srv/openxiv)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy bench demo clean docs
+.PHONY: help install serve corpus index test lint test-heavy test-fast test-float-paths bench demo clean docs compose-smoke
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
 
-$(BIN)/openxiv: pyproject.toml constraints-cpu.txt
+$(BIN)/openxiv: pyproject.toml setup.py constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# CPU torch first, pinned, so nothing pulls a multi-GB CUDA build
-	$(BIN)/pip install --quiet -c constraints-cpu.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL),) "torch==2.13.0"
+	# CPU torch first, pinned by constraints-cpu.txt, so nothing pulls a multi-GB CUDA build
+	$(BIN)/pip install --quiet --no-deps -c constraints-cpu.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL),) torch
 	# every extra: torch (index builds with MiniLM), pdf (the PDF reader), bench, dev (tests, lint, docs)
 	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[torch,pdf,dev,bench]"
 	@touch $(BIN)/openxiv
@@ -34,7 +35,7 @@ install: $(BIN)/openxiv  ## create .venv and install openxiv with the CPU torch
 # `openxiv ingest` exits 3 when it finished but skipped some input (../shared holds 7 broken PDFs on
 # purpose): that is a success here, its summary lists what was skipped. Any other non-zero status fails.
 corpus: install  ## ingest everything in ../shared into $(DATA)/corpus.sqlite
-	$(BIN)/openxiv ingest --db $(DATA)/corpus.sqlite $(SHARED)/data/corpus $(SHARED)/data/fulltext $(SHARED)/data/pdfs \
+	$(BIN)/openxiv ingest --db $(DATA)/corpus.sqlite --skip-unchanged $(SHARED)/data/corpus $(SHARED)/data/fulltext $(SHARED)/data/pdfs \
 		|| [ $$? -eq 3 ]
 
 index: corpus  ## build an index snapshot of the corpus into $(DATA)/index
@@ -57,6 +58,14 @@ test: lint  ## lint, type-check and run the default test suite
 test-heavy: install  ## the heavy tests: full-corpus builds
 	$(BIN)/pytest -q -m heavy
 
+test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
+	$(BIN)/pytest -q -m "not slow"
+
+# the float-comparing tests again on every FAISS / OpenBLAS / onnxruntime / torch code path this CPU
+# can select (docs/indexing.md, «Dense scores across CPUs»); a table of what each path gave
+test-float-paths: install  ## float-comparing tests on each SIMD/BLAS/onnxruntime path this CPU offers
+	$(BIN)/python scripts/test_float_paths.py
+
 bench: install  ## all benchmark scripts; results land in BENCHMARKS.md
 	$(BIN)/python scripts/run_benchmarks.py
 
@@ -65,6 +74,9 @@ demo: install  ## the whole loop: ingest, index, serve, baseline agent, evaluati
 
 clean:  ## remove the data directory (corpus and index), keep the venv
 	rm -rf $(DATA)
+
+compose-smoke:  ## docker compose end to end on a small cut of ../shared (scripts/compose_smoke.sh; root, ~5 min)
+	scripts/compose_smoke.sh
 
 docs: install  ## regenerate README's configuration table and docs/cli.md (checked by tests/test_docs.py)
 	$(BIN)/cog -r README.md docs/cli.md

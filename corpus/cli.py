@@ -13,7 +13,9 @@ import click
 from sqlalchemy.exc import DatabaseError
 
 from openxiv.corpus.completeness import completeness
-from openxiv.corpus.readers import FORMATS, read_path
+from openxiv.corpus.inputs import InputLedger, read_key
+from openxiv.corpus.parallel import ReadTask, read_tasks
+from openxiv.corpus.readers import FORMATS, read_file, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.runs import Interrupted, terminate_as_interrupt
 from openxiv.corpus.settings.model import Settings
@@ -38,7 +40,7 @@ SHOW_ERRORS = 20
 
 
 def _items(
-    inputs: Sequence[Path], fmt: str | None, progress: bool | None, settings: Settings, ray: bool = False
+    tasks: Sequence[ReadTask], fmt: str | None, progress: bool | None, settings: Settings, ray: bool = False
 ) -> Iterator[PaperRecord | ReadError]:
     from tqdm import tqdm
 
@@ -47,13 +49,14 @@ def _items(
             from openxiv.corpus.parallel import read_parallel
 
             bar.set_description(f"{'ray' if ray else settings.ingest_workers} workers")
-            for item in read_parallel(inputs, fmt, settings.ingest_workers, settings.ray_address, ray):
+            for item in read_parallel(tasks, fmt, settings.ingest_workers, settings.ray_address, ray):
                 bar.update(1)
                 yield item
             return
-        for path in inputs:
-            bar.set_description(path.name)
-            for item in read_path(path, fmt):
+        for path, _, in_folder in tasks:
+            file = Path(path)
+            bar.set_description(file.name)
+            for item in read_file(file, fmt, in_folder) if file.exists() else read_path(file, fmt):
                 bar.update(1)
                 yield item
 
@@ -95,6 +98,12 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, db
     "see the same paths. Needs the [ray] extra.",
 )
 @setting_option("ray_address")
+@click.option(
+    "--skip-unchanged",
+    is_flag=True,
+    help="Do not read input files again that a finished ingest into this database read without error "
+    "and that are unchanged since (same size and mtime, or same content hash).",
+)
 @progress_option()
 def ingest(
     settings: Settings,
@@ -102,6 +111,7 @@ def ingest(
     fmt: str | None,
     report: Path | None,
     on_ray: bool,
+    skip_unchanged: bool,
     progress: bool | None,
 ) -> None:
     """Read papers from INPUT files or folders into the corpus database.
@@ -124,9 +134,18 @@ def ingest(
             f"(got {settings.passage_words}, {settings.passage_overlap})"
         )
     db_path = settings.db_path
+    tasks = read_tasks(inputs)
+    passed_over = 0
     try:
         with terminate_as_interrupt(), Store(db_path) as store:
-            summary = store.ingest(_items(inputs, fmt, progress, settings, on_ray), settings=settings)
+            ledger = InputLedger(store.engine, read_key(fmt, settings)) if skip_unchanged else None
+            if ledger is not None:
+                left = _unchanged_passed_over(ledger, tasks, db_path)
+                passed_over, tasks = len(tasks) - len(left), left
+            summary = store.ingest(_items(tasks, fmt, progress, settings, on_ray), settings=settings)
+            if ledger is not None and summary.status == "finished":
+                files = [Path(p) for p, _, _ in tasks]
+                ledger.record(files, {e.source for e in summary.errors}, summary.run_id)
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         click.echo(
@@ -145,12 +164,27 @@ def ingest(
     if report is not None:
         _write_report(report, inputs, summary, db_path)
         click.echo(f"Report written to {report}")
-    if summary.read == 0:
+    if summary.read == 0 and not passed_over:
         click.echo("Error: nothing could be read from the inputs.", err=True)
         sys.exit(EXIT_FAILED)
     if summary.skipped:
         click.echo(f"Ingest finished with {summary.skipped} skipped input(s) (exit status {EXIT_SKIPPED}).")
         sys.exit(EXIT_SKIPPED)
+
+
+def _unchanged_passed_over(ledger: InputLedger, tasks: list[ReadTask], db_path: Path) -> list[ReadTask]:
+    """The ``tasks`` whose files must be read; says how many were passed over as unchanged."""
+    files = [Path(p) for p, _, _ in tasks if Path(p).is_file()]
+    _, unchanged = ledger.split(files)
+    if not unchanged:
+        return tasks
+    same = {str(f) for f in unchanged}
+    left = [t for t in tasks if t[0] not in same]
+    click.echo(
+        f"{db_path}: {len(unchanged)} of {len(files)} input file(s) unchanged since they were ingested, "
+        + ("not read again" if left else "nothing to read")
+    )
+    return left
 
 
 def _print_summary(summary: IngestSummary, db_path: Path, has_report: bool) -> None:

@@ -70,11 +70,14 @@ def _in_order(submit: Callable[[ReadTask], Any], result: Callable[[Any], list[It
 
 
 def read_parallel(
-    inputs: Sequence[Path], fmt: str | None, workers: int, ray_address: str | None = None, ray: bool = False
+    tasks: Sequence[ReadTask],
+    fmt: str | None,
+    workers: int,
+    ray_address: str | None = None,
+    ray: bool = False,
 ) -> Iterator[Item]:
-    """The items of ``inputs`` (as `read_path` gives them, same order), parsed by ``workers``
-    processes, or by Ray tasks when ``ray``."""
-    tasks = read_tasks(inputs)
+    """The items of ``tasks`` (`read_tasks` of the inputs: the items `read_path` gives, same order),
+    parsed by ``workers`` processes, or by Ray tasks when ``ray``."""
     window = 2 * max(1, workers)
     if ray:
         yield from _read_on_ray(tasks, fmt, window, ray_address)

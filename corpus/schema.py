@@ -34,6 +34,7 @@ __all__ = [
     "Base",
     "CategoryRow",
     "IngestError",
+    "IngestInput",
     "IngestRun",
     "PaperRow",
     "PassageRow",
@@ -181,3 +182,21 @@ class IngestError(Base):
     source: Mapped[str] = mapped_column(Text, nullable=False)
     location: Mapped[str] = mapped_column(Text, nullable=False)
     reason: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class IngestInput(Base):
+    """An input file an ingest read completely without error, as it was then (`openxiv.corpus.inputs`):
+    ``openxiv ingest --skip-unchanged`` does not read it again while it and ``read_key`` stay the same."""
+
+    __tablename__ = "ingest_inputs"
+
+    path: Mapped[str] = mapped_column(Text, primary_key=True)
+    """The file's resolved path."""
+    size: Mapped[int] = mapped_column(Integer, nullable=False)
+    mtime_ns: Mapped[int] = mapped_column(Integer, nullable=False)
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    read_key: Mapped[str] = mapped_column(Text, nullable=False)
+    """What the records read from it depend on besides its bytes: format option, passage settings,
+    openxiv version, data version (`openxiv.corpus.inputs.read_key`)."""
+    run_id: Mapped[int | None] = mapped_column(Integer)
+    """The ingest run that read it."""

@@ -1,5 +1,8 @@
 """Batch upsert of paper records into the corpus database (used by `Store.ingest`), and the one
-mapping between a ``papers`` row and a `Paper` record (`paper_from_row`, `_paper_row`).
+mapping between a ``papers`` row and a record: `record_from_values` reads a row into a `Paper` (what
+the store serves) or a `PaperState` (what the writer merges into), `_paper_row` writes one. The
+``papers`` columns are the schema's (`PAPER_COLUMNS`, from `openxiv.corpus.schema.PaperRow`); what
+each record reads is derived from its fields (`record_columns`).
 
 A batch is merged in memory against the stored papers it touches (one query each for papers and
 sources), then written with ``executemany`` inside the caller's transaction: new papers get ids
@@ -16,10 +19,10 @@ from dataclasses import dataclass, field, fields
 from datetime import date
 from itertools import repeat
 from json.encoder import encode_basestring
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import orjson
-from sqlalchemy import Connection, Date, Row, Table, delete, func, select
+from sqlalchemy import Boolean, Connection, Date, Row, Table, delete, func, select
 
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.normalize import normalize_names, normalize_title
@@ -30,12 +33,15 @@ from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, 
 __all__ = [
     "DATE_COLUMNS",
     "IN_CHUNK",
+    "PAPER_COLUMNS",
     "RECORD_COLUMNS",
     "BatchCounts",
     "in_marks",
     "paper_from_row",
     "paper_from_values",
     "paper_rows",
+    "record_columns",
+    "record_from_values",
     "write_batch",
 ]
 
@@ -62,30 +68,58 @@ class _Stored:
     passages_hash: str | None
 
 
+PAPER_COLUMNS = tuple(c.name for c in P.columns)
+"""The ``papers`` columns, in the schema's order: what the writer inserts (`_paper_row`)."""
+DATE_COLUMNS = frozenset(c.name for c in P.columns if isinstance(c.type, Date))
+"""``papers`` columns SQLite stores as ISO text and SQLAlchemy reads as `date`."""
+_BOOL_COLUMNS = frozenset(c.name for c in P.columns if isinstance(c.type, Boolean))
+"""``papers`` columns SQLite stores as 0/1 and SQLAlchemy reads as `bool`."""
 _JSON_LISTS = ("authors", "categories")
 """Fields stored as JSON arrays (``<name>_json``); every other `PaperFields` field is a column of its own."""
 _COLUMN_FIELDS = tuple(f.name for f in fields(PaperFields) if f.name not in _JSON_LISTS)
-RECORD_COLUMNS = ("id", *_COLUMN_FIELDS, "authors_json", "categories_json", "has_fulltext", "content_hash")
+
+R = TypeVar("R", Paper, PaperState)
+
+
+def _own_columns(cls: type[Paper] | type[PaperState]) -> tuple[str, ...]:
+    """The fields of ``cls`` beyond `PaperFields` that are ``papers`` columns of the same name."""
+    names = {f.name for f in fields(cls)}
+    return tuple(c for c in PAPER_COLUMNS if c in names and c not in _COLUMN_FIELDS)
+
+
+_OWN = {cls: _own_columns(cls) for cls in (Paper, PaperState)}
+
+
+def record_columns(cls: type[Paper] | type[PaperState]) -> tuple[str, ...]:
+    """The ``papers`` columns `record_from_values` reads into ``cls``, with the row id first."""
+    return ("id", *_COLUMN_FIELDS, *(f"{name}_json" for name in _JSON_LISTS), *_OWN[cls])
+
+
+RECORD_COLUMNS = record_columns(Paper)
 """The ``papers`` columns `paper_from_row` reads (with the row id): what a paper query selects."""
 
 
-def paper_from_row(row: Row[Any], sources: Sequence[str]) -> Paper:
-    """The `Paper` a ``papers`` row holds (any result row with the `RECORD_COLUMNS`). By column
-    name: the select may omit columns an older database lacks."""
-    return paper_from_values(row._mapping, sources)
-
-
-def paper_from_values(values: Mapping[Any, Any], sources: Sequence[str]) -> Paper:
-    """The `Paper` of a ``papers`` row's values by column name, typed as SQLAlchemy gives them
-    (dates as `date`; `openxiv.corpus.reads` converts SQLite's text dates before calling this)."""
-    return Paper(
+def record_from_values(cls: type[R], values: Mapping[Any, Any], sources: Sequence[str]) -> R:
+    """The ``cls`` record of a ``papers`` row's values by column name (`record_columns`), typed as
+    SQLAlchemy gives them (dates as `date`, booleans as `bool`: `paper_rows` converts SQLite's values).
+    By name, so a select may omit columns an older database lacks (a missing one is a `KeyError`)."""
+    return cls(
         **{name: values[name] for name in _COLUMN_FIELDS},
         authors=_json_list(values["authors_json"]),
         categories=_json_list(values["categories_json"]),
         sources=tuple(sources),
-        has_fulltext=bool(values["has_fulltext"]),
-        content_hash=values["content_hash"],
+        **{name: values[name] for name in _OWN[cls]},
     )
+
+
+def paper_from_row(row: Row[Any], sources: Sequence[str]) -> Paper:
+    """The `Paper` a ``papers`` row holds (any result row with the `RECORD_COLUMNS`)."""
+    return record_from_values(Paper, row._mapping, sources)
+
+
+def paper_from_values(values: Mapping[Any, Any], sources: Sequence[str]) -> Paper:
+    """The `Paper` of a ``papers`` row's values by column name (`record_from_values`)."""
+    return record_from_values(Paper, values, sources)
 
 
 def _json_list(text: str) -> tuple[str, ...]:
@@ -98,9 +132,8 @@ def _json_list(text: str) -> tuple[str, ...]:
         return tuple(json.loads(text))
 
 
-DATE_COLUMNS = frozenset(c.name for c in P.columns if isinstance(c.type, Date))
-"""``papers`` columns SQLite stores as ISO text and SQLAlchemy reads as `date`."""
-_LOAD_COLUMNS = ("id", "sections_hash", "passages_hash", "authors_json", "categories_json", *_COLUMN_FIELDS)
+_LOAD_COLUMNS = (*record_columns(PaperState), "passages_hash")
+"""What `_load` reads of a stored paper an ingest batch merges with."""
 
 
 IN_CHUNK = 900
@@ -118,7 +151,7 @@ def paper_rows(
     canonical: Sequence[str],
 ) -> Iterator[tuple[dict[str, Any], list[str]]]:
     """Each stored paper among the ``canonical`` ids: its ``columns`` (``id`` first) by name, dates
-    as `date` (SQLite keeps them as ISO text), and its sources in name order. In plain SQL through
+    as `date` and booleans as `bool` (SQLite keeps ISO text and 0/1), and its sources in name order. In plain SQL through
     ``execute(sql, params)`` (a DB-API cursor's ``execute``, or a SQLAlchemy connection's
     ``exec_driver_sql`` inside the writer's transaction): SQLAlchemy's expanding ``IN`` and its row
     processing cost more than SQLite's look-ups, both for a page of search hits (`openxiv.corpus.reads`)
@@ -126,6 +159,7 @@ def paper_rows(
     names = tuple(columns)
     select = ", ".join(names)
     dates = [i for i, name in enumerate(names) if name in DATE_COLUMNS]
+    bools = [i for i, name in enumerate(names) if name in _BOOL_COLUMNS]
     for start in range(0, len(canonical), IN_CHUNK):
         part = tuple(canonical[start : start + IN_CHUNK])
         rows = list(execute(f"SELECT {select} FROM papers WHERE arxiv_id IN ({in_marks(len(part))})", part))
@@ -140,6 +174,8 @@ def paper_rows(
             for i in dates:
                 if row[i] is not None:
                     values[names[i]] = date.fromisoformat(row[i])
+            for i in bools:
+                values[names[i]] = bool(row[i])
             yield values, sources.get(row[0], [])
 
 
@@ -148,22 +184,11 @@ def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
     finds nothing, and most of a re-ingest's reading, went to SQLAlchemy's reads)."""
     out: dict[str, _Stored] = {}
     for values, sources in paper_rows(conn.exec_driver_sql, _LOAD_COLUMNS, ids):
-        state = PaperState(
-            **{name: values[name] for name in _COLUMN_FIELDS},
-            authors=_json_list(values["authors_json"]),
-            categories=_json_list(values["categories_json"]),
-            sources=tuple(sources),
-            sections_hash=values["sections_hash"],
-        )
+        state = record_from_values(PaperState, values, sources)
         out[state.arxiv_id] = _Stored(values["id"], state, values["passages_hash"])
     return out
 
 
-PAPER_COLUMNS = (
-    "id", "arxiv_id", "version", "title", "title_norm", "abstract", "primary_category", "authors_json",
-    "categories_json", "published", "updated", "first_seen", "date_precision", "comment", "license", "journal_ref", "doi",
-    "has_fulltext", "sections_hash", "passages_hash", "content_hash",
-)  # fmt: skip
 AUTHOR_COLUMNS = ("paper_id", "position", "name", "name_norm")
 CATEGORY_COLUMNS = ("paper_id", "position", "category")
 SOURCE_COLUMNS = ("paper_id", "source")
@@ -181,31 +206,29 @@ def _json_strings(values: Sequence[str]) -> str:
     return "[" + ", ".join(map(encode_basestring, values)) + "]"
 
 
+_DATE_FIELDS = tuple(name for name in _COLUMN_FIELDS if name in DATE_COLUMNS)
+_PLAIN_FIELDS = tuple(name for name in _COLUMN_FIELDS if name not in DATE_COLUMNS)
+
+
 def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[object, ...]:
-    """Values in `PAPER_COLUMNS` order, as SQLAlchemy's SQLite types store them (ISO dates, 0/1)."""
-    return (
-        pid,
-        st.arxiv_id,
-        st.version,
-        st.title,
-        normalize_title(st.title) or None,
-        st.abstract,
-        st.categories[0] if st.categories else None,
-        _json_strings(st.authors),
-        _json_strings(st.categories),
-        _iso(st.published),
-        _iso(st.updated),
-        _iso(st.first_seen),
-        best_date(st.arxiv_id, st.published, st.first_seen)[1],
-        st.comment,
-        st.license,
-        st.journal_ref,
-        st.doi,
-        int(st.sections_hash is not None),
-        st.sections_hash,
-        passages_hash,
-        content_hash(st, passages_hash or ""),
+    """Values in `PAPER_COLUMNS` order, as SQLAlchemy's SQLite types store them (ISO dates, 0/1): the
+    fields by column name, then the columns derived from them (a column without a value here is a
+    `KeyError`, never a shifted row)."""
+    values: dict[str, object] = {name: getattr(st, name) for name in _PLAIN_FIELDS}
+    values.update((name, _iso(getattr(st, name))) for name in _DATE_FIELDS)
+    values.update(
+        id=pid,
+        title_norm=normalize_title(st.title) or None,
+        primary_category=st.categories[0] if st.categories else None,
+        authors_json=_json_strings(st.authors),
+        categories_json=_json_strings(st.categories),
+        date_precision=best_date(st.arxiv_id, st.published, st.first_seen)[1],
+        has_fulltext=int(st.sections_hash is not None),
+        sections_hash=st.sections_hash,
+        passages_hash=passages_hash,
+        content_hash=content_hash(st, passages_hash or ""),
     )
+    return tuple([values[name] for name in PAPER_COLUMNS])
 
 
 def write_batch(
@@ -215,7 +238,29 @@ def write_batch(
     counts = BatchCounts()
     ids = list(dict.fromkeys(r.arxiv_id for r in records))
     stored = _load(conn, ids)
-    states: dict[str, PaperState] = {k: v.state for k, v in stored.items()}
+    states = _merge(records, {k: v.state for k, v in stored.items()}, counts)
+    next_id = (conn.execute(select(func.max(P.c.id))).scalar() or 0) + 1
+    rows = _BatchRows()
+    for aid in ids:
+        st = states[aid]
+        old = stored.get(aid)
+        if old is not None and st.same_stored(old.state):
+            continue
+        counts.changed_ids.append(aid)
+        pid = old.paper_id if old is not None else next_id
+        if old is None:
+            next_id += 1
+        passages_hash = rows.add_text(pid, st, old, passage_words, passage_overlap)
+        rows.add_paper(pid, st, old, passages_hash)
+    rows.write(conn)
+    return counts
+
+
+def _merge(
+    records: Sequence[PaperRecord], states: dict[str, PaperState], counts: BatchCounts
+) -> dict[str, PaperState]:
+    """Each record merged into ``states`` (the stored papers, by id), in order; ``counts`` says which
+    records added, updated or changed nothing."""
     for rec in records:
         cur = states.get(rec.arxiv_id)
         new = merge_record(cur, rec)
@@ -227,78 +272,81 @@ def write_batch(
         else:
             counts.updated += 1
         states[rec.arxiv_id] = new
+    return states
 
-    next_id = (conn.execute(select(func.max(P.c.id))).scalar() or 0) + 1
-    new_rows: list[tuple[object, ...]] = []
-    upd_rows: list[tuple[object, ...]] = []
-    authors: list[tuple[object, ...]] = []
-    cats: list[tuple[object, ...]] = []
-    sources: list[tuple[object, ...]] = []
-    sections: list[tuple[object, ...]] = []
-    passages: list[tuple[object, ...]] = []
-    rewrite_meta: list[int] = []
-    rewrite_text: list[int] = []
-    for aid in ids:
-        st = states[aid]
-        old = stored.get(aid)
-        if old is not None and st.same_stored(old.state):
-            continue
-        counts.changed_ids.append(aid)
-        pid = old.paper_id if old is not None else next_id
-        if old is None:
-            next_id += 1
+
+@dataclass
+class _BatchRows:
+    """The rows a batch writes, table by table, and the papers whose child rows are rewritten."""
+
+    new: list[tuple[object, ...]] = field(default_factory=list)
+    updated: list[tuple[object, ...]] = field(default_factory=list)
+    authors: list[tuple[object, ...]] = field(default_factory=list)
+    categories: list[tuple[object, ...]] = field(default_factory=list)
+    sources: list[tuple[object, ...]] = field(default_factory=list)
+    sections: list[tuple[object, ...]] = field(default_factory=list)
+    passages: list[tuple[object, ...]] = field(default_factory=list)
+    rewrite_meta: list[int] = field(default_factory=list)
+    rewrite_text: list[int] = field(default_factory=list)
+
+    def add_text(self, pid: int, st: PaperState, old: _Stored | None, words: int, overlap: int) -> str | None:
+        """The sections and passages of a new or changed full text; the paper's passages hash."""
         passages_hash = old.passages_hash if old is not None else None
         text_changed = st.sections is not None and (
             old is None or st.sections_hash != old.state.sections_hash
         )
-        if text_changed and st.sections is not None:
-            chunks = chunk_sections([s.text for s in st.sections], passage_words, passage_overlap)
-            h = hashlib.sha256()
-            for ch in chunks:
-                h.update(ch.text.encode("utf-8", "surrogatepass"))
-                h.update(b"\x1e")
-            passages_hash = h.hexdigest()
-            if old is not None:
-                rewrite_text.append(pid)
-            sections.extend((pid, i, s.number, s.name, s.text) for i, s in enumerate(st.sections))
-            passages.extend(
-                (pid, ch.section_idx, ch.ordinal, ch.text, ch.char_start, ch.char_end) for ch in chunks
-            )
+        if not text_changed or st.sections is None:
+            return passages_hash
+        chunks = chunk_sections([s.text for s in st.sections], words, overlap)
+        h = hashlib.sha256()
+        for ch in chunks:
+            h.update(ch.text.encode("utf-8", "surrogatepass"))
+            h.update(b"\x1e")
+        if old is not None:
+            self.rewrite_text.append(pid)
+        self.sections.extend((pid, i, s.number, s.name, s.text) for i, s in enumerate(st.sections))
+        self.passages.extend(
+            (pid, ch.section_idx, ch.ordinal, ch.text, ch.char_start, ch.char_end) for ch in chunks
+        )
+        return h.hexdigest()
+
+    def add_paper(self, pid: int, st: PaperState, old: _Stored | None, passages_hash: str | None) -> None:
+        """The paper's row, and its authors, categories and new sources where they changed."""
         row = _paper_row(pid, st, passages_hash)
         if old is None:
-            new_rows.append(row)
+            self.new.append(row)
         else:
-            upd_rows.append((*row[1:], pid))
+            self.updated.append((*row[1:], pid))
         if old is None or st.authors != old.state.authors or st.categories != old.state.categories:
             if old is not None:
-                rewrite_meta.append(pid)
+                self.rewrite_meta.append(pid)
             # rows zipped in C: a generator's frame per row was a tenth of a first load's Python work
             n, m = len(st.authors), len(st.categories)
-            authors.extend(
+            self.authors.extend(
                 zip(repeat(pid, n), range(n), st.authors, normalize_names(st.authors), strict=True)
             )
-            cats.extend(zip(repeat(pid, m), range(m), st.categories, strict=True))
+            self.categories.extend(zip(repeat(pid, m), range(m), st.categories, strict=True))
         before = set(old.state.sources) if old is not None else set()
         for name in st.sources:
             if name not in before:
-                sources.append((pid, name))
+                self.sources.append((pid, name))
 
-    _insert(conn, P, PAPER_COLUMNS, new_rows)
-    if upd_rows:
-        sets = ", ".join(f"{k} = ?" for k in PAPER_COLUMNS[1:])
-        conn.exec_driver_sql(f"UPDATE papers SET {sets} WHERE id = ?", upd_rows)
-    for part in _int_chunks(rewrite_meta):
-        conn.execute(delete(A).where(A.c.paper_id.in_(part)))
-        conn.execute(delete(C).where(C.c.paper_id.in_(part)))
-    for part in _int_chunks(rewrite_text):
-        conn.execute(delete(PAS).where(PAS.c.paper_id.in_(part)))
-        conn.execute(delete(SEC).where(SEC.c.paper_id.in_(part)))
-    _insert(conn, A, AUTHOR_COLUMNS, authors)
-    _insert(conn, C, CATEGORY_COLUMNS, cats)
-    _insert(conn, S, SOURCE_COLUMNS, sources)
-    _insert(conn, SEC, SECTION_COLUMNS, sections)
-    _insert(conn, PAS, PASSAGE_COLUMNS, passages)
-    return counts
+    def write(self, conn: Connection) -> None:
+        _insert(conn, P, PAPER_COLUMNS, self.new)
+        if self.updated:
+            sets = ", ".join(f"{k} = ?" for k in PAPER_COLUMNS[1:])
+            conn.exec_driver_sql(f"UPDATE papers SET {sets} WHERE id = ?", self.updated)
+        for part in _int_chunks(self.rewrite_meta):
+            conn.execute(delete(A).where(A.c.paper_id.in_(part)))
+            conn.execute(delete(C).where(C.c.paper_id.in_(part)))
+        for part in _int_chunks(self.rewrite_text):
+            conn.execute(delete(PAS).where(PAS.c.paper_id.in_(part)))
+            conn.execute(delete(SEC).where(SEC.c.paper_id.in_(part)))
+        _insert(conn, A, AUTHOR_COLUMNS, self.authors)
+        _insert(conn, C, CATEGORY_COLUMNS, self.categories)
+        _insert(conn, S, SOURCE_COLUMNS, self.sources)
+        _insert(conn, SEC, SECTION_COLUMNS, self.sections)
+        _insert(conn, PAS, PASSAGE_COLUMNS, self.passages)
 
 
 def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: list[tuple[object, ...]]) -> None:

@@ -21,12 +21,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import httpx
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import setting_option, settings_from_flags
+
+if TYPE_CHECKING:
+    from openxiv.evaluator.shared import SharedData
 
 __all__ = ["demo"]
 
@@ -107,65 +111,7 @@ def demo(settings: Settings, skip_build: bool) -> None:
         )
         _step("build the index", _openxiv("index", "build", "--db", str(db), "--index", str(index)), env)
 
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    click.secho(f"\n==> serve the index on {base}", bold=True)
-    log = (out / "server.log").open("wb")
-    server = subprocess.Popen(
-        _openxiv("serve", "--index", str(index), "--port", str(port)),
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_ready(base, server)
-        calib, gold = out / "calibration_gold.jsonl", out / "wide_gold.jsonl"
-        policy, answers = out / "baseline_policy.json", out / "baseline_inference.jsonl"
-        for name, target in ((CALIBRATION_QUERIES, calib), (DEMO_QUERIES, gold)):
-            _step(
-                f"make AutoResearchBench wide questions from {name}",
-                _openxiv(
-                    "agent",
-                    "wide-set",
-                    "--queries",
-                    str(layout.gold(name)),
-                    "--db",
-                    str(db),
-                    "--out",
-                    str(target),
-                ),
-                env,
-            )
-        _step(
-            f"calibrate the baseline agent's thresholds on {CALIBRATION_QUERIES}",
-            _openxiv(
-                "agent", "calibrate", "--url", base + "/search", "--input", str(calib), "--out", str(policy)
-            ),
-            env,
-        )
-        _step(
-            f"run the baseline agent on {DEMO_QUERIES} against POST /search",
-            _openxiv(
-                "agent",
-                "baseline",
-                "--url",
-                base + "/search",
-                "--input",
-                str(gold),
-                "--policy",
-                str(policy),
-                "--out",
-                str(answers),
-            ),
-            env,
-        )
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+    gold, answers = _run_agent(index, db, out, layout, env)
     report = out / "report.html"
     _step(
         "score the answers",
@@ -209,3 +155,52 @@ def _judged_step(backend: str, finder: Path, out: Path, env: dict[str, str]) -> 
                  "--html", str(out / "finder.html"), "--json", str(out / "finder.json")),
         env,
     )  # fmt: skip
+
+
+def _run_agent(
+    index: Path, db: Path, out: Path, layout: SharedData, env: dict[str, str]
+) -> tuple[Path, Path]:
+    """Serve ``index`` on a free loopback port, make the wide questions, calibrate the baseline agent
+    and run it against the server (stopped after); the gold and the answers files."""
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    click.secho(f"\n==> serve the index on {base}", bold=True)
+    log = (out / "server.log").open("wb")
+    server = subprocess.Popen(
+        _openxiv("serve", "--index", str(index), "--port", str(port)),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_ready(base, server)
+        calib, gold = out / "calibration_gold.jsonl", out / "wide_gold.jsonl"
+        policy, answers = out / "baseline_policy.json", out / "baseline_inference.jsonl"
+        for name, target in ((CALIBRATION_QUERIES, calib), (DEMO_QUERIES, gold)):
+            queries = str(layout.gold(name))
+            _step(
+                f"make AutoResearchBench wide questions from {name}",
+                _openxiv("agent", "wide-set", "--queries", queries, "--db", str(db), "--out", str(target)),
+                env,
+            )
+        _step(
+            f"calibrate the baseline agent's thresholds on {CALIBRATION_QUERIES}",
+            _openxiv(
+                "agent", "calibrate", "--url", base + "/search", "--input", str(calib), "--out", str(policy)
+            ),
+            env,
+        )
+        _step(
+            f"run the baseline agent on {DEMO_QUERIES} against POST /search",
+            _openxiv("agent", "baseline", "--url", base + "/search", "--input", str(gold),
+                     "--policy", str(policy), "--out", str(answers)),
+            env,
+        )  # fmt: skip
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+    return gold, answers

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +27,10 @@ from openxiv.corpus.settings.options import (
 from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.embed_cli import embed_cmd, encoder_options
+from openxiv.indexer.manifest import Manifest
+
+if TYPE_CHECKING:
+    from openxiv.indexer.build.job import BuildReport
 
 __all__ = ["index"]
 
@@ -36,6 +44,40 @@ def _size(n: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"  # pragma: no cover
+
+
+class _StderrLines(logging.Handler):
+    """One plain line per record on the current ``sys.stderr`` (looked up at each line)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # pragma: no cover - a closed stream must not stop the build
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def stage_lines(progress: bool | None) -> Iterator[None]:
+    """Neither --progress nor --no-progress, and stderr is not a terminal (a container's log, a CI
+    job): the build's stages and the embedding's progress (logger ``openxiv.indexer``, INFO) as
+    timestamped lines on stderr, where progress bars would be one endless line."""
+    if progress is not None or sys.stderr.isatty():
+        yield
+        return
+    logger = logging.getLogger("openxiv.indexer")
+    handler = _StderrLines()
+    handler.setFormatter(logging.Formatter("%(asctime)s openxiv index build: %(message)s", "%H:%M:%S"))
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # a library's logging.basicConfig (the ONNX export) would print them twice
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @click.group()
@@ -84,49 +126,56 @@ def build(
     root = settings.index_root
     show = show_progress(progress)
     try:
-        report = build_index_report(
-            db_path,
-            root,
-            settings,
-            progress=show,
-            cache_path=cache,
-            keep=keep,
-            force=not if_changed,
-            wait=None if math.isinf(wait) else wait,
-            on_wait=lambda message: click.echo(f"openxiv: {message}", err=True),
-        )
+        with stage_lines(progress):
+            report = build_index_report(
+                db_path,
+                root,
+                settings,
+                progress=show,
+                cache_path=cache,
+                keep=keep,
+                force=not if_changed,
+                wait=None if math.isinf(wait) else wait,
+                on_wait=lambda message: click.echo(f"openxiv: {message}", err=True),
+            )
     except ConfigError as exc:  # a setting with an unusable value: a usage error (exit 2)
         raise click.UsageError(str(exc)) from exc
     except (BuildError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from exc
+    _summary(report, Path(root))
+
+
+def _summary(report: BuildReport, root: Path) -> None:
+    """What `build` prints: the snapshot, its counts, sizes and stage times."""
     m = report.manifest
     if report.reused:
         click.echo(
-            f"Index is up to date: {report.path} (corpus fingerprint {m['corpus']['fingerprint'][:12]})"
+            f"Index is up to date: {report.path} (corpus fingerprint {(m.corpus.fingerprint or '')[:12]})"
         )
         return
-    c, emb = m["counts"], m.get("embedding", {})
+    c, emb = m.counts, m.embedding
     click.echo(f"Built snapshot {report.path}")
-    click.echo(f"  papers:   {c['papers']:,}")
-    click.echo(f"  passages: {c['passages']:,}")
-    vec = f"{c['paper_vectors']:,} paper + {c['passage_vectors']:,} passage"
-    if emb.get("embedded", "none") != "none":
-        vec += f" ({emb.get('encoder')}, dim {emb.get('dim')}, {emb.get('max_tokens')} tokens; encoded {emb.get('encoded', 0):,}, reused {emb.get('reused_from_cache', 0):,} from cache)"
+    click.echo(f"  papers:   {c.papers:,}")
+    click.echo(f"  passages: {c.passages:,}")
+    vec = f"{c.paper_vectors:,} paper + {c.passage_vectors:,} passage"
+    if emb.embedded != "none":
+        vec += f" ({emb.encoder}, dim {emb.dim}, {emb.max_tokens} tokens; encoded {emb.encoded:,}, reused {emb.reused_from_cache:,} from cache)"
     click.echo(f"  vectors:  {vec}")
-    sizes = m.get("sizes_bytes", {})
+    sizes = m.sizes_bytes
     click.echo(
         "  size:     "
         + ", ".join(f"{k} {_size(v)}" for k, v in sizes.items() if k != "total")
         + f"; total {_size(sizes.get('total'))}"
     )
+    seconds = m.build.seconds if m.build is not None else 0.0
     click.echo(
         "  time:     "
         + ", ".join(f"{k} {v:.1f}s" for k, v in report.stages.items())
-        + f"; total {m['build']['seconds']:.1f}s"
+        + f"; total {seconds:.1f}s"
     )
-    click.echo(f"  live:     {Path(root) / layout.CURRENT} -> {report.path.name}")
-    if m["build"].get("pruned"):
-        click.echo(f"  pruned:   {', '.join(m['build']['pruned'])}")
+    click.echo(f"  live:     {root / layout.CURRENT} -> {report.path.name}")
+    if report.pruned:
+        click.echo(f"  pruned:   {', '.join(report.pruned)}")
 
 
 @index.command()
@@ -149,41 +198,50 @@ def info(ctx: click.Context, settings: Settings, index_arg: Path | None, json_ou
         manifest = read_manifest(snap)
     except BadIndexError as exc:
         raise click.ClickException(str(exc)) from exc
-    manifest = {"path": str(snap), **manifest}
     if json_out is not None:
-        emit_json(manifest, json_out)
+        emit_json({"path": str(snap), **manifest.as_json()}, json_out)
         return
-    click.echo(_human(manifest, [p.name for p in list_snapshots(index_dir)] if snap != index_dir else []))
+    click.echo(
+        _human(manifest, snap, [p.name for p in list_snapshots(index_dir)] if snap != index_dir else [])
+    )
 
 
-def _human(m: dict[str, Any], others: list[str]) -> str:
-    c, emb, bm, fu, b = m["counts"], m.get("embedding", {}), m["bm25"], m["fusion"], m["build"]
+def _human(m: Manifest, path: Path, others: list[str]) -> str:
+    c, emb, bm, fu, b = m.counts, m.embedding, m.bm25, m.fusion, m.build
     lines = [
-        f"snapshot     {m.get('snapshot')}  ({m['path']})",
-        f"created      {m.get('created_at')}  format v{m['format_version']}",
-        f"corpus       {m['corpus']['fingerprint'][:16]}…  from {m.get('source_db')}",
-        f"papers       {c['papers']:,} ({m['corpus'].get('papers_with_fulltext') or 0:,} with full text)",
-        f"passages     {c['passages']:,}",
-        f"vectors      {c['paper_vectors']:,} paper, {c['passage_vectors']:,} passage",
+        f"snapshot     {m.snapshot}  ({path})",
+        f"created      {m.created_at}  format v{m.format_version}",
+        f"corpus       {(m.corpus.fingerprint or '')[:16]}…  from {m.source_db}",
+        f"papers       {c.papers:,} ({m.corpus.papers_with_fulltext or 0:,} with full text)",
+        f"passages     {c.passages:,}",
+        f"vectors      {c.paper_vectors:,} paper, {c.passage_vectors:,} passage",
     ]
-    if emb.get("embedded", "none") != "none":
+    if emb.embedded != "none":
         lines.append(
-            f"embedding    {emb.get('encoder')} dim {emb.get('dim')}, {emb.get('max_tokens')} tokens, embeds {emb['embedded']}"
+            f"embedding    {emb.encoder} dim {emb.dim}, {emb.max_tokens} tokens, embeds {emb.embedded}"
         )
     else:
         lines.append("embedding    none (BM25 only)")
-    tok = bm["tokenizer"]
-    lines += [
-        f"bm25         bm25s {bm.get('method')} k1={bm['k1']} b={bm['b']}, stemmer {tok['stemmer']}, stopwords {tok['stopwords']}",
-        f"fusion       {fu['fusion']} (rrf_k={fu['rrf_k']}, w_bm25={fu['weight_bm25']}, w_dense={fu['weight_dense']}, candidates={fu['candidates']})",
-        f"build        {b['seconds']:.1f}s: " + ", ".join(f"{k} {v:.1f}s" for k, v in b["stages_s"].items()),
-        f"size         {_size(m.get('sizes_bytes', {}).get('total'))}",
-        "versions     " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v),
-    ]
-    if m.get("backend") == "milvus":
-        mv = m["milvus"]
+    if bm is not None:
+        tok = bm.tokenizer
         lines.append(
-            f"milvus       {mv['uri']}: " + ", ".join(f"{k} {v}" for k, v in mv["collections"].items())
+            f"bm25         bm25s {bm.method} k1={bm.k1} b={bm.b}, stemmer {tok['stemmer']}, stopwords {tok['stopwords']}"
+        )
+    if fu is not None:
+        lines.append(
+            f"fusion       {fu.fusion} (rrf_k={fu.rrf_k}, w_bm25={fu.weight_bm25}, w_dense={fu.weight_dense}, candidates={fu.candidates})"
+        )
+    if b is not None:
+        lines.append(
+            f"build        {b.seconds:.1f}s: " + ", ".join(f"{k} {v:.1f}s" for k, v in b.stages_s.items())
+        )
+    lines += [
+        f"size         {_size(m.sizes_bytes.get('total'))}",
+        "versions     " + ", ".join(f"{k} {v}" for k, v in m.versions.items() if v),
+    ]
+    if m.milvus is not None:
+        lines.append(
+            f"milvus       {m.milvus.uri}: " + ", ".join(f"{k} {v}" for k, v in m.milvus.collections.items())
         )
     if others:
         lines.append("snapshots    " + ", ".join(others))

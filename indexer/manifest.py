@@ -5,9 +5,10 @@ BM25 and fusion parameters, sizes and timings. `read` is the only code that pars
 format version and the types of the fields readers rely on), `write` the only code that writes it
 (a temporary file renamed into place, so a reader never sees half a manifest).
 
-The in-memory manifest stays the plain JSON ``dict`` that `read` returns and `write` takes, so key
-order and every key a newer or older build wrote round-trip unchanged; `Manifest.of` gives the typed
-view of one (``extra="allow"``: unknown keys are kept, not rejected).
+In memory a manifest is the typed `Manifest`: the build's stages fill its parts and every reader
+uses its attributes (nobody reads it by string key). `Manifest.as_json` is its JSON object: the
+fields a build set, in the order declared, then any key a newer or older build wrote
+(``extra="allow"``: unknown keys are kept, not rejected), so such keys round-trip unchanged.
 """
 
 from __future__ import annotations
@@ -24,9 +25,14 @@ from openxiv.indexer import layout
 
 __all__ = [
     "BadIndexError",
+    "Bm25Info",
+    "BuildInfo",
     "CorpusInfo",
+    "Counts",
     "EmbeddingInfo",
+    "FusionInfo",
     "Manifest",
+    "MilvusInfo",
     "SentencesInfo",
     "TldrInfo",
     "read",
@@ -45,9 +51,20 @@ class _Part(BaseModel):
 class CorpusInfo(_Part):
     """What the snapshot's corpus copy holds; ``fingerprint`` decides whether a rebuild is needed."""
 
-    fingerprint: str | None = None
     papers: int | None = None
     passages: int | None = None
+    papers_with_fulltext: int | None = None
+    sections: int | None = None
+    fingerprint: str | None = None
+
+
+class Counts(_Part):
+    """What the snapshot's parts hold (`openxiv.indexer.snapshot.verify_snapshot` checks each)."""
+
+    papers: int = 0
+    passages: int = 0
+    paper_vectors: int = 0
+    passage_vectors: int = 0
 
 
 class EmbeddingInfo(_Part):
@@ -59,6 +76,15 @@ class EmbeddingInfo(_Part):
     fingerprint: str | None = None
     dim: int | None = None
     max_tokens: int | None = None
+    paper_text: str | None = None
+    cache: str | None = None
+    """The embedding cache the build read and filled."""
+    encoded: int = 0
+    """Texts the build encoded (not found in the cache)."""
+    reused_from_cache: int = 0
+    dense_papers: dict[str, Any] | None = None
+    """`openxiv.indexer.engine.dense.DenseIndex.info` of the paper vectors' index."""
+    dense_passages: dict[str, Any] | None = None
 
     @property
     def encoder_key(self) -> tuple[Any, ...] | None:
@@ -67,6 +93,50 @@ class EmbeddingInfo(_Part):
         if not self.fingerprint:
             return None
         return (self.encoder, self.fingerprint, self.dim, self.max_tokens)
+
+
+class Bm25Info(_Part):
+    """The lexical side: library, parameters and the analyzer the snapshot's terms were made with."""
+
+    library: str
+    method: str
+    k1: float
+    b: float
+    tokenizer: dict[str, Any]
+    """Token pattern, stop words, ``stemmer`` (read by `openxiv.indexer.engine.evidence.stemmer_of`)."""
+    paper_text: str
+    papers: dict[str, Any] | None = None
+    passages: dict[str, Any] | None = None
+
+
+class FusionInfo(_Part):
+    """The ranking settings the snapshot was built with."""
+
+    fusion: str
+    rrf_k: float
+    weight_bm25: float
+    weight_dense: float
+    candidates: int
+
+
+class MilvusInfo(_Part):
+    """Where a Milvus build's collections live and which aliases serve them."""
+
+    uri: str
+    collections: dict[str, str]
+    aliases: dict[str, str]
+    prefix: str
+    analyzer: dict[str, Any]
+    bm25_function: str
+    dense_index: str
+
+
+class BuildInfo(_Part):
+    """How long the build took, per named stage, and where it ran."""
+
+    seconds: float
+    stages_s: dict[str, float]
+    host: str
 
 
 class TldrInfo(_Part):
@@ -91,19 +161,38 @@ class SentencesInfo(_Part):
 
 
 class Manifest(_Part):
-    """Typed view of a manifest dict; fields not declared here are kept as extras."""
+    """The typed manifest; fields not declared here are kept as extras. Fields are declared in the
+    order a build writes them, so ``manifest.json`` reads top-down as the build ran."""
 
     format_version: int
+    build_config: dict[str, Any] | None = None
+    """The settings a snapshot depends on: equal config + equal corpus fingerprint = same snapshot."""
+    backend: str | None = None
+    """``milvus`` for a Milvus build; absent for the embedded backend."""
+    milvus: MilvusInfo | None = None
+    corpus: CorpusInfo = CorpusInfo()
+    counts: Counts = Counts()
+    embedding: EmbeddingInfo = EmbeddingInfo()
+    bm25: Bm25Info | None = None
+    fusion: FusionInfo | None = None
+    tldr: TldrInfo | None = None
+    sentences: SentencesInfo | None = None
+    versions: dict[str, str | None] = {}
+    settings: dict[str, Any] = {}
     snapshot: str | None = None
     created_at: str | None = None
     source_db: str | None = None
-    corpus: CorpusInfo = CorpusInfo()
-    counts: dict[str, int] = {}
-    embedding: EmbeddingInfo = EmbeddingInfo()
-    build_config: dict[str, Any] | None = None
+    build: BuildInfo | None = None
     sizes_bytes: dict[str, int] = {}
-    tldr: TldrInfo | None = None
-    sentences: SentencesInfo | None = None
+
+    @property
+    def is_milvus(self) -> bool:
+        return self.backend == "milvus"
+
+    def as_json(self) -> dict[str, Any]:
+        """The manifest as its JSON object: the fields a build set, in declaration order, then any
+        extras an older or newer build wrote."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
     @field_validator("corpus", "embedding", "counts", "sizes_bytes", mode="before")
     @classmethod
@@ -123,7 +212,7 @@ class Manifest(_Part):
             ) from exc
 
 
-def read(snapshot: Path) -> dict[str, Any]:
+def read(snapshot: Path) -> Manifest:
     """The manifest of ``snapshot``, checked for the format this code reads and for field types
     (`BadIndexError` otherwise). The one reader of ``manifest.json``."""
     path = Path(snapshot) / layout.MANIFEST
@@ -139,18 +228,16 @@ def read(snapshot: Path) -> dict[str, Any]:
             f"{path} has format version {version!r}, this openxiv reads version {layout.FORMAT_VERSION}: "
             "rebuild the index with `openxiv index build`"
         )
-    Manifest.of(manifest, path)
-    return manifest
+    return Manifest.of(manifest, path)
 
 
-def write(directory: Path, manifest: Mapping[str, Any]) -> Path:
-    """Write ``manifest`` to ``directory/manifest.json`` through a temporary file and `os.replace`,
-    after checking it against `Manifest`. The one writer of ``manifest.json``."""
+def write(directory: Path, manifest: Manifest) -> Path:
+    """Write ``manifest`` to ``directory/manifest.json`` through a temporary file and `os.replace`.
+    The one writer of ``manifest.json``."""
     path = Path(directory) / layout.MANIFEST
-    Manifest.of(manifest, path)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(
-        json.dumps(dict(manifest), indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8"
+        json.dumps(manifest.as_json(), indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8"
     )
     os.replace(tmp, path)
     return path

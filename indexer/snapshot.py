@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from openxiv.indexer.build.sentences import SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.build.tldrs import OFFSETS_FILE as TLDR_OFFSETS
 from openxiv.indexer.build.tldrs import TldrTable
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
-from openxiv.indexer.manifest import BadIndexError
+from openxiv.indexer.manifest import BadIndexError, Manifest
 
 __all__ = [
     "BadIndexError",
@@ -172,30 +173,52 @@ def prune_snapshots(index_root: Path, keep: int, lock: BuildLock) -> list[str]:
     return removed
 
 
-def required_parts(manifest: dict[str, Any]) -> set[str]:
+def required_parts(manifest: Manifest) -> set[str]:
     """The files and folders a snapshot with this manifest must hold: every part the manifest
     declares (``sizes_bytes``) and every part its counts imply."""
-    counts = manifest.get("counts") or {}
-    parts = {k for k in manifest.get("sizes_bytes") or {} if k != "total"}
+    counts = manifest.counts
+    parts = {k for k in manifest.sizes_bytes if k != "total"}
     parts |= {layout.MANIFEST, layout.CORPUS, layout.META}
-    if manifest.get("backend") == "milvus":
+    if manifest.is_milvus:
         return parts  # the text and vector indexes live in Milvus collections
     parts.add(layout.BM25_PAPERS)
-    if counts.get("passages"):
+    if counts.passages:
         parts.add(layout.BM25_PASSAGES)
-    if counts.get("paper_vectors"):
+    if counts.paper_vectors:
         parts.add(layout.DENSE_PAPERS)
-    if counts.get("passage_vectors"):
+    if counts.passage_vectors:
         parts.add(layout.DENSE_PASSAGES)
     return parts
 
 
-def missing_parts(snapshot: Path, manifest: dict[str, Any]) -> list[str]:
+def missing_parts(snapshot: Path, manifest: Manifest) -> list[str]:
     """Parts of `required_parts` that are not on disk (a few ``stat`` calls: cheap enough for probes)."""
     return sorted(part for part in required_parts(manifest) if not (Path(snapshot) / part).exists())
 
 
-def verify_snapshot(snapshot: Path) -> dict[str, Any]:
+def _check_row_tables(
+    snapshot: Path, manifest: Manifest, needed: set[str], bad: Callable[[str], BadIndexError]
+) -> None:
+    """The stored tldr and sentence tables (optional parts) hold the manifest's papers."""
+    papers = manifest.counts.papers
+    tldr = manifest.tldr
+    if tldr is not None:
+        if layout.TLDR not in needed:
+            raise bad(f"the manifest has tldrs but {layout.TLDR} is not among its parts")
+        offsets = np.load(snapshot / layout.TLDR / TLDR_OFFSETS, mmap_mode="r")
+        if offsets.size - 1 != tldr.papers:
+            raise bad(f"{layout.TLDR} holds {offsets.size - 1} papers, the manifest counts {tldr.papers}")
+        if tldr.papers != papers:
+            raise bad(f"{layout.TLDR} holds {tldr.papers} papers, the manifest counts {papers} papers")
+    if manifest.sentences is not None:
+        if layout.SENTENCES not in needed:
+            raise bad(f"the manifest has sentences but {layout.SENTENCES} is not among its parts")
+        ptr = np.load(snapshot / layout.SENTENCES / SENT_PTR_FILE, mmap_mode="r")
+        if ptr.size - 1 != papers:
+            raise bad(f"{layout.SENTENCES} holds {ptr.size - 1} papers, the manifest counts {papers} papers")
+
+
+def verify_snapshot(snapshot: Path) -> Manifest:
     """Open every part of ``snapshot`` and check it against the manifest; the manifest, or
     `BadIndexError` naming what is missing or disagrees.
 
@@ -211,7 +234,7 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
 
     snapshot = Path(snapshot)
     manifest = manifest_file.read(snapshot)
-    counts = manifest.get("counts") or {}
+    counts = manifest.counts
 
     def bad(what: str) -> BadIndexError:
         return BadIndexError(f"snapshot {snapshot.name} is incomplete: {what}; rebuild the index")
@@ -221,45 +244,44 @@ def verify_snapshot(snapshot: Path) -> dict[str, Any]:
     if missing:
         raise bad(f"{', '.join(missing)} missing")
 
-    def agree(part: str, what: str, found: int, key: str) -> None:
-        if found != int(counts.get(key, -1)):
-            raise bad(f"{part} holds {found} {what}, the manifest counts {counts.get(key)} {key}")
+    def agree(part: str, what: str, found: int, counted: int | None, key: str) -> None:
+        if found != counted:
+            raise bad(f"{part} holds {found} {what}, the manifest counts {counted} {key}")
 
     try:
         with Store.open_readonly(snapshot / layout.CORPUS) as store:
             stats = store.stats()
-        agree(layout.CORPUS, "papers", stats["papers"], "papers")
-        agree(layout.CORPUS, "passages", stats["passages"], "passages")
-        agree(layout.META, "papers", PaperMeta.load(snapshot / layout.META).n, "papers")
-        tldr = manifest_file.Manifest.of(manifest).tldr
-        if tldr is not None:
-            if layout.TLDR not in needed:
-                raise bad(f"the manifest has tldrs but {layout.TLDR} is not among its parts")
-            offsets = np.load(snapshot / layout.TLDR / TLDR_OFFSETS, mmap_mode="r")
-            if offsets.size - 1 != tldr.papers:
-                raise bad(f"{layout.TLDR} holds {offsets.size - 1} papers, the manifest counts {tldr.papers}")
-            agree(layout.TLDR, "papers", tldr.papers, "papers")
-        sentences = manifest_file.Manifest.of(manifest).sentences
-        if sentences is not None:
-            if layout.SENTENCES not in needed:
-                raise bad(f"the manifest has sentences but {layout.SENTENCES} is not among its parts")
-            ptr = np.load(snapshot / layout.SENTENCES / SENT_PTR_FILE, mmap_mode="r")
-            agree(layout.SENTENCES, "papers", ptr.size - 1, "papers")
-        if manifest.get("backend") == "milvus":
+        agree(layout.CORPUS, "papers", stats["papers"], counts.papers, "papers")
+        agree(layout.CORPUS, "passages", stats["passages"], counts.passages, "passages")
+        agree(layout.META, "papers", PaperMeta.load(snapshot / layout.META).n, counts.papers, "papers")
+        _check_row_tables(snapshot, manifest, needed, bad)
+        if manifest.milvus is not None:
             from openxiv.indexer.engine.milvus_backend import collection_counts
 
-            for key, found in collection_counts(manifest).items():
-                agree(f"Milvus collection {key}", "entities", found, key)
+            found_in = collection_counts(manifest.milvus)
+            agree("Milvus collection papers", "entities", found_in["papers"], counts.papers, "papers")
+            if "passages" in found_in:
+                agree(
+                    "Milvus collection passages",
+                    "entities",
+                    found_in["passages"],
+                    counts.passages,
+                    "passages",
+                )
             return manifest
-        agree(layout.BM25_PAPERS, "papers", SparseIndex.load(snapshot / layout.BM25_PAPERS).n_docs, "papers")
+        papers = SparseIndex.load(snapshot / layout.BM25_PAPERS).n_docs
+        agree(layout.BM25_PAPERS, "papers", papers, counts.papers, "papers")
         if layout.BM25_PASSAGES in needed:
             passages = PassageIndex.load(snapshot / layout.BM25_PASSAGES)
-            agree(layout.BM25_PASSAGES, "passages", passages.n_passages, "passages")
-        for part, key in ((layout.DENSE_PAPERS, "paper_vectors"), (layout.DENSE_PASSAGES, "passage_vectors")):
+            agree(layout.BM25_PASSAGES, "passages", passages.n_passages, counts.passages, "passages")
+        for part, counted, key in (
+            (layout.DENSE_PAPERS, counts.paper_vectors, "paper_vectors"),
+            (layout.DENSE_PASSAGES, counts.passage_vectors, "passage_vectors"),
+        ):
             if part in needed:
                 from openxiv.indexer.engine.dense import DenseIndex
 
-                agree(part, "vectors", DenseIndex.load(snapshot / part).ntotal, key)
+                agree(part, "vectors", DenseIndex.load(snapshot / part).ntotal, counted, key)
     except BadIndexError:
         raise
     except Exception as exc:  # a part that exists but does not load
@@ -272,7 +294,7 @@ class OpenIndex:
     """A snapshot opened read-only: what the service holds for its lifetime (or until a swap)."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     backend: Any
     """A `SearchBackend`: `openxiv.indexer.engine.hybrid.HybridBackend`, or
     `openxiv.indexer.engine.milvus_backend.MilvusBackend` when the manifest says ``"backend": "milvus"``."""
@@ -339,7 +361,7 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
     from openxiv.indexer.engine.hybrid import HybridBackend
 
     manifest = manifest_file.read(snap)
-    milvus = manifest.get("backend") == "milvus"
+    milvus = manifest.is_milvus
     for part in (layout.CORPUS, layout.META) if milvus else (layout.CORPUS, layout.META, layout.BM25_PAPERS):
         if not (snap / part).exists():
             raise BadIndexError(f"snapshot {snap} is incomplete: {part} is missing; rebuild the index")

@@ -21,6 +21,7 @@ from typing import Any
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.demo import CALIBRATION_QUERIES, DEMO_QUERIES
+from openxiv.indexer.manifest import Manifest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
@@ -66,8 +67,7 @@ def main() -> None:
         capture_output=True,
         text=True,
     )
-    manifest = json.loads(index_info.stdout)
-    emb = manifest.get("embedding") or {}
+    emb = Manifest.of(json.loads(index_info.stdout)).embedding
     settings = Settings.from_env()  # what the demo's server ranked with
     ranking = settings.fusion, settings.weight_dense
     body = (
@@ -81,7 +81,7 @@ def main() -> None:
         "Scores by `openxiv eval autoresearchbench`, bootstrap 95% CIs.\n\n"
         "| metric | mean | 95% CI |\n|---|---:|---:|\n"
         + rows
-        + f"\nIndex: {emb.get('model', 'no vectors')} at {emb.get('max_tokens')} tokens, fusion "
+        + f"\nIndex: {emb.model or 'no vectors'} at {emb.max_tokens} tokens, fusion "
         f"{ranking[0]} (dense weight {ranking[1]}). Whole demo run {elapsed:.0f} s"
         + (" (corpus and index reused)" if args.skip_build else "")
         + f". The HTML report is `{out / 'report.html'}`.\n\n"

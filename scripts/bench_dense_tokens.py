@@ -1,8 +1,8 @@
 """Dense vectors at more tokens (issue 14): the same rankings on two snapshots of one corpus whose paper
 vectors differ only in ``embed_max_tokens``, judged by the rule of ``scripts/bench_quality.py``.
 
-    .venv/bin/python scripts/bench_dense_tokens.py --base /work/data/final/index \\
-        --longer /work/scratch/dense64/index [--query-tokens 32 64 128] [--no-write]
+    .venv/bin/python scripts/bench_dense_tokens.py --base data/index \\
+        --longer data/scratch/dense64/index [--query-tokens 32 64 128] [--no-write]
 
 Rows (``bench_quality.measure`` on each snapshot): BM25 once, dense only, and the hybrid rankings of
 the quality table whose known items the rule checks. The verdict is ``bench_quality.choose`` over the
@@ -79,7 +79,7 @@ ROWS = (
 )
 
 
-def manifest(index: Path) -> dict[str, Any]:
+def manifest(index: Path) -> manifest_file.Manifest:
     """The manifest of the live snapshot of ``index`` (a root or a snapshot)."""
     return manifest_file.read(resolve_snapshot(index))
 
@@ -103,7 +103,7 @@ def quality_rows(
     configs = {name: CONFIGS[name] for name in rows}
     rows = measure(base, settings, configs)
     rows += measure(longer, settings, {k: v for k, v in configs.items() if not k.startswith("bm25")})
-    papers = int(manifest(base)["corpus"]["papers"])
+    papers = int(manifest(base).corpus.papers or 0)
     return [{**r, "papers": papers} for r in rows]
 
 
@@ -131,7 +131,7 @@ def query_side(index: Path, settings: Settings, tokens: list[int]) -> list[dict[
     topics = [q["query"] for f in TOPIC_FILES for q in load_jsonl(gold / f)]
     known = load_jsonl(gold / KNOWN_ITEM_FILE)
     exact = [q["query"] for q in known if q["kind"] == "exact"]
-    built = int(manifest(index)["embedding"]["max_tokens"])
+    built = int(manifest(index).embedding.max_tokens or 0)
     reference = OnnxEncoder(snap / "encoder", built, settings.embed_batch_size)
     out = []
     for qt in tokens:
@@ -153,7 +153,7 @@ def query_side(index: Path, settings: Settings, tokens: list[int]) -> list[dict[
                 krun, _ = run_queries(opened.backend.tuned(**changes), known, mode, 10)
                 row = {
                     "index": str(index),
-                    "papers": int(manifest(index)["corpus"]["papers"]),
+                    "papers": int(manifest(index).corpus.papers or 0),
                     "vectors": built,
                     "query_tokens": qt,
                     "config": label,
@@ -175,7 +175,7 @@ def passage_estimate(index: Path, db: Path, sample: int) -> dict[str, Any]:
     """CPU seconds per 1,000 passages at the snapshot's truncation (a spread sample of the corpus's
     passages), the whole corpus's passage count, and how many relevant topic papers have full text."""
     snap = resolve_snapshot(index)
-    tokens = int(manifest(index)["embedding"]["max_tokens"])
+    tokens = int(manifest(index).embedding.max_tokens or 0)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         total = con.execute("SELECT count(*) FROM passages").fetchone()[0]
@@ -282,11 +282,11 @@ def encode_rate(index: Path, db: Path, sample: int, tokens: list[int]) -> dict[s
 
 def build_cost(index: Path) -> str:
     m = manifest(index)
-    emb, build = m["embedding"], m.get("build") or {}
-    stages = build.get("stages_s") or {}
+    emb = m.embedding
+    seconds, stages = (m.build.seconds, m.build.stages_s) if m.build is not None else (0.0, {})
     return (
-        f"`{Path(index).name}`: {emb['max_tokens']} tokens, encoded {emb.get('encoded')}, reused "
-        f"{emb.get('reused_from_cache')} from the cache; build {build.get('seconds', 0) / 60:.1f} min wall, "
+        f"`{Path(index).name}`: {emb.max_tokens} tokens, encoded {emb.encoded}, reused "
+        f"{emb.reused_from_cache} from the cache; build {seconds / 60:.1f} min wall, "
         f"embed_papers {stages.get('embed_papers', 0) / 60:.1f} min wall"
     )
 

@@ -187,24 +187,24 @@ def main() -> None:
             "seconds": time.perf_counter() - t,
             "stages": again.stages,
             "peak": rrss.peak,
-            "embedding": again.manifest["embedding"],
+            "embedding": again.manifest.embedding,
         }
         print("rebuild", json.dumps(rebuild, default=str), flush=True)
     m = report.manifest
-    print(json.dumps({"stages": report.stages, "sizes": m["sizes_bytes"], "peak_rss": rss.peak}), flush=True)
+    print(json.dumps({"stages": report.stages, "sizes": m.sizes_bytes, "peak_rss": rss.peak}), flush=True)
 
     with PeakRSS() as qrss, open_index(work / "index", settings) as ix:
         rows = bench_queries(ix.backend, shared, args.known)
 
     mib = 1024 * 1024
-    emb = m["embedding"]
+    emb, c = m.embedding, m.counts
     lines = [
-        f"Whole shared corpus: {m['counts']['papers']:,} papers ({m['corpus']['papers_with_fulltext']:,} with full text), "
-        f"{m['counts']['passages']:,} passages, {m['counts']['paper_vectors']:,} paper + "
-        f"{m['counts']['passage_vectors']:,} passage vectors; embed=`{emb['embedded']}`"
+        f"Whole shared corpus: {c.papers:,} papers ({m.corpus.papers_with_fulltext or 0:,} with full text), "
+        f"{c.passages:,} passages, {c.paper_vectors:,} paper + "
+        f"{c.passage_vectors:,} passage vectors; embed=`{emb.embedded}`"
         + (
-            f", {emb['encoder']}, {emb['max_tokens']} tokens (encoded {emb['encoded']:,}, reused {emb['reused_from_cache']:,} from the cache)"
-            if emb["embedded"] != "none"
+            f", {emb.encoder}, {emb.max_tokens} tokens (encoded {emb.encoded:,}, reused {emb.reused_from_cache:,} from the cache)"
+            if emb.embedded != "none"
             else ""
         )
         + f". Total wall time {total_s / 60:.1f} min on this 2-core machine (other jobs may have shared it).",
@@ -218,13 +218,13 @@ def main() -> None:
         lines += [
             "",
             f"Rebuild of the same corpus (the incremental path: BM25 rebuilt, vectors from the cache — encoded "
-            f"{emb2.get('encoded', 0):,}, reused {emb2.get('reused_from_cache', 0):,}): {rebuild['seconds']:.1f} s, peak RSS "
+            f"{emb2.encoded:,}, reused {emb2.reused_from_cache:,}): {rebuild['seconds']:.1f} s, peak RSS "
             f"{rebuild['peak'] / mib:.0f} MiB; "
             + ", ".join(f"{k} {v:.1f}s" for k, v in rebuild["stages"].items())
             + ".",
         ]
     lines += ["", "| snapshot part | MiB |", "|---|---:|"]
-    lines += [f"| {k} | {v / mib:.1f} |" for k, v in m["sizes_bytes"].items()]
+    lines += [f"| {k} | {v / mib:.1f} |" for k, v in m.sizes_bytes.items()]
     lines += [
         "",
         f"Queries on the built snapshot (in process, one at a time; {len(rows) and 103} topic queries at top_k=100 + "

@@ -35,7 +35,7 @@ from _bench_md import write_section
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 
-RESULTS = Path("/work/scratch/scale/parallel.json")
+RESULTS = Path("data/scratch/scale/parallel.json")
 
 
 def _pages() -> int:
@@ -185,7 +185,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", nargs="*", help="ingest and/or embed (default: both)")
     ap.add_argument("--n", type=int, default=4000)
-    ap.add_argument("--data-dir", type=Path, default=Path("/work/scratch/scale/raydata"))
+    ap.add_argument("--data-dir", type=Path, default=Path("data/scratch/scale/raydata"))
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--render", action="store_true", help="only write BENCHMARKS.md from --results")

@@ -28,6 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from openxiv.corpus.settings.model import Settings, repo_root
 from openxiv.evaluator.ranked import score_query, score_ranked
 from openxiv.evaluator.shared import SharedData
+from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -232,8 +233,8 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
     rows = []
     try:
         base = opened.backend
-        emb = opened.manifest.get("embedding") or {}
-        encoder = f"{emb['model']}@{emb.get('max_tokens')}" if emb.get("model") else "none"
+        emb = opened.manifest.embedding
+        encoder = f"{emb.model}@{emb.max_tokens}" if emb.model else "none"
         base.search("warm up the encoder and the numba kernels", top_k=10)
         for name, (mode, row_changes, weights) in configs.items():
             if mode in DENSE_MODES and "dense_papers" not in base.sides:
@@ -298,15 +299,13 @@ def shipped(mode: str, changes: dict[str, Any], weights: dict[str, float], encod
     )
 
 
-def _build_seconds(manifest: dict[str, Any]) -> float | None:
-    seconds = (manifest.get("build") or {}).get("seconds")
-    return None if seconds is None else float(seconds)
+def _build_seconds(manifest: Manifest) -> float | None:
+    return None if manifest.build is None else float(manifest.build.seconds)
 
 
-def _vectors_cached(manifest: dict[str, Any]) -> bool:
+def _vectors_cached(manifest: Manifest) -> bool:
     """True when the build encoded nothing: its time excludes embedding."""
-    emb = manifest.get("embedding") or {}
-    return bool(emb.get("reused_from_cache")) and not emb.get("encoded")
+    return bool(manifest.embedding.reused_from_cache) and not manifest.embedding.encoded
 
 
 def _minutes(seconds: float | None, cached: bool = False) -> str:

@@ -22,7 +22,7 @@ cs listing papers + 200 plain-text full texts, `--embed papers`). `--full INDEX`
 a whole-corpus index instead (b, e and f always rebuild, so they use the small corpus).
 
     .venv/bin/python scripts/bench_reliability.py                    # rewrites `## Reliability`
-    .venv/bin/python scripts/bench_reliability.py --full /work/data/index --no-write
+    .venv/bin/python scripts/bench_reliability.py --full data/index --no-write
     .venv/bin/python scripts/bench_reliability.py --only fuzz hostile --examples 20 --no-write
 """
 

@@ -16,8 +16,8 @@ p50/p95 per mode on the 103 dev topic queries, the cost of filters); and ``openx
 1`` and ``2``: RSS and PSS of every process (PSS splits shared pages between the processes that map
 them, so ``sum(PSS) ~ sum(RSS)`` means copied, ``sum(PSS) << sum(RSS)`` means shared).
 
-    nice -n 10 .venv/bin/python scripts/bench_scale.py --papers 250000 --work /work/scratch/scale/s250k \\
-        > /work/scratch/scale/bench_250k.log 2>&1
+    nice -n 10 .venv/bin/python scripts/bench_scale.py --papers 250000 --work data/scratch/scale/s250k \\
+        > data/scratch/scale/bench_250k.log 2>&1
     .venv/bin/python scripts/bench_scale.py --render   # BENCHMARKS.md "## Scale" from every results file
 
 Results go to ``--results`` (JSON, one entry per size, replaced when a size is re-run).
@@ -53,7 +53,7 @@ from openxiv.indexer.backend import SearchFilters
 
 MIB = 2**20
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense", "rrf", "weighted")
-DEFAULT_RESULTS = Path("/work/scratch/scale/results.json")
+DEFAULT_RESULTS = Path("data/scratch/scale/results.json")
 
 
 # ------------------------------------------------------------------------------ synthesis
@@ -278,7 +278,7 @@ def run_size(args: argparse.Namespace) -> dict[str, Any]:
         report = build_index_report(db, root, settings, progress=False, encoder=encoder, cache_path=cache)
     m = report.manifest
     res["build"] = {"seconds": time.perf_counter() - t, "peak_rss_mib": rss.peak / MIB, "stages": report.stages,
-                    "sizes": m["sizes_bytes"], "counts": m["counts"], "embedding": m["embedding"]}  # fmt: skip
+                    "sizes": m.sizes_bytes, "counts": m.counts.model_dump(), "embedding": m.embedding.model_dump()}  # fmt: skip
     print("build", json.dumps(res["build"], default=str), flush=True)
 
     queries = topic_queries()
@@ -331,7 +331,7 @@ def render(results: dict[str, Any]) -> str:
         "is ~1.7 h of both cores, out of this budget. 2 cores shared with other engineers; load averages "
         "given per run.",
         "",
-        "    nice -n 10 .venv/bin/python scripts/bench_scale.py --papers N --work /work/scratch/scale/sN",
+        "    nice -n 10 .venv/bin/python scripts/bench_scale.py --papers N --work data/scratch/scale/sN",
         "",
         "| papers | passages | load avg start/end | ingest papers/s | ingest peak RSS MiB | DB MiB "
         "| build s | build peak RSS MiB | bm25 papers s | bm25 passages s | BM25 MiB (papers+passages) "
@@ -424,12 +424,12 @@ def _dig(d: Any, keys: tuple[str, ...]) -> Any:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--papers", type=int, default=250_000)
-    ap.add_argument("--work", type=Path, default=Path("/work/scratch/scale/s250k"))
-    ap.add_argument("--source", type=Path, default=Path("/work/data/final/corpus.sqlite"))
-    ap.add_argument("--source-index", type=Path, default=Path("/work/data/final/index/CURRENT"),
+    ap.add_argument("--work", type=Path, default=Path("data/scratch/scale/s250k"))
+    ap.add_argument("--source", type=Path, default=Path("data/corpus.sqlite"))
+    ap.add_argument("--source-index", type=Path, default=Path("data/index/CURRENT"),
                     help="a snapshot whose encoder/ gives the encoder (and its cache fingerprint)")  # fmt: skip
     ap.add_argument(
-        "--cache", type=Path, default=Path("/work/data/embcache.sqlite"), help="real vectors (read only)"
+        "--cache", type=Path, default=Path("data/embcache.sqlite"), help="real vectors (read only)"
     )
     ap.add_argument("--fulltext-share", type=float, default=0.05)
     ap.add_argument("--fulltexts", type=int, default=3000, help="real full texts to draw sections from")

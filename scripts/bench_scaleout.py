@@ -9,8 +9,8 @@ milvus-lite runs as a child process), then, per backend and mode, p50/p95 of one
 overlap between the backends; writes ``## Scale-out`` of BENCHMARKS.md with the command and the load
 average.
 
-    nice -n 10 .venv/bin/python scripts/bench_scaleout.py --work /work/scratch/milvus/bench \\
-        --papers 20000 --cache /work/scratch/milvus/bench/embcache.sqlite
+    nice -n 10 .venv/bin/python scripts/bench_scaleout.py --work data/scratch/milvus/bench \\
+        --papers 20000 --cache data/scratch/milvus/bench/embcache.sqlite
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def main() -> None:
                 "seconds": time.perf_counter() - t,
                 "peak_rss": rss.peak,
                 "stages": report.stages,
-                "reused": report.manifest["embedding"].get("reused_from_cache"),
+                "reused": report.manifest.embedding.reused_from_cache,
             }
         print(name, built[name], flush=True)
     qs = queries(args.queries)

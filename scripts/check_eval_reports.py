@@ -20,8 +20,8 @@ first on the path: ``git archive COMMIT corpus evaluator indexer service | tar -
 
 Usage::
 
-    .venv/bin/python scripts/check_eval_reports.py save /work/scratch/me/reports   # on the old code
-    .venv/bin/python scripts/check_eval_reports.py check /work/scratch/me/reports  # on the new code
+    .venv/bin/python scripts/check_eval_reports.py save data/scratch/me/reports   # on the old code
+    .venv/bin/python scripts/check_eval_reports.py check data/scratch/me/reports  # on the new code
 
 ``--db`` names the corpus database of the corpus cases (default: ``data/corpus.sqlite``; the cases are
 left out, with a note, when it does not exist). Shared data comes from `SharedData` (``OPENXIV_SHARED``).

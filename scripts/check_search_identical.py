@@ -13,10 +13,14 @@ With ``--url`` the same requests go to a running server as ``POST /search`` and 
 the HTTP bodies as received, so a change to the HTTP layer (parser, middleware, response building)
 is checked against the in-process bodies of the code before it.
 
-    .venv/bin/python scripts/check_search_identical.py /work/data/final/index --out before.tsv
+Digests compare two runs on one machine with the same library versions (faiss-cpu, onnxruntime,
+NumPy): another CPU's kernels may change a score's last float32 digits and so a body's bytes
+(docs/indexing.md, «Dense scores across CPUs»). Never compare with digests made elsewhere.
+
+    .venv/bin/python scripts/check_search_identical.py data/index --out before.tsv
     (change the code)
-    .venv/bin/python scripts/check_search_identical.py /work/data/final/index --out after.tsv --compare before.tsv
-    .venv/bin/python scripts/check_search_identical.py /work/data/final/index --url http://127.0.0.1:8000 \
+    .venv/bin/python scripts/check_search_identical.py data/index --out after.tsv --compare before.tsv
+    .venv/bin/python scripts/check_search_identical.py data/index --url http://127.0.0.1:8000 \
         --out http.tsv --compare before.tsv
 """
 

@@ -72,15 +72,11 @@ def default_opener(index_root: Path, settings: Settings, previous: OpenIndex | N
     return index
 
 
-def _encoder_key(manifest: dict[str, Any] | None) -> tuple[Any, ...] | None:
-    if manifest is None:
-        return None
-    with contextlib.suppress(BadIndexError):
-        return Manifest.of(manifest).embedding.encoder_key
-    return None
+def _encoder_key(manifest: Manifest | None) -> tuple[Any, ...] | None:
+    return None if manifest is None else manifest.embedding.encoder_key
 
 
-def _manifest_of(index_root: Path) -> dict[str, Any] | None:
+def _manifest_of(index_root: Path) -> Manifest | None:
     snap = current_snapshot(index_root)
     if snap is None:
         return None

@@ -9,6 +9,7 @@ pools; `warn_without_token` and `log_config` are the servers' (HTTP and MCP) saf
 from __future__ import annotations
 
 import copy
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,34 @@ from openxiv.indexer import layout
 from openxiv.indexer.snapshot import current_snapshot
 from openxiv.service.holder import serve_threads
 
-__all__ = ["LOOPBACK_NAMES", "check_index", "limit_threads", "log_config", "warn_without_token"]
+__all__ = [
+    "LOOPBACK_NAMES",
+    "QuietProbes",
+    "check_index",
+    "limit_threads",
+    "log_config",
+    "warn_without_token",
+]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+PROBES = frozenset({"/healthz", "/readyz"})
+
+
+class QuietProbes(logging.Filter):
+    """Drop the access-log line of a successful ``/healthz`` or ``/readyz`` from loopback: a
+    container's healthcheck asks every few seconds and would bury the real requests. Probes from
+    elsewhere, and failing ones, stay. uvicorn's access record args: client, method, path, version,
+    status."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not isinstance(args, tuple) or len(args) != 5:
+            return True
+        client, _, path, _, status = args
+        host = str(client).rsplit(":", 1)[0].strip("[]")
+        return not (path in PROBES and status == 200 and host in LOOPBACK_NAMES)
+
+
 """Host names of this machine only: a server bound to one needs no token to be private."""
 
 
@@ -56,14 +82,19 @@ def warn_without_token(settings: Settings, what: str = "") -> None:
 
 
 def log_config(log_level: str = "info") -> dict[str, Any]:
-    """uvicorn's logging setup plus a token-redacting filter on every handler and openxiv's own logger
-    (reloads, the served snapshot, watch errors, unexpected errors) at ``log_level``."""
+    """uvicorn's logging setup plus a token-redacting filter on every handler, `QuietProbes` on the
+    access log, and openxiv's own logger (reloads, the served snapshot, watch errors, unexpected
+    errors) at ``log_level``."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"redact": {"()": "openxiv.service.http.security.RedactingFilter"}}
+    config["filters"] = {
+        "redact": {"()": "openxiv.service.http.security.RedactingFilter"},
+        "quiet_probes": {"()": "openxiv.service.launch.QuietProbes"},
+    }
     for handler in config["handlers"].values():
         handler["filters"] = ["redact"]
+    config["handlers"]["access"]["filters"].append("quiet_probes")
     config["loggers"]["openxiv"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
     return config
 

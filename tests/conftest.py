@@ -23,6 +23,64 @@ from live_index import (
     service_settings,
 )
 
+SLOW_KINDS = {
+    "live_server": "starts a real `openxiv serve` (or `openxiv mcp`) process",
+    "model": "loads the real MiniLM encoder (torch or ONNX), or builds an index with it",
+    "browser": "drives headless Chromium",
+    "ray": "starts a local Ray",
+    "milvus": "builds into or serves from milvus-lite",
+    "heavy": "full-corpus builds and long benchmarks (left out of the default run)",
+}
+"""The slow kinds of test (markers declared in pyproject.toml). `pytest_collection_modifyitems` marks
+each test with the kinds it is and, when it is any of them, with ``slow``: ``pytest -m "not slow"`` is
+the fast inner loop."""
+KIND_OF_FIXTURE = {
+    "server": "live_server",
+    "client": "live_server",
+    "test_index": "model",
+    "milvus_index": "milvus",
+    "minilm": "model",
+    "minilm_onnx": "model",
+    "dense_vectors": "model",
+    "onnx_index": "model",
+}
+"""A test using one of these fixtures (directly or through another fixture) is of that kind."""
+KIND_OF_TEST = {
+    "test_mcp.py": "live_server",
+    "test_ray_embed.py": "ray",
+    "test_parallel_ingest.py::test_ray_tasks_store_what_the_serial_ingest_stores": "ray",
+    "test_milvus_build.py": "milvus",
+    "test_milvus_parity.py": "milvus",
+    "test_embed.py::test_onnx_export_is_made_once_and_reused": "model",
+    "test_encoder_determinism.py": "model",
+    "test_encoder_snapshot.py": "model",
+}
+"""Tests (``file`` or ``file::test``) of a slow kind that no fixture above shows (they start it
+themselves)."""
+
+
+def slow_kinds(item: pytest.Item) -> set[str]:
+    """The slow kinds of one collected test."""
+    kinds = {KIND_OF_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in KIND_OF_FIXTURE}
+    file = item.path.name
+    test = f"{file}::{getattr(item, 'originalname', item.name)}"
+    kinds |= {kind for key, kind in KIND_OF_TEST.items() if key in (file, test)}
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("backend") == "milvus":
+        kinds.add("milvus")
+    kinds |= {m.name for m in item.iter_markers() if m.name in SLOW_KINDS}
+    return kinds
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        kinds = slow_kinds(item)
+        for kind in sorted(kinds):
+            item.add_marker(kind)
+        if kinds:
+            item.add_marker("slow")
+
+
 MILVUS_CONTRACT = {"test_api", "test_arb_contract", "test_sdk"}
 """Modules whose tests also run against a server on the Milvus backend (milvus-lite)."""
 

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from openxiv.corpus.settings.model import shared_dir
 from openxiv.corpus.settings.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, LOG_LEVELS, SettingOption
 from openxiv.corpus.store import Store
+from openxiv.indexer.manifest import Manifest
 from openxiv.service.cli import cli
 from openxiv.service.docgen import command_paths
 
@@ -55,7 +56,7 @@ def test_index_info_by_option_by_env_and_by_the_old_positional(built: tuple[Path
     new = runner.invoke(cli, ["index", "info", "--index", str(root), "--json"])
     assert new.exit_code == 0 and "deprecated" not in new.output
     manifest = json.loads(new.stdout)
-    assert manifest["counts"]["papers"] == 40
+    assert Manifest.of(manifest).counts.papers == 40
     env = runner.invoke(cli, ["index", "info", "--json"], env={"OPENXIV_INDEX_DIR": str(root)})
     assert json.loads(env.stdout) == manifest
     old = runner.invoke(

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CLI_MD = ROOT / "docs" / "cli.md"
 GENERATED = (README, CLI_MD)
-NOT_SETTINGS = {"OPENXIV_SHARED_DIR"}
-"""docker-compose's host folder mounted at /shared: read by compose, never by openxiv."""
+NOT_SETTINGS = {"OPENXIV_SHARED_DIR", "OPENXIV_BASE_IMAGE", "OPENXIV_BUILD_NETWORK", "OPENXIV_EXTRAS"}
+"""Read by docker compose or the Dockerfile, never by openxiv: the host folder mounted at /shared, and
+the image build's base image, network and extras."""
 
 
 def test_generated_docs_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,3 +97,28 @@ def test_setting_options_name_their_variable(name: str, option: click.Option) ->
     assert option.envvar in {env_name(n) for n in Settings.model_fields}, name
     assert option.show_envvar, name
     assert option.default is None, name
+
+
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|home|root|srv|opt)/[\w.-]")
+"""An absolute path of a development machine (``/work/...``, ``/home/...``): the docs, BENCHMARKS.md
+and the code name repository-relative paths (``data/index``, ``../shared``) or placeholders instead."""
+
+
+def _texts() -> list[Path]:
+    docs = [README, ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
+    code = [
+        p
+        for part in ("corpus", "indexer", "service", "evaluator", "scripts")
+        for p in (ROOT / part).rglob("*.py")
+    ]
+    return docs + sorted(code)
+
+
+def test_docs_and_code_name_no_absolute_path_of_a_machine() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}"
+        for path in _texts()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if MACHINE_PATH.search(line)
+    ]
+    assert found == [], "\n".join(found)

@@ -10,7 +10,9 @@ on a GPU box). Vectors are stored as raw little-endian float32 bytes.
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -20,6 +22,10 @@ import numpy as np
 from openxiv.indexer.encoders.embed import Encoder
 
 __all__ = ["CacheKey", "EmbeddingCache", "cache_keys", "encode_cached", "text_sha256"]
+
+log = logging.getLogger("openxiv.indexer")
+LOG_EVERY_S = 30.0
+"""Seconds between the INFO lines of a long encoding (`openxiv index build` in a container's log)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -170,6 +176,8 @@ def encode_cached(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(missing), desc=f"embed ({encoder.name})", unit="text", smoothing=0.05)
+        log.info("embedding %d texts (%d of %d vectors from the cache)", len(missing), int(found.sum()), n)
+        t0 = last = time.perf_counter()
         try:
             for start in range(0, len(missing), chunk_size):
                 idx = missing[start : start + chunk_size]
@@ -178,6 +186,10 @@ def encode_cached(
                 out[idx] = vecs
                 if bar is not None:
                     bar.update(len(idx))
+                if time.perf_counter() - last >= LOG_EVERY_S:
+                    last = time.perf_counter()
+                    done = start + len(idx)
+                    log.info("embedded %d/%d texts (%.0f texts/s)", done, len(missing), done / (last - t0))
         finally:
             if bar is not None:
                 bar.close()

@@ -1,6 +1,6 @@
-"""`build_into_milvus`: the Milvus half of ``openxiv index build --backend milvus``.
+"""`write_milvus`: the Milvus backend's stages of ``openxiv index build --backend milvus``.
 
-The ordinary build (`openxiv.indexer.build.job`) copies the corpus, reads papers and passages and
+The build job (`openxiv.indexer.build.job`) copies the corpus, reads papers and passages and
 saves the paper metadata into the snapshot directory as always; this module then writes, instead
 of bm25s matrices and FAISS indexes:
 
@@ -27,6 +27,17 @@ import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
+from openxiv.indexer.build.stages import (
+    TOKEN_PATTERN,
+    BuildContext,
+    BuildError,
+    CorpusRead,
+    build_config,
+    embed_vectors,
+    fusion_info,
+    paper_bm25_text,
+    versions,
+)
 from openxiv.indexer.engine.milvus_common import (
     ANALYZER,
     MAX_AUTHORS,
@@ -38,8 +49,10 @@ from openxiv.indexer.engine.milvus_common import (
     connect,
     redact_uri,
 )
+from openxiv.indexer.engine.sparse import STOPWORDS
+from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest, MilvusInfo
 
-__all__ = ["FILTER_FIELDS", "build_into_milvus", "drop_unused", "switch_aliases"]
+__all__ = ["FILTER_FIELDS", "drop_unused", "switch_aliases", "write_milvus"]
 
 FILTER_FIELDS = ("categories", "authors", "venue_keys", "venue_year_keys", "date_start", "date_end")
 INSERT_BATCH = 2000
@@ -159,147 +172,118 @@ def _write(
     return n
 
 
-def build_into_milvus(
-    tmp: Path,
-    settings: Settings,
-    config: dict[str, Any],
-    stages: Any,
-    progress: bool,
-    encoder: Any | None,
-    cache_path: str | Path | None,
-    corpus: Any,
-) -> dict[str, Any]:
-    """Write the snapshot's collections on ``settings.milvus_uri``; the manifest of the build."""
-    from openxiv.indexer.build.job import (
-        TOKEN_PATTERN,
-        BuildError,
-        _versions,
-        embed_vectors,
-        fusion_manifest,
-        paper_bm25_text,
-    )
-    from openxiv.indexer.engine.sparse import STOPWORDS
+def _vectors(ctx: BuildContext, corpus: CorpusRead, info: EmbeddingInfo) -> dict[str, np.ndarray]:
+    """The embed stages (the same cache as the embedded build), by layout part."""
+    if ctx.embed == "none":
+        return {}
+    return {sub: np.asarray(v, dtype=np.float32) for sub, v in embed_vectors(ctx, corpus, info)}
 
+
+def _rows(corpus: CorpusRead, ctx: BuildContext, vectors: dict[str, np.ndarray]) -> tuple[Any, Any]:
+    """The ``milvus_analyse`` stage; the papers' and passages' rows to insert (lazily)."""
+    with ctx.timer("milvus_analyse"):
+        fields = _filter_values(corpus.meta)
+        stemmer = ctx.settings.bm25_stemmer
+        paper_terms = analyse([paper_bm25_text(d.title, d.abstract) for d in corpus.docs], stemmer)
+        passage_terms = analyse(corpus.texts, stemmer) if corpus.texts else []
+    paper_vecs, passage_vecs = vectors.get(layout.DENSE_PAPERS), vectors.get(layout.DENSE_PASSAGES)
+
+    def papers() -> Iterator[dict[str, Any]]:
+        for i, terms in enumerate(paper_terms):
+            row = {"row": i, "text": _clip(terms), **fields[i]}
+            if paper_vecs is not None:
+                row["dense"] = paper_vecs[i].tolist()
+            yield row
+
+    def passages() -> Iterator[dict[str, Any]]:
+        seq = 0
+        for j, (terms, prow, pid) in enumerate(zip(passage_terms, corpus.rows, corpus.ids, strict=True)):
+            seq = seq + 1 if j and corpus.rows[j - 1] == prow else 0
+            row = {"pid": pid, "paper_row": prow, "seq": seq, "text": _clip(terms), **fields[prow]}
+            if passage_vecs is not None:
+                row["dense"] = passage_vecs[j].tolist()
+            yield row
+
+    return papers, passages
+
+
+def write_milvus(ctx: BuildContext, corpus: CorpusRead) -> Manifest:
+    """Write the snapshot's collections on ``settings.milvus_uri``; the manifest of the build so far."""
+    settings = ctx.settings
     if not settings.milvus_uri:
         raise BuildError("--backend milvus needs --milvus-uri (a .db file or http://host:19530)")
-    docs, meta = corpus.docs, corpus.meta
-    vectors: dict[str, np.ndarray] = {}
-    embedding: dict[str, Any] = {"embedded": settings.embed}
-    if settings.embed != "none":
-        for sub, vecs, _ in embed_vectors(
-            tmp,
-            settings,
-            stages,
-            progress,
-            encoder,
-            cache_path,
-            settings.embed,
-            docs,
-            corpus.texts,
-            embedding,
-        ):
-            vectors[sub] = np.asarray(vecs, dtype=np.float32)
-    paper_vecs = vectors.get(layout.DENSE_PAPERS)
-    passage_vecs = vectors.get(layout.DENSE_PASSAGES)
-    names = collection_names(settings.milvus_prefix, tmp.name.removeprefix(layout.TMP_PREFIX))
+    embedding = EmbeddingInfo(embedded=settings.embed)
+    vectors = _vectors(ctx, corpus, embedding)
+    names = collection_names(settings.milvus_prefix, ctx.tmp.name.removeprefix(layout.TMP_PREFIX))
+    bm25 = {"bm25_k1": settings.bm25_k1, "bm25_b": settings.bm25_b}
+    counts = Counts(
+        papers=0,
+        passages=0,
+        paper_vectors=len(vectors.get(layout.DENSE_PAPERS, ())),
+        passage_vectors=len(vectors.get(layout.DENSE_PASSAGES, ())),
+    )
     client = connect(settings.milvus_uri, settings.milvus_token)
     try:
-        with stages("milvus_analyse"):
-            fields = _filter_values(meta)
-            paper_terms = analyse([paper_bm25_text(d.title, d.abstract) for d in docs], settings.bm25_stemmer)
-            passage_terms = analyse(corpus.texts, settings.bm25_stemmer) if corpus.texts else []
-
-        def papers() -> Iterator[dict[str, Any]]:
-            for i, terms in enumerate(paper_terms):
-                row = {"row": i, "text": _clip(terms), **fields[i]}
-                if paper_vecs is not None:
-                    row["dense"] = paper_vecs[i].tolist()
-                yield row
-
-        def passages() -> Iterator[dict[str, Any]]:
-            seq = 0
-            for j, (terms, prow, pid) in enumerate(zip(passage_terms, corpus.rows, corpus.ids, strict=True)):
-                seq = seq + 1 if j and corpus.rows[j - 1] == prow else 0
-                row = {"pid": pid, "paper_row": prow, "seq": seq, "text": _clip(terms), **fields[prow]}
-                if passage_vecs is not None:
-                    row["dense"] = passage_vecs[j].tolist()
-                yield row
-
-        dim = int(embedding["dim"]) if embedding.get("dim") else None
-        bm25 = {"bm25_k1": settings.bm25_k1, "bm25_b": settings.bm25_b}
-        with stages("milvus_papers"):
-            n_papers = _write(
-                client, names["papers"], "papers", dim if paper_vecs is not None else None, bm25, papers()
+        papers, passages = _rows(corpus, ctx, vectors)
+        dims = {
+            sub: embedding.dim if sub in vectors else None
+            for sub in (layout.DENSE_PAPERS, layout.DENSE_PASSAGES)
+        }
+        with ctx.timer("milvus_papers"):
+            counts.papers = _write(
+                client, names["papers"], "papers", dims[layout.DENSE_PAPERS], bm25, papers()
             )
-        n_passages = 0
         if corpus.texts:
-            with stages("milvus_passages"):
-                n_passages = _write(
-                    client,
-                    names["passages"],
-                    "passages",
-                    dim if passage_vecs is not None else None,
-                    bm25,
-                    passages(),
-                )
+            with ctx.timer("milvus_passages"):
+                dim = dims[layout.DENSE_PASSAGES]
+                counts.passages = _write(client, names["passages"], "passages", dim, bm25, passages())
     finally:
         client.close()
-    counts = {
-        "papers": n_papers,
-        "passages": n_passages,
-        "paper_vectors": 0 if paper_vecs is None else len(paper_vecs),
-        "passage_vectors": 0 if passage_vecs is None else len(passage_vecs),
-    }
-    stats = corpus.stats
-    return {
-        "format_version": layout.FORMAT_VERSION,
-        "build_config": config,
-        "backend": "milvus",
-        "milvus": {
-            "uri": redact_uri(settings.milvus_uri),
-            "collections": {k: v for k, v in names.items() if k == "papers" or n_passages},
-            "aliases": aliases(settings.milvus_prefix),
-            "prefix": settings.milvus_prefix,
-            "analyzer": ANALYZER,
-            "bm25_function": "built-in BM25 over `text` (SPARSE_INVERTED_INDEX)",
-            "dense_index": "FLAT, inner product",
-        },
-        "corpus": {
-            "papers": len(docs),
-            "passages": len(corpus.texts),
-            "papers_with_fulltext": stats.get("papers_with_fulltext"),
-            "sections": stats.get("sections"),
-        },
-        "counts": counts,
-        "embedding": embedding,
-        "bm25": {
-            "library": "milvus",
-            "method": "milvus BM25 function",
-            "k1": settings.bm25_k1,
-            "b": settings.bm25_b,
-            "tokenizer": {
+    return Manifest(
+        format_version=layout.FORMAT_VERSION,
+        build_config=build_config(settings),
+        backend="milvus",
+        milvus=MilvusInfo(
+            uri=redact_uri(settings.milvus_uri),
+            collections={k: v for k, v in names.items() if k == "papers" or counts.passages},
+            aliases=aliases(settings.milvus_prefix),
+            prefix=settings.milvus_prefix,
+            analyzer=ANALYZER,
+            bm25_function="built-in BM25 over `text` (SPARSE_INVERTED_INDEX)",
+            dense_index="FLAT, inner product",
+        ),
+        corpus=corpus.corpus_info(),
+        counts=counts,
+        embedding=embedding,
+        bm25=Bm25Info(
+            library="milvus",
+            method="milvus BM25 function",
+            k1=settings.bm25_k1,
+            b=settings.bm25_b,
+            tokenizer={
                 "analysed_by": "openxiv (bm25s words, lowercase, stop words, PyStemmer) before Milvus",
                 "pattern": TOKEN_PATTERN,
                 "stopwords": STOPWORDS,
                 "stemmer": settings.bm25_stemmer,
                 "milvus_analyzer": ANALYZER,
             },
-            "paper_text": "title + newline + abstract, analysed",
-        },
-        "fusion": fusion_manifest(settings),
-        "versions": _versions("pymilvus", "milvus-lite"),
-        "settings": settings.as_dict(),
-    }
+            paper_text="title + newline + abstract, analysed",
+        ),
+        fusion=fusion_info(settings),
+        tldr=corpus.tldr,
+        sentences=corpus.sentences,
+        versions=versions("pymilvus", "milvus-lite"),
+        settings=settings.as_dict(),
+    )
 
 
-def switch_aliases(settings: Settings, manifest: dict[str, Any]) -> None:
+def switch_aliases(settings: Settings, spec: MilvusInfo) -> None:
     """Point the stable aliases at this build's collections (each switch is atomic in Milvus)."""
-    spec = manifest["milvus"]
-    client = connect(settings.milvus_uri or spec["uri"], settings.milvus_token)
+    client = connect(settings.milvus_uri or spec.uri, settings.milvus_token)
     try:
         existing = {a for name in client.list_collections() for a in client.list_aliases(name)["aliases"]}
-        for key, collection in spec["collections"].items():
-            alias = spec["aliases"][key]
+        for key, collection in spec.collections.items():
+            alias = spec.aliases[key]
             if alias in existing:
                 client.alter_alias(collection, alias)
             else:
@@ -317,9 +301,11 @@ def drop_unused(settings: Settings, index_root: Path) -> list[str]:
     wanted: set[str] = set()
     for snap in list_snapshots(index_root):
         try:
-            wanted |= set((read_manifest(snap).get("milvus") or {}).get("collections", {}).values())
+            spec = read_manifest(snap).milvus
         except Exception:
             continue
+        if spec is not None:
+            wanted |= set(spec.collections.values())
     client = connect(settings.milvus_uri or "", settings.milvus_token)
     dropped = []
     try:

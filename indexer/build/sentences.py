@@ -24,7 +24,6 @@ before it existed computes per hit, as before). An optional part: the format ver
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 from array import array
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from openxiv.corpus.records import Paper
+from openxiv.indexer.build.rowtable import RowTable, digest, mmap_array, read_info, write_info
 
 __all__ = ["INFO_FILE", "SENT_PTR_FILE", "SentenceTable", "rules", "write_sentences"]
 
@@ -54,8 +54,8 @@ def rules() -> str:
     source (`openxiv.corpus.text`), the analyzer's (`openxiv.indexer.engine.sparse.analyze`, its token
     pattern and stop words) and `openxiv.indexer.engine.evidence.sentence_terms`. Any edit there leaves
     earlier tables unused (never wrong) until the next build."""
-    from openxiv.indexer.engine import evidence, sparse
     from openxiv.corpus import text
+    from openxiv.indexer.engine import evidence, sparse
 
     source = "\n".join(
         [
@@ -66,7 +66,7 @@ def rules() -> str:
             inspect.getsource(evidence.sentence_terms),
         ]
     )
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+    return digest(source)
 
 
 def _normalised(abstract: str | None) -> str:
@@ -78,8 +78,8 @@ def _normalised(abstract: str | None) -> str:
 
 def write_sentences(directory: Path, docs: Iterable[Paper], stemmer: str) -> dict[str, Any]:
     """Write the table of ``docs`` (in row order) into ``directory``; its ``sentences.json`` content."""
-    from openxiv.indexer.engine.evidence import sentence_terms
     from openxiv.corpus.text import split_sentences
+    from openxiv.indexer.engine.evidence import sentence_terms
 
     analysed = sentence_terms.__wrapped__  # not through its cache: every abstract is seen once
     vocab: dict[str, int] = {}
@@ -103,25 +103,20 @@ def write_sentences(directory: Path, docs: Iterable[Paper], stemmer: str) -> dic
     np.save(directory / TERMS_FILE, np.frombuffer(terms, dtype=np.int32))
     (directory / VOCAB_FILE).write_text(json.dumps(list(vocab), ensure_ascii=False), encoding="utf-8")
     info = {"rules": rules(), "stemmer": stemmer, "papers": len(sent_ptr) - 1, "sentences": len(bounds) // 2}
-    (directory / INFO_FILE).write_text(json.dumps(info) + "\n", encoding="utf-8")
-    return info
+    return write_info(directory / INFO_FILE, info)
 
 
-class SentenceTable:
+class SentenceTable(RowTable):
     """The stored sentences of one snapshot's abstracts, by paper row (`load` says whether usable)."""
 
     def __init__(self, directory: Path, row_of: Callable[[str], int | None]) -> None:
-        def arr(name: str) -> np.ndarray:
-            # a plain view of the memory map: slicing a `numpy.memmap` costs seven times as much
-            return np.load(directory / name, mmap_mode="r").view(np.ndarray)
-
-        self.sent_ptr = arr(SENT_PTR_FILE)
-        self.bounds = arr(BOUNDS_FILE)
-        self.term_ptr = arr(TERM_PTR_FILE)
-        self.terms = arr(TERMS_FILE)
+        super().__init__(row_of)
+        self.sent_ptr = mmap_array(directory / SENT_PTR_FILE)
+        self.bounds = mmap_array(directory / BOUNDS_FILE)
+        self.term_ptr = mmap_array(directory / TERM_PTR_FILE)
+        self.terms = mmap_array(directory / TERMS_FILE)
         words = json.loads((directory / VOCAB_FILE).read_text(encoding="utf-8"))
         self.vocab: dict[str, int] = {w: i for i, w in enumerate(words)}
-        self.row_of = row_of
 
     @classmethod
     def load(
@@ -130,17 +125,16 @@ class SentenceTable:
         """The table in ``directory``, or ``None`` when there is none, it was made under other rules
         or for another stemmer, or it does not hold ``n_papers`` papers (evidence is then computed
         per hit)."""
-        try:
-            info = json.loads((directory / INFO_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(info, dict) or (info.get("rules"), info.get("stemmer")) != (rules(), stemmer):
+        if (
+            read_info(directory / INFO_FILE, {"rules": rules(), "stemmer": stemmer, "papers": n_papers})
+            is None
+        ):
             return None
         try:
             table = cls(directory, row_of)
         except (OSError, ValueError):
             return None
-        if table.sent_ptr.shape != (n_papers + 1,) or info.get("papers") != n_papers:
+        if table.sent_ptr.shape != (n_papers + 1,):
             return None
         if table.bounds.shape != (int(table.sent_ptr[-1]), 2) or table.term_ptr.shape != (
             len(table.bounds) + 1,

@@ -18,9 +18,7 @@ format version of the snapshot is unchanged: ``tldr/`` is an optional part that 
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
@@ -31,6 +29,7 @@ import numpy as np
 from openxiv.corpus import text
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.text import paper_tldr
+from openxiv.indexer.build.rowtable import RowTable, digest, mmap_array, read_info, write_info
 
 __all__ = ["TldrTable", "build_tldrs", "rules", "write_tldrs"]
 
@@ -46,8 +45,7 @@ def rules() -> str:
     """The version of the tldr rule in this code: a digest of its source (`openxiv.corpus.text`, where
     the sentence and tldr rules live). Any edit there makes the tables of earlier builds unused
     (never wrong) until the next build."""
-    source = inspect.getsource(text)
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+    return digest(inspect.getsource(text))
 
 
 def build_tldrs(
@@ -77,38 +75,31 @@ def write_tldrs(directory: Path, tldrs: Iterator[str | None]) -> dict[str, Any]:
             offsets.append(offsets[-1] + len(data))
             with_tldr += bool(data)
     np.save(directory / OFFSETS_FILE, np.asarray(offsets, dtype=np.int64))
-    info = {"rules": rules(), "papers": len(offsets) - 1, "with_tldr": with_tldr}
-    (directory / INFO_FILE).write_text(json.dumps(info) + "\n", encoding="utf-8")
-    return info
+    return write_info(
+        directory / INFO_FILE, {"rules": rules(), "papers": len(offsets) - 1, "with_tldr": with_tldr}
+    )
 
 
-class TldrTable:
+class TldrTable(RowTable):
     """The stored tldrs of one snapshot, by paper row (`load` says whether they can be used)."""
 
     def __init__(self, offsets: np.ndarray, text: np.ndarray, row_of: Callable[[str], int | None]) -> None:
+        super().__init__(row_of)
         self.offsets = offsets
         self.text = text
-        self.row_of = row_of
 
     @classmethod
     def load(cls, directory: Path, n_papers: int, row_of: Callable[[str], int | None]) -> TldrTable | None:
         """The table in ``directory``, or ``None`` when there is none, it was written under other
         tldr rules, or it does not hold ``n_papers`` papers (the service then computes tldrs per hit)."""
-        try:
-            info = json.loads((directory / INFO_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        if read_info(directory / INFO_FILE, {"rules": rules(), "papers": n_papers}) is None:
             return None
-        if not isinstance(info, dict) or info.get("rules") != rules() or info.get("papers") != n_papers:
-            return None
-        offsets = np.load(directory / OFFSETS_FILE, mmap_mode="r")
+        offsets = mmap_array(directory / OFFSETS_FILE)
         size = (directory / TEXT_FILE).stat().st_size
         if offsets.shape != (n_papers + 1,) or int(offsets[-1]) != size:
             return None
         text = np.memmap(directory / TEXT_FILE, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
         return cls(offsets, text, row_of)
-
-    def __contains__(self, arxiv_id: str) -> bool:
-        return self.row_of(arxiv_id) is not None
 
     def get(self, arxiv_id: str) -> str | None:
         """The stored tldr of ``arxiv_id`` (``None``: the paper has none); `KeyError` when the paper

@@ -13,18 +13,19 @@ the snapshot's PyStemmer language). In order:
 3. **title**: when the paper has neither.
 
 The service only fetches and formats the chosen text (sentence splitting and length are
-presentation, `openxiv.service.text`).
+presentation, `openxiv.service.text`; the sentence rules are `openxiv.corpus.text`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from openxiv.indexer.engine.sparse import analyze
+from openxiv.indexer.manifest import Manifest
 
 __all__ = ["Choice", "best_sentence", "choose", "query_terms", "sentence_terms", "stemmer_of"]
 
@@ -40,10 +41,9 @@ class Choice:
     """Position of the chosen sentence in the abstract's sentences (``source == "abstract"``)."""
 
 
-def stemmer_of(manifest: Mapping[str, Any]) -> str:
+def stemmer_of(manifest: Manifest) -> str:
     """The stemmer language the snapshot's BM25 indexes were built with (its manifest says)."""
-    bm25 = manifest.get("bm25") or {}
-    tokenizer = bm25.get("tokenizer") or {} if isinstance(bm25, Mapping) else {}
+    tokenizer = manifest.bm25.tokenizer if manifest.bm25 is not None else {}
     return str(tokenizer.get("stemmer") or DEFAULT_STEMMER)
 
 

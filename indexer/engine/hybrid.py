@@ -33,6 +33,7 @@ import copy
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,15 +65,47 @@ from openxiv.indexer.engine.ranking import (
     ranks_of,
 )
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
+from openxiv.indexer.manifest import Manifest
 
 __all__ = ["HybridBackend"]
+
+
+@dataclass
+class _Query:
+    """What one search's stages hand each other (nothing per query is kept on the backend)."""
+
+    text: str
+    sides: tuple[str, ...]
+    depth: int
+    deadline: float | None
+    timings: dict[str, float] = field(default_factory=dict)
+    allowed: np.ndarray | None = None
+    """The filter mask (``None``: every paper)."""
+    results: dict[str, SideResult] = field(default_factory=dict)
+    paper_s: np.ndarray | None = None
+    """BM25 scores of every paper (the lexical paper side)."""
+    rows: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    ph: Any = None
+    """The passage side's hits, when it ran."""
+    passage_scores: np.ndarray | None = None
+    lexical: np.ndarray | None = None
+    """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
+    total: int = 0
+    dense_allowed: np.ndarray | None = None
+    head: int = 0
+    """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.engine.prf`)."""
+    dense_ms: dict[str, float] = field(default_factory=dict)
+
+    def dense_sides(self, dense: dict[str, Any]) -> list[str]:
+        return [s for s in self.sides if s in dense]
 
 
 class HybridBackend(Ranking):
     supports_feedback = True
 
     def __init__(
-        self, path: Path, settings: Settings, manifest: dict[str, Any], encoder: Any | None = None
+        self, path: Path, settings: Settings, manifest: Manifest, encoder: Any | None = None
     ) -> None:
         self.path = Path(path)
         self.settings = settings
@@ -150,109 +183,137 @@ class HybridBackend(Ranking):
         deadline: float | None,
         alone: bool,
     ) -> SearchResult:
-        """`search`; ``alone``: the query may be encoded on the helper thread of `overlap` while its
-        BM25 sides score (`openxiv.indexer.engine.overlap`)."""
+        """`search` as named stages: filter -> lexical -> feedback -> dense -> fuse -> prior -> page.
+
+        The overlap (`openxiv.indexer.engine.overlap`) shows here: when ``alone`` and the mode runs
+        both families, the query's encoding starts on the helper thread before the lexical stage
+        and the feedback stage queues behind it, so both run beside the BM25 and FAISS scoring."""
         t0 = time.perf_counter()
-        timings: dict[str, float] = {}
         check_page(top_k, offset)
         sides, method = self._plan(mode)
-        depth = max(self.settings.candidates, offset + top_k)
-        check_deadline(deadline, "filters")
-        t = time.perf_counter()
-        allowed = self.meta.mask(filters)
-        timings["filter"] = ms_since(t)
-        results: dict[str, SideResult] = {}
-        passage_scores: np.ndarray | None = None
-        lexical: np.ndarray | None = None
-        """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
-
-        dense_sides = [s for s in sides if s in self.dense]
-        encoding: Future[tuple[np.ndarray, float]] | None = None
-        if alone and dense_sides and any(s.startswith("bm25") for s in sides):
-            check_deadline(deadline, "encode")
-            encoding = self.overlap.submit(lambda: self._encode(query))
-        check_deadline(deadline, "bm25")
-        t = time.perf_counter()
-        if "bm25_papers" in sides:
-            paper_s = self.bm25_papers.masked_scores(query, allowed)
-            rows, scores = top_k_rows(paper_s, depth)
-            results["bm25_papers"] = SideResult(rows, scores)
-            lexical = paper_s > 0
-        if "bm25_passages" in sides and self.passages is not None:
-            ph = self.passages.search(query, depth, allowed)
-            passage_scores = ph.passage_scores
-            results["bm25_passages"] = SideResult(
-                ph.papers, ph.scores, dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
-            )
-            lexical = ph.paper_scores > 0 if lexical is None else lexical | (ph.paper_scores > 0)
-        timings["bm25"] = ms_since(t)
-        head = 0
-        """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.engine.prf`)."""
-        feedback: Future[tuple[SideResult, int, float]] | None = None
-        if self.feedback.enabled and "bm25_papers" in sides and self._fuses(mode):
-            ph_ = ph if passage_scores is not None else None
-            if encoding is not None:  # queued behind the encoding on the helper: runs beside dense
-                feedback = self.overlap.submit(
-                    lambda: self._feedback(query, paper_s, depth, rows, scores, ph_)
-                )
-            else:
-                results["bm25_feedback"], head, timings["feedback"] = self._feedback(
-                    query, paper_s, depth, rows, scores, ph_
-                )
-        if lexical is not None:
-            total = int(lexical.sum())
-            dense_allowed = lexical if total < lexical.size else allowed
-        else:
-            total = self.meta.n if allowed is None else int(allowed.sum())
-            dense_allowed = allowed
-
-        dense: dict[str, SideResult] = {}
-        dense_ms: dict[str, float] = {}
-        if dense_sides and total > 0:
-            if encoding is None:
-                check_deadline(deadline, "encode")
-                qvec, dense_ms["encode"] = self._encode(query)
-            else:
-                qvec, dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
-            check_deadline(deadline, "dense")
-            t = time.perf_counter()
-            for side in dense_sides:
-                dense[side] = self._dense_side(side, qvec, depth, dense_allowed)
-            dense_ms["dense"] = ms_since(t)
+        q = _Query(query, sides, max(self.settings.candidates, offset + top_k), deadline)
+        self._filter(q, filters)
+        encoding = self._start_encoding(q) if alone else None  # overlap: encode beside lexical
+        self._lexical(q)
+        feedback = self._feedback_stage(q, mode, queued=encoding is not None)  # overlap: after encode
+        dense = self._dense_stage(q, encoding)
         if feedback is not None:
-            results["bm25_feedback"], head, timings["feedback"] = feedback.result()
-        results.update(dense)  # after feedback either way: the sides' (and signals') order stays
-        timings.update(dense_ms)
-        if encoding is not None and not dense_ms:
+            q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
+        q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays
+        q.timings.update(q.dense_ms)
+        if encoding is not None and not q.dense_ms:
             encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
         check_deadline(deadline, "fuse")
         t = time.perf_counter()
-        families = self._families(results, sides)
-        if head:  # the feedback side is the last family; the kept head comes from the others
-            fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
-            fused_rows, fused_scores = keep_head(plain_head, fed, head)
+        rows, scores = self._fuse(q, method)
+        rows, scores = self._with_prior(rows, scores, mode)
+        hits = self._page(q, rows[offset : offset + top_k], scores[offset : offset + top_k])
+        q.timings["fuse"] = ms_since(t)
+        q.timings["total"] = ms_since(t0)
+        return SearchResult(hits=hits, total_count=q.total, timings_ms=q.timings)
+
+    # --- the stages of one search --------------------------------------------------------------------
+    def _filter(self, q: _Query, filters: SearchFilters | None) -> None:
+        """The filter mask every side is restricted by before its top-k cut."""
+        check_deadline(q.deadline, "filters")
+        t = time.perf_counter()
+        q.allowed = self.meta.mask(filters)
+        q.timings["filter"] = ms_since(t)
+
+    def _start_encoding(self, q: _Query) -> Future[tuple[np.ndarray, float]] | None:
+        """The query's encoding on the overlap's helper thread, when the mode also runs BM25."""
+        if not q.dense_sides(self.dense) or not any(s.startswith("bm25") for s in q.sides):
+            return None
+        check_deadline(q.deadline, "encode")
+        return self.overlap.submit(lambda: self._encode(q.text))
+
+    def _lexical(self, q: _Query) -> None:
+        """The BM25 sides; ``lexical`` marks the papers matching a query term (after filters)."""
+        check_deadline(q.deadline, "bm25")
+        t = time.perf_counter()
+        if "bm25_papers" in q.sides:
+            q.paper_s = self.bm25_papers.masked_scores(q.text, q.allowed)
+            q.rows, q.scores = top_k_rows(q.paper_s, q.depth)
+            q.results["bm25_papers"] = SideResult(q.rows, q.scores)
+            q.lexical = q.paper_s > 0
+        if "bm25_passages" in q.sides and self.passages is not None:
+            ph = self.passages.search(q.text, q.depth, q.allowed)
+            q.ph, q.passage_scores = ph, ph.passage_scores
+            winners = dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
+            q.results["bm25_passages"] = SideResult(ph.papers, ph.scores, winners)
+            q.lexical = ph.paper_scores > 0 if q.lexical is None else q.lexical | (ph.paper_scores > 0)
+        q.timings["bm25"] = ms_since(t)
+        if q.lexical is not None:
+            q.total = int(q.lexical.sum())
+            q.dense_allowed = q.lexical if q.total < q.lexical.size else q.allowed
         else:
-            fused_rows, fused_scores = fuse(families, method, self.settings.rrf_k)
-        fused_rows, fused_scores = self._with_prior(fused_rows, fused_scores, mode)
-        page_rows = fused_rows[offset : offset + top_k]
-        page_scores = fused_scores[offset : offset + top_k]
+            q.total = self.meta.n if q.allowed is None else int(q.allowed.sum())
+            q.dense_allowed = q.allowed
+
+    def _feedback_stage(
+        self, q: _Query, mode: str | None, queued: bool
+    ) -> Future[tuple[SideResult, int, float]] | None:
+        """The pseudo-relevance feedback side, when the mode fuses: run now, or (``queued``) on the
+        helper thread behind the encoding, returning its future."""
+        if not (self.feedback.enabled and "bm25_papers" in q.sides and self._fuses(mode)):
+            return None
+        assert q.paper_s is not None and q.rows is not None and q.scores is not None
+        paper_s, rows, scores, ph = q.paper_s, q.rows, q.scores, q.ph
+        if queued:
+            return self.overlap.submit(lambda: self._feedback(q.text, paper_s, q.depth, rows, scores, ph))
+        q.results["bm25_feedback"], q.head, q.timings["feedback"] = self._feedback(
+            q.text, paper_s, q.depth, rows, scores, ph
+        )
+        return None
+
+    def _dense_stage(
+        self, q: _Query, encoding: Future[tuple[np.ndarray, float]] | None
+    ) -> dict[str, SideResult]:
+        """The dense sides among the lexical matches (or the filter), once the query is encoded."""
+        dense: dict[str, SideResult] = {}
+        dense_sides = q.dense_sides(self.dense)
+        if not dense_sides or q.total <= 0:
+            return dense
+        if encoding is None:
+            check_deadline(q.deadline, "encode")
+            qvec, q.dense_ms["encode"] = self._encode(q.text)
+        else:
+            qvec, q.dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
+        check_deadline(q.deadline, "dense")
+        t = time.perf_counter()
+        for side in dense_sides:
+            dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed)
+        q.dense_ms["dense"] = ms_since(t)
+        return dense
+
+    def _fuse(self, q: _Query, method: str) -> tuple[np.ndarray, np.ndarray]:
+        """The families fused by ``method``; a confident first pass keeps its head above feedback."""
+        families = self._families(q.results, q.sides)
+        if q.head:  # the feedback side is the last family; the kept head comes from the others
+            fed, plain_head = fuse_with_extra(
+                families[:-1], families[-1], method, self.settings.rrf_k, q.head
+            )
+            return keep_head(plain_head, fed, q.head)
+        return fuse(families, method, self.settings.rrf_k)
+
+    def _page(self, q: _Query, page_rows: np.ndarray, page_scores: np.ndarray) -> list[PaperHit]:
+        """The page's hits: each with its winning passage (a side's, else its best BM25 passage)
+        and its rank on every side."""
         hits = []
-        ranks = {n: ranks_of(r.rows, page_rows) for n, r in results.items()}
+        ranks = {n: ranks_of(r.rows, page_rows) for n, r in q.results.items()}
         for row, score in zip(page_rows.tolist(), page_scores.tolist(), strict=True):
             pid: int | None = None
             for name in ("bm25_passages", "dense_passages"):
-                if name in results and row in results[name].passages:
-                    pid = results[name].passages[row]
+                if name in q.results and row in q.results[name].passages:
+                    pid = q.results[name].passages[row]
                     break
             if pid is None and self.passages is not None and self.passages.has_passages(np.array([row]))[0]:
-                if passage_scores is None:
-                    passage_scores = self.passages.sparse.scores(self.passages.sparse.query_tokens(query))
-                pid = self.passages.best_passage(row, passage_scores)
-            signals = {f"{n}_rank": ranks[n].get(row) for n in results}
+                if q.passage_scores is None:
+                    q.passage_scores = self.passages.sparse.scores(self.passages.sparse.query_tokens(q.text))
+                pid = self.passages.best_passage(row, q.passage_scores)
+            signals = {f"{n}_rank": ranks[n].get(row) for n in q.results}
             hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), pid, signals))
-        timings["fuse"] = ms_since(t)
-        timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
+        return hits
 
     def info(self) -> dict[str, Any]:
         """Live facts only: the manifest is the snapshot's record and is shown once, by whoever holds it

@@ -112,7 +112,8 @@ class PaperMeta:
             days.append(_day(d.date))
             ends.append(_last_day(d.date, d.date_precision))
             cats.append(sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c}))
-            names = {normalize_name(a) for a in d.authors}
+            # ids in the order of the sorted names, not of the set (its order follows the hash seed)
+            names = sorted({normalize_name(a) for a in d.authors})
             auths.append(sorted({author_index.setdefault(a, len(author_index)) for a in names if a}))
             refs.append(d.journal_ref)
         cat_ptr, cat_rows = _postings(cats, len(cat_index))

@@ -37,6 +37,7 @@ from openxiv.corpus.settings.modes import SIDES, UnknownMode
 from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
+from openxiv.indexer.engine.evidence import stemmer_of
 from openxiv.indexer.engine.fusion import fuse
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.milvus_common import NOTHING, analyse, connect, filter_expr, match_expr
@@ -50,7 +51,7 @@ from openxiv.indexer.engine.ranking import (
     ms_since,
     ranks_of,
 )
-from openxiv.indexer.manifest import BadIndexError
+from openxiv.indexer.manifest import BadIndexError, Manifest, MilvusInfo
 
 __all__ = ["MilvusBackend", "collection_counts"]
 
@@ -64,16 +65,15 @@ def _and(*terms: str | None) -> str:
     return " and ".join(f"({t})" for t in terms if t)
 
 
-def collection_counts(manifest: dict[str, Any], settings: Settings | None = None) -> dict[str, int]:
-    """Entities in the snapshot's collections, keyed like the manifest's ``counts``."""
-    spec = manifest["milvus"]
+def collection_counts(spec: MilvusInfo, settings: Settings | None = None) -> dict[str, int]:
+    """Entities in the snapshot's collections (``papers``, ``passages``)."""
     settings = settings or Settings.from_env()
-    client = connect(settings.milvus_uri or spec["uri"], settings.milvus_token)
+    client = connect(settings.milvus_uri or spec.uri, settings.milvus_token)
     try:
         out = {}
-        for key, name in spec["collections"].items():
+        for key, name in spec.collections.items():
             if not client.has_collection(name):
-                raise BadIndexError(f"Milvus collection {name} is gone from {spec['uri']}; rebuild the index")
+                raise BadIndexError(f"Milvus collection {name} is gone from {spec.uri}; rebuild the index")
             out[key] = int(client.get_collection_stats(name)["row_count"])
         return out
     finally:
@@ -85,32 +85,33 @@ class MilvusBackend(Ranking):
         self,
         path: Path,
         settings: Settings,
-        manifest: dict[str, Any],
+        manifest: Manifest,
         encoder: Any | None = None,
     ) -> None:
         self.path = Path(path)
         self.settings = settings
         self.manifest = manifest
-        spec = manifest["milvus"]
-        self.uri = settings.milvus_uri or spec["uri"]
-        self.collections: dict[str, str] = dict(spec["collections"])
+        spec = manifest.milvus
+        if spec is None:
+            raise BadIndexError(f"{path}: the manifest names no Milvus collections; rebuild the index")
+        self.uri = settings.milvus_uri or spec.uri
+        self.collections: dict[str, str] = dict(spec.collections)
         self.meta = PaperMeta.load(self.path / layout.META)
         self.category_prior = CategoryPrior(self.meta)
-        self.stemmer = str(((manifest.get("bm25") or {}).get("tokenizer") or {}).get("stemmer", "english"))
+        self.stemmer = stemmer_of(manifest)
         self.client = connect(self.uri, settings.milvus_token)
         for name in self.collections.values():
             if not self.client.has_collection(name):
                 raise BadIndexError(
-                    f"Milvus collection {name} does not exist on {spec['uri']}: rebuild the index "
+                    f"Milvus collection {name} does not exist on {spec.uri}: rebuild the index "
                     "(openxiv index build --backend milvus)"
                 )
             self.client.load_collection(name)
-        counts = manifest.get("counts") or {}
         has = {
             "bm25_papers": True,
             "bm25_passages": "passages" in self.collections,
-            "dense_papers": bool(counts.get("paper_vectors")),
-            "dense_passages": bool(counts.get("passage_vectors")),
+            "dense_papers": bool(manifest.counts.paper_vectors),
+            "dense_passages": bool(manifest.counts.passage_vectors),
         }
         self.sides = tuple(s for s in SIDES if has[s])
         self.side_weights: dict[str, float] = {}
@@ -203,7 +204,7 @@ class MilvusBackend(Ranking):
             "path": str(self.path),
             "sides": list(self.sides),
             "papers": self.meta.n,
-            "passages": int((self.manifest.get("counts") or {}).get("passages", 0)),
+            "passages": self.manifest.counts.passages,
             "ranking": self.ranking_info(),
         }
 

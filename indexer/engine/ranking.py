@@ -143,13 +143,13 @@ class Ranking:
         return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
 
 
-def encoder_for(manifest: dict[str, Any], settings: Settings, snapshot: Path) -> Any:
+def encoder_for(manifest: Manifest, settings: Settings, snapshot: Path) -> Any:
     """The encoder that made the snapshot's vectors: the one stored in ``<snapshot>/encoder/`` (ONNX:
     onnxruntime + tokenizers, nothing written), else the manifest's model loaded from the settings
     (torch / model2vec builds, and snapshots made before encoders were stored)."""
     from openxiv.indexer.encoders.embed import load_encoder, load_snapshot_encoder
 
-    emb = Manifest.of(manifest, snapshot).embedding
+    emb = manifest.embedding
     encoder = load_snapshot_encoder(snapshot / layout.ENCODER, settings.embed_batch_size)
     if encoder is None:
         encoder = load_encoder(

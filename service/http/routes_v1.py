@@ -98,7 +98,7 @@ def v1_index(request: Request) -> Response:
             path=relative_paths(str(Path(index.path).absolute()), root),
             loaded_at=holder.loaded_at.isoformat() if holder.loaded_at else "",
             reloads=holder.reloads,
-            manifest=without_paths(dict(index.manifest), root),
+            manifest=without_paths(index.manifest.as_json(), root),
             stats=without_paths(stats, root),
             backend=without_paths(dict(index.backend.info()), root),
         )

@@ -34,7 +34,8 @@ def copy_without_part(snapshot: Path, dest: Path, part: str, key: str) -> Path:
     shutil.copytree(snapshot, dest)
     shutil.rmtree(dest / part)
     manifest = manifest_file.read(dest)
-    del manifest[key]
-    del manifest["sizes_bytes"][part]
+    setattr(manifest, key, None)
+    manifest.model_fields_set.discard(key)  # absent from the JSON, as an older build wrote it
+    del manifest.sizes_bytes[part]
     manifest_file.write(dest, manifest)
     return dest

@@ -79,13 +79,13 @@ def test_open_index_is_a_search_backend_with_manifest(sparse_index: Any) -> None
         "settings",
         "sizes_bytes",
     ):
-        assert key in m, key
-    assert m["format_version"] == layout.FORMAT_VERSION
-    assert len(m["corpus"]["fingerprint"]) == 64
-    assert m["counts"]["papers"] == 372 and m["counts"]["passages"] > 12
-    assert m["bm25"]["k1"] == 1.2 and m["bm25"]["tokenizer"]["stemmer"] == "english"
-    assert m["versions"]["bm25s"] and m["versions"]["numpy"]
-    assert set(m["build"]["stages_s"]) >= {"copy", "read", "bm25_papers", "bm25_passages"}
+        assert key in m.model_fields_set, key
+    assert m.format_version == layout.FORMAT_VERSION
+    assert m.corpus.fingerprint is not None and len(m.corpus.fingerprint) == 64
+    assert m.counts.papers == 372 and m.counts.passages > 12
+    assert m.bm25 is not None and m.bm25.k1 == 1.2 and m.bm25.tokenizer["stemmer"] == "english"
+    assert m.versions["bm25s"] and m.versions["numpy"]
+    assert m.build is not None and set(m.build.stages_s) >= {"copy", "read", "bm25_papers", "bm25_passages"}
     assert (sparse_index.path / layout.CORPUS).is_file()
     info = sparse_index.backend.info()
     assert info["sides"] == ["bm25_papers", "bm25_passages"] and info["papers"] == 372
@@ -121,6 +121,9 @@ def test_every_hit_with_fulltext_has_a_passage(sparse_index: Any) -> None:
 
 
 def test_results_are_deterministic(sparse_index: Any, tmp_path: Path) -> None:
+    """Two runs and a reopened snapshot in one process: the same floats to the bit. A promise for one
+    machine and one set of library versions (another CPU's kernels may round the last digit
+    differently, docs/indexing.md «Dense scores across CPUs»), never compared with another's."""
     q = "vision language model benchmark"
     a = sparse_index.backend.search(q, top_k=30)
     b = sparse_index.backend.search(q, top_k=30)
@@ -320,9 +323,9 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     settings = Settings(data_dir=tmp_path, embed="papers", embed_max_tokens=64)
     root = tmp_path / "index"
     first = build_index_report(db, root, settings, progress=False, encoder=encoder)
-    emb = first.manifest["embedding"]
-    assert (emb["encoded"], emb["reused_from_cache"]) == (83, 0)
-    assert first.manifest["counts"]["paper_vectors"] == 83
+    emb = first.manifest.embedding
+    assert (emb.encoded, emb.reused_from_cache) == (83, 0)
+    assert first.manifest.counts.paper_vectors == 83
 
     with open_index(root, settings, encoder=encoder) as ix:
         doc = next(d for d in ix.store.iter_papers() if ix.store.passages(d.arxiv_id))
@@ -339,8 +342,8 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
             next(r.arxiv_id for r in itertools.islice(read_path(shared.listing("cs")), 90, 91))
         )
     second = build_index_report(db, root, settings, progress=False, encoder=encoder)
-    emb = second.manifest["embedding"]
-    assert (emb["encoded"], emb["reused_from_cache"]) == (25, 83)
+    emb = second.manifest.embedding
+    assert (emb.encoded, emb.reused_from_cache) == (25, 83)
     assert second.path != first.path and current_snapshot(root) == second.path
     with open_index(root, settings, encoder=encoder) as ix:
         assert ix.backend.search(new_doc.title, top_k=3).hits[0].arxiv_id == new_doc.arxiv_id
@@ -355,13 +358,13 @@ def test_incremental_rebuild_reuses_embeddings_and_crash_keeps_old_snapshot(
     assert current_snapshot(root) == second.path
     assert [p.name for p in (root / layout.SNAPSHOTS).iterdir() if p.name.startswith(layout.TMP_PREFIX)] == []
     with open_index(root, settings, encoder=encoder) as ix:
-        assert ix.manifest["snapshot"] == second.path.name
+        assert ix.manifest.snapshot == second.path.name
         assert ix.backend.search(new_doc.title, top_k=3).hits[0].arxiv_id == new_doc.arxiv_id
     assert [p.name for p in list_snapshots(root)] == [first.path.name, second.path.name]
 
     # the next good build switches and prunes to the last two
     third = build_index_report(db, root, settings, progress=False, encoder=encoder)
-    assert (third.manifest["embedding"]["encoded"], third.manifest["embedding"]["reused_from_cache"]) == (
+    assert (third.manifest.embedding.encoded, third.manifest.embedding.reused_from_cache) == (
         5,
         108,
     )
@@ -375,3 +378,30 @@ def test_bad_default_fusion_is_a_config_error_at_open(sparse_index: Any) -> None
         open_index(sparse_index.path, Settings(fusion="dense"))
     with open_index(sparse_index.path, Settings(fusion="bm25_papers")) as ix:
         assert set(ix.backend.search("galaxy").hits[0].signals) == {"bm25_papers_rank"}
+
+
+def test_if_changed_rebuilds_when_the_stored_tables_rules_changed(shared: SharedData, tmp_path: Path) -> None:
+    """A snapshot whose stored tldr or sentence table was made under other rules (an older openxiv:
+    the rules' source digest differs) serves by computing each hit's tldr and evidence, correct but
+    slower. ``--if-changed`` used to keep it forever, since corpus and settings were unchanged: it
+    now rebuilds, so an upgrade followed by ``make serve`` gets the stored tables back."""
+    from openxiv.indexer.manifest import read as read_manifest
+    from openxiv.indexer.manifest import write as write_manifest
+
+    db = _make_db(tmp_path / "c.sqlite", _records(shared, 40, 0, 2))
+    settings = Settings.from_env({"OPENXIV_EMBED": "none", "OPENXIV_DATA_DIR": str(tmp_path)})
+    root = tmp_path / "ix"
+    first = build_index_report(db, root, settings, progress=False)
+    again = build_index_report(db, root, settings, progress=False, force=False)
+    assert again.reused and again.path == first.path
+    for part in ("tldr", "sentences"):
+        live = current_snapshot(root)
+        assert live is not None
+        manifest = read_manifest(live)
+        table = getattr(manifest, part)
+        assert table is not None
+        setattr(manifest, part, table.model_copy(update={"rules": "0" * 16}))  # made by other rules
+        write_manifest(live, manifest)
+        rebuilt = build_index_report(db, root, settings, progress=False, force=False)
+        assert not rebuilt.reused and rebuilt.path != live, part
+        assert getattr(rebuilt.manifest, part).rules != "0" * 16

@@ -126,15 +126,15 @@ def test_manifest_names_the_collections_behind_the_aliases(
     pair: tuple[OpenIndex, OpenIndex], milvus_index: MilvusIndex
 ) -> None:
     manifest = pair[1].manifest
-    spec = manifest["milvus"]
-    assert manifest["backend"] == "milvus" and spec["uri"] == milvus_index.uri
-    assert manifest["counts"]["papers"] == pair[0].manifest["counts"]["papers"]
-    assert manifest["counts"]["paper_vectors"] == pair[0].manifest["counts"]["paper_vectors"]
+    spec = manifest.milvus
+    assert manifest.is_milvus and spec is not None and spec.uri == milvus_index.uri
+    assert manifest.counts.papers == pair[0].manifest.counts.papers
+    assert manifest.counts.paper_vectors == pair[0].manifest.counts.paper_vectors
     client = connect(milvus_index.uri)
-    for key, alias in aliases(spec["prefix"]).items():
-        assert client.describe_alias(alias)["collection_name"] == spec["collections"][key]
+    for key, alias in aliases(spec.prefix).items():
+        assert client.describe_alias(alias)["collection_name"] == spec.collections[key]
     info = pair[1].backend.info()
-    assert info["papers"] == manifest["counts"]["papers"] and "bm25_papers" in info["sides"]
+    assert info["papers"] == manifest.counts.papers and "bm25_papers" in info["sides"]
 
 
 def test_manifest_uri_carries_no_secret() -> None:

@@ -28,9 +28,9 @@ def test_whole_shared_corpus_bm25_snapshot(tmp_path: Path) -> None:
         stats = store.stats()
     settings = Settings(data_dir=tmp_path, embed="none")
     report = build_index_report(db, tmp_path / "index", settings, progress=False)
-    counts = report.manifest["counts"]
-    assert counts["papers"] == stats["papers"] > 100_000
-    assert counts["passages"] == stats["passages"] > 100_000
+    counts = report.manifest.counts
+    assert counts.papers == stats["papers"] > 100_000
+    assert counts.passages == stats["passages"] > 100_000
     known = [json.loads(x) for x in shared.gold(SharedData.KNOWN_ITEM).read_text().splitlines()]
     exact = [q for q in known if q["kind"] == "exact"][:100]
     with open_index(tmp_path / "index", settings) as ix:

@@ -24,22 +24,23 @@ def test_rebuild_switches_aliases_and_drops_pruned_collections(shared: Path, tmp
     uri = str(tmp_path / "milvus.db")
     settings = Settings(data_dir=tmp_path, embed="none", backend="milvus", milvus_uri=uri)
     root = tmp_path / "index"
-    first = build_index_report(db, root, settings, progress=False, keep=1).manifest["milvus"]
-    second = build_index_report(db, root, settings, progress=False, keep=1).manifest["milvus"]
-    assert set(first["collections"].values()).isdisjoint(second["collections"].values())
+    first = build_index_report(db, root, settings, progress=False, keep=1).manifest.milvus
+    second = build_index_report(db, root, settings, progress=False, keep=1).manifest.milvus
+    assert first is not None and second is not None
+    assert set(first.collections.values()).isdisjoint(second.collections.values())
     client = connect(uri)
     try:
-        for key, alias in second["aliases"].items():
-            assert client.describe_alias(alias)["collection_name"] == second["collections"][key]
+        for key, alias in second.aliases.items():
+            assert client.describe_alias(alias)["collection_name"] == second.collections[key]
         names = set(client.list_collections())
     finally:
         client.close()
-    assert set(second["collections"].values()) <= names
-    assert not set(first["collections"].values()) & names  # the pruned snapshot's collections are gone
+    assert set(second.collections.values()) <= names
+    assert not set(first.collections.values()) & names  # the pruned snapshot's collections are gone
     live = current_snapshot(root)
     assert live is not None
     manifest = verify_snapshot(live)
-    assert manifest["counts"]["papers"] == 153 and manifest["counts"]["passages"] > 0
+    assert manifest.counts.papers == 153 and manifest.counts.passages > 0
     with open_index(root, settings) as index:
         result = index.backend.search("neural network", top_k=5)
         assert result.hits and result.total_count >= len(result.hits)
@@ -63,7 +64,8 @@ def test_snapshot_whose_collections_are_gone_is_refused(shared: Path, tmp_path: 
     settings = Settings(data_dir=tmp_path, embed="none", backend="milvus", milvus_uri=uri)
     manifest = build_index_report(db, tmp_path / "index", settings, progress=False).manifest
     client = connect(uri)
-    client.drop_collection(manifest["milvus"]["collections"]["papers"])
+    assert manifest.milvus is not None
+    client.drop_collection(manifest.milvus.collections["papers"])
     client.close()
     with pytest.raises(BadIndexError, match="does not exist"):
         open_index(tmp_path / "index", settings)

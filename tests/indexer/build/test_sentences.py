@@ -28,7 +28,7 @@ def test_every_abstract_has_the_sentences_and_overlaps_a_hit_computes(sparse_ind
     table = sparse_index.sentences
     assert table is not None
     papers = list(sparse_index.store.iter_papers())
-    assert sparse_index.manifest["sentences"]["papers"] == len(papers)
+    assert sparse_index.manifest.sentences.papers == len(papers)
     checked = 0
     for q in QUERIES:
         terms = evidence.query_terms(q)

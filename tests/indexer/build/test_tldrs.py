@@ -33,9 +33,9 @@ def test_the_stored_tldr_of_every_paper_is_the_one_a_hit_computes(sparse_index: 
     assert table is not None
     want = _computed(sparse_index)
     assert {a: table.get(a) for a in want} == want
-    info = sparse_index.manifest["tldr"]
-    assert info["papers"] == len(want) == sparse_index.manifest["counts"]["papers"]
-    assert info["with_tldr"] == sum(t is not None for t in want.values())
+    info = sparse_index.manifest.tldr
+    assert info.papers == len(want) == sparse_index.manifest.counts.papers
+    assert info.with_tldr == sum(t is not None for t in want.values())
     no_abstract = [a for a in want if not sparse_index.store.get_paper(a).abstract]
     assert any(want[a] for a in no_abstract)  # the lead-section path is exercised, not only abstracts
     assert any(t is None for t in want.values()) or len(no_abstract) == 0

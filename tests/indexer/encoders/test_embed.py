@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from float_bounds import unit_norm_tolerance
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.sources import ConfigError
@@ -28,10 +29,12 @@ def test_packaged_model_loads_offline_and_gives_unit_384_vectors(minilm: Encoder
     assert minilm.fingerprint.startswith("st-")
     v = minilm.encode(dense_texts[:5])
     assert v.dtype == np.float32 and v.shape == (5, 384)
-    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    # unit length within what float32 normalisation allows on any CPU, measured in float64
+    tol = unit_norm_tolerance(384)
+    np.testing.assert_allclose(np.linalg.norm(v.astype(np.float64), axis=1), 1.0, rtol=0, atol=tol)
     q = minilm.encode_query("graph neural networks")
     assert q.shape == (384,) and q.dtype == np.float32
-    assert abs(float(np.linalg.norm(q)) - 1.0) < 1e-5
+    assert abs(float(np.linalg.norm(q.astype(np.float64))) - 1.0) <= tol
     assert minilm.encode([]).shape == (0, 384)
 
 
@@ -113,7 +116,10 @@ def test_onnx_int8_default_agrees_with_torch(
     assert minilm_onnx.fingerprint != minilm.fingerprint  # never mixed in the embedding cache
     v = minilm_onnx.encode(dense_texts)
     assert v.shape == dense_vectors.shape and v.dtype == np.float32
-    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    norms = np.linalg.norm(v.astype(np.float64), axis=1)
+    np.testing.assert_allclose(norms, 1.0, rtol=0, atol=unit_norm_tolerance(384))
+    # quality thresholds of the int8 export, far from float32's last digits (~1e-6): a CPU cannot
+    # move them; the nearest-neighbour share could move by a near-tie (1/360) at most
     cos = np.sum(v * dense_vectors, axis=1)
     assert float(cos.mean()) > 0.98 and float(cos.min()) > 0.93
     # the nearest other paper of each paper is mostly the same under both encoders
@@ -122,7 +128,8 @@ def test_onnx_int8_default_agrees_with_torch(
     ).argmax(1)
     assert float(same.mean()) > 0.8
     # activation scales are fixed (static int8), so a query encoded alone is its batch row exactly
-    # (test_encoder_determinism.py holds every batch composition to the same bits)
+    # in this process (test_encoder_determinism.py holds every batch composition to the same bits;
+    # another CPU's kernels give other bits, but again the same for a text alone and in a batch)
     q = minilm_onnx.encode_query(dense_texts[7])
     np.testing.assert_array_equal(q, v[7])
     assert int(np.argmax(v @ q)) == 7

@@ -5,6 +5,15 @@ vector depended on its batch-mates and two builds of one corpus with different c
 different rankings. These tests encode the same real abstracts in different orders, batch sizes and
 cache states and compare the vectors bit for bit, and rebuild a small real index with a shuffled,
 half-warm cache and compare the dense files byte for byte.
+
+The promise is for one machine and one onnxruntime: every comparison here is between encodings made
+in this process. Why it holds on any CPU: the quantised MatMuls are integer GEMMs (exact), and every
+float kernel computes a row from that row alone, in an order that depends on the kernel (MLAS picks
+AVX2, AVX-512 or VNNI code per CPU), not on the batch; pad positions are masked to an exact 0 in
+attention and pooling. Another CPU gives other bits (a vector's last float32 digits), so the export
+itself, calibrated by onnxruntime on the building machine, and its fingerprint may differ between
+machines: their embedding caches are then not shared, never mixed. `scripts/test_float_paths.py`
+runs these tests with other thread counts, graph optimisation levels and unfused QDQ kernels.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.build.job import build_index
 from openxiv.indexer.encoders.embed import Encoder
+from openxiv.indexer.manifest import Manifest
 
 SERVE_SCRIPT = """
 import json, sys
@@ -56,7 +57,7 @@ def test_snapshot_holds_its_encoder(onnx_index: tuple[Path, list[tuple[str, str]
     desc = json.loads((enc_dir / "encoder.json").read_text())
     manifest = json.loads((snap / layout.MANIFEST).read_text())
     assert desc["backend"] == "onnx-int8" and desc["needs_torch"] is False
-    assert desc["fingerprint"] == manifest["embedding"]["fingerprint"]
+    assert desc["fingerprint"] == Manifest.of(manifest).embedding.fingerprint
     assert desc["max_tokens"] == 32 and desc["dim"] == 384
     for name in desc["files"]:
         assert (enc_dir / name).is_file(), name

@@ -7,8 +7,10 @@ from typing import Any
 import numpy as np
 
 from openxiv.corpus.text import split_sentences
+from openxiv.indexer import layout
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.engine.sparse import analyze
+from openxiv.indexer.manifest import Manifest
 from openxiv.service.search import sentence_with_context
 
 TEXT = (
@@ -65,7 +67,7 @@ def test_choose_order_passage_then_abstract_then_title() -> None:
 
 def test_stemmer_comes_from_the_manifest(sparse_index: Any) -> None:
     assert evidence.stemmer_of(sparse_index.manifest) == "english"
-    assert evidence.stemmer_of({}) == evidence.DEFAULT_STEMMER
+    assert evidence.stemmer_of(Manifest(format_version=layout.FORMAT_VERSION)) == evidence.DEFAULT_STEMMER
 
 
 def test_no_passage_is_evidence_when_none_holds_a_query_term(sparse_index: Any) -> None:

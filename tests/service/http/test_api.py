@@ -46,6 +46,8 @@ def test_filtered_query_still_returns_top_k(client: httpx.Client) -> None:
 
 
 def test_same_query_twice_gives_identical_bytes(client: httpx.Client) -> None:
+    # one server, one CPU, one set of libraries: the same bytes (another CPU may differ in a score's
+    # last digits, docs/indexing.md «Dense scores across CPUs»; no test compares across machines)
     body = {"query": "diffusion transformers for video generation", "top_k": 25, "return_contents": True}
     first, second = client.post("/search", json=body), client.post("/search", json=body)
     assert first.content == second.content

@@ -1,0 +1,263 @@
+"""What every named stage of a build shares: the build's context, the corpus it read, the embed stage.
+
+`BuildContext` is carried once through a build (`openxiv.indexer.build.job.BuildJob`) instead of
+the temporary directory, settings, progress flag, encoder and cache path passed by hand to each
+step. The stages here are the ones both backends run:
+
+- ``read`` (`read_corpus`): papers and passages of the snapshot's corpus copy, the paper metadata
+  arrays; ``tldr`` and ``sentences``: the stored per-row tables (`openxiv.indexer.build.tldrs`,
+  `openxiv.indexer.build.sentences`);
+- ``load_model`` / ``embed_papers`` / ``embed_passages`` (`embed_vectors`): vectors through the
+  shared embedding cache, so unchanged texts are never re-encoded.
+
+The backend stages (`openxiv.indexer.build.embedded` for bm25s + FAISS,
+`openxiv.indexer.build.milvus` for Milvus collections) take a `BuildContext` and a `CorpusRead`
+and fill the typed `Manifest`; neither imports the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import platform
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer import layout
+from openxiv.indexer.engine.meta import PaperMeta
+from openxiv.indexer.engine.milvus_common import redact_uri
+from openxiv.indexer.manifest import CorpusInfo, EmbeddingInfo, FusionInfo, SentencesInfo, TldrInfo
+
+log = logging.getLogger("openxiv.indexer")
+"""Stage lines (start, end and seconds) at INFO: `openxiv index build` shows them on stderr when that
+is not a terminal (container logs), where the progress bars stay off."""
+
+__all__ = [
+    "EMBED_CHOICES",
+    "TOKEN_PATTERN",
+    "BuildContext",
+    "BuildError",
+    "CorpusRead",
+    "StageTimer",
+    "build_config",
+    "embed_vectors",
+    "fusion_info",
+    "paper_bm25_text",
+    "read_corpus",
+    "versions",
+]
+
+EMBED_CHOICES = ("papers", "passages", "both", "none")
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+
+
+class BuildError(RuntimeError):
+    """The build cannot run (missing DB, empty corpus, bad setting); nothing was changed."""
+
+
+def paper_bm25_text(title: str | None, abstract: str | None) -> str:
+    """What BM25 indexes per paper. Repeating the title (x2, x3) measured no better on the topic
+    dev queries (docs/indexing.md, «Ranking»), so the title appears once."""
+    return f"{title or ''}\n{abstract or ''}"
+
+
+class StageTimer:
+    """Times each named stage (``with timer("bm25_papers"): ...``); the manifest's ``build.stages_s``."""
+
+    def __init__(self, progress: bool) -> None:
+        self.times: dict[str, float] = {}
+        self.progress = progress
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        if self.progress:
+            print(f"[index] {name} ...", flush=True)
+        log.info("%s ...", name)
+        t = time.perf_counter()
+        yield
+        self.times[name] = round(time.perf_counter() - t, 3)
+        log.info("%s done in %.1f s", name, self.times[name])
+
+
+@dataclass
+class BuildContext:
+    """What every stage of one build reads, carried once."""
+
+    tmp: Path
+    """The snapshot being built (``snapshots/.tmp-<name>``), renamed into place when it verifies."""
+    settings: Settings
+    timer: StageTimer
+    progress: bool
+    encoder: Any | None
+    """A loaded encoder to use instead of loading ``settings.model`` (tests, benchmarks)."""
+    cache_path: Path
+    """The shared embedding cache (``<data_dir>/embcache.sqlite`` unless given)."""
+
+    @property
+    def embed(self) -> str:
+        return self.settings.embed
+
+    def bar(self, iterable: Any, total: int, desc: str) -> Any:
+        if not self.progress:
+            return iterable
+        from tqdm.auto import tqdm
+
+        return tqdm(iterable, total=total, desc=desc, unit="row", smoothing=0.05)
+
+
+def versions(*extra: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in (
+        "openxiv",
+        "bm25s",
+        "faiss-cpu",
+        "sentence-transformers",
+        "torch",
+        "numpy",
+        "PyStemmer",
+        *extra,
+    ):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def fusion_info(settings: Settings) -> FusionInfo:
+    """The manifest's ``fusion`` part: the ranking settings the snapshot was built with."""
+    return FusionInfo(
+        fusion=settings.fusion,
+        rrf_k=settings.rrf_k,
+        weight_bm25=settings.weight_bm25,
+        weight_dense=settings.weight_dense,
+        candidates=settings.candidates,
+    )
+
+
+def build_config(settings: Settings) -> dict[str, Any]:
+    """The settings a snapshot depends on: equal config + equal corpus fingerprint = same snapshot."""
+    embed = settings.embed
+    return {
+        "embed": embed,
+        "model": settings.model if embed != "none" else None,
+        "embed_max_tokens": settings.embed_max_tokens if embed != "none" else None,
+        "ann_threshold": settings.ann_threshold,
+        "dense_storage": settings.dense_storage if embed != "none" else None,
+        "bm25_k1": settings.bm25_k1,
+        "bm25_b": settings.bm25_b,
+        "bm25_stemmer": settings.bm25_stemmer,
+        "format_version": layout.FORMAT_VERSION,
+        **(
+            {"backend": "milvus", "milvus_uri": redact_uri(settings.milvus_uri or "")}
+            if settings.backend == "milvus"
+            else {}
+        ),
+    }
+
+
+@dataclass
+class CorpusRead:
+    """What a build reads from the snapshot's corpus copy (papers in row order, passages in id order)."""
+
+    docs: list[Any]
+    meta: PaperMeta
+    stats: dict[str, Any]
+    texts: list[str]
+    """Passage texts."""
+    rows: list[int]
+    """Paper row of each passage."""
+    ids: list[int]
+    """Corpus passage id of each passage."""
+    tldr: TldrInfo | None = None
+    """What `openxiv.indexer.build.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
+    sentences: SentencesInfo | None = None
+    """What `openxiv.indexer.build.sentences.write_sentences` wrote (the manifest's ``sentences``)."""
+
+    def corpus_info(self) -> CorpusInfo:
+        return CorpusInfo(
+            papers=len(self.docs),
+            passages=len(self.texts),
+            papers_with_fulltext=self.stats.get("papers_with_fulltext"),
+            sections=self.stats.get("sections"),
+        )
+
+
+def read_corpus(ctx: BuildContext) -> CorpusRead:
+    """The ``read``, ``tldr`` and ``sentences`` stages: papers and passages from ``ctx.tmp``'s corpus
+    copy; saves the paper metadata arrays, the papers' tldrs and their abstracts' sentences."""
+    from openxiv.corpus.store import Store
+    from openxiv.indexer.build.sentences import write_sentences
+    from openxiv.indexer.build.tldrs import build_tldrs, write_tldrs
+
+    store = Store.open_readonly(ctx.tmp / layout.CORPUS)
+    try:
+        stats = store.stats()
+        with ctx.timer("read"):
+            docs = list(ctx.bar(store.iter_papers(), stats["papers"], "read papers"))
+            meta = PaperMeta.from_docs(docs)
+            meta.save(ctx.tmp / layout.META)
+            row_of = {d.arxiv_id: i for i, d in enumerate(docs)}
+            out = CorpusRead(docs, meta, stats, [], [], [])
+            for pv in ctx.bar(store.iter_passages(), stats["passages"], "read passages"):
+                out.texts.append(pv.text)
+                out.rows.append(row_of[pv.arxiv_id])
+                out.ids.append(pv.passage_id)
+        with ctx.timer("tldr"):
+            out.tldr = TldrInfo(**write_tldrs(ctx.tmp / layout.TLDR, build_tldrs(docs, store.lead_sections)))
+        with ctx.timer("sentences"):
+            info = write_sentences(ctx.tmp / layout.SENTENCES, docs, ctx.settings.bm25_stemmer)
+            out.sentences = SentencesInfo(**info)
+    finally:
+        store.close()
+    return out
+
+
+def embed_vectors(
+    ctx: BuildContext, corpus: CorpusRead, info: EmbeddingInfo
+) -> Iterator[tuple[str, np.ndarray]]:
+    """The embed stages: vectors of the papers and/or passages ``ctx.embed`` names, through the
+    shared embedding cache; yields ``(layout part, vectors)`` inside the part's stage timer and
+    fills ``info`` (the manifest's ``embedding``). The snapshot keeps the encoder for query encoding."""
+    from openxiv.indexer.build.embcache import EmbeddingCache, encode_cached
+    from openxiv.indexer.encoders.embed import load_encoder, paper_text, save_snapshot_encoder
+
+    settings = ctx.settings
+    with ctx.timer("load_model"):
+        enc = ctx.encoder if ctx.encoder is not None else load_encoder(settings)
+        # the snapshot carries its encoder: serving loads it from there (no export, no torch)
+        save_snapshot_encoder(enc, ctx.tmp / layout.ENCODER)
+    info.model = settings.model
+    info.encoder = enc.name
+    info.fingerprint = enc.fingerprint
+    info.dim = int(enc.dim)
+    info.max_tokens = int(enc.max_tokens)
+    info.paper_text = "title + '. ' + abstract"
+    info.cache = str(ctx.cache_path.resolve())
+    info.encoded = 0
+    info.reused_from_cache = 0
+    jobs = []
+    if ctx.embed in ("papers", "both"):
+        jobs.append(
+            ("embed_papers", layout.DENSE_PAPERS, [paper_text(d.title, d.abstract) for d in corpus.docs])
+        )
+    if ctx.embed in ("passages", "both") and corpus.texts:
+        jobs.append(("embed_passages", layout.DENSE_PASSAGES, corpus.texts))
+    with EmbeddingCache(ctx.cache_path) as cache:
+        for stage, sub, texts in jobs:
+            with ctx.timer(stage):
+                before = cache.count(enc.fingerprint)
+                vectors = encode_cached(
+                    enc, texts, cache, progress=ctx.progress, batch_size=settings.embed_batch_size
+                )
+                encoded = cache.count(enc.fingerprint) - before
+                yield sub, vectors
+            info.encoded += encoded
+            info.reused_from_cache += len(set(texts)) - encoded
