@@ -131,6 +131,10 @@ def _annotate(report: EvalReport, pairs: list[Pair], decided: dict[Pair, bool | 
             f"not judged: {stats.reason} (backend {stats.backend}); {unresolved} open title pairs left "
             "unresolved (scored as no match)"
         )
+    elif not pairs:
+        report.conventions["judge"] = (
+            f"judge {stats.backend}:{stats.model}, prompt {stats.prompt_version}; no open title pair: nothing to judge"
+        )
     else:
         report.conventions["judge"] = (
             f"{stats.line()}; {n_decided} of {len(pairs)} open title pairs decided by the judge "

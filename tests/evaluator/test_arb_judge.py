@@ -143,6 +143,16 @@ def test_no_open_pair_and_no_judge_leave_the_report_as_it_was(arb_dir: Path, tmp
     deep_sub.write_text(json.dumps({"qid": "1", "predictions": ["2204.05525"]}) + "\n", encoding="utf-8")
     doc = _arb(arb_dir / "academic_deepsearch_example.jsonl", deep_sub, "--json", "-")
     assert "judge" not in doc["conventions"] and "title_judge" not in doc["extra"]
+    # a configured judge with nothing open says so, and is never called (nothing listens at this URL)
+    env = {"OPENXIV_JUDGE_MODEL": "m", "OPENXIV_JUDGE_BASE_URL": "http://127.0.0.1:9/v1",
+           "OPENXIV_JUDGE_CACHE": str(tmp_path / "c.jsonl")}  # fmt: skip
+    doc = _arb(
+        arb_dir / "academic_deepsearch_example.jsonl", deep_sub, "--judge", "openai", "--json", "-", **env
+    )
+    assert doc["conventions"]["judge"].endswith("no open title pair: nothing to judge")
+    assert doc["counts"]["judge_open_pairs"] == 0 and doc["aggregates"]["accuracy"]["value"] == pytest.approx(
+        0.1
+    )
 
 
 def test_the_prompt_is_the_users_file_beside_the_gold_or_named(
