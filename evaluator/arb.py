@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from openxiv.evaluator import metrics as M
-from openxiv.evaluator.arb_rows import EFFICIENCY, KS, SET_METRICS, ArbOptions, item_rows
+from openxiv.evaluator.arb_judge import TitleJudge, judged_rows
+from openxiv.evaluator.arb_rows import EFFICIENCY, KS, SET_METRICS, ArbOptions
 from openxiv.evaluator.gcpause import gc_paused
 from openxiv.evaluator.io import GoldItem, SubmissionItem
 from openxiv.evaluator.matching import Matcher
@@ -134,10 +135,12 @@ def score_arb(
     matcher: Matcher,
     opts: ArbOptions | None = None,
     name: str = "autoresearchbench",
+    title_judge: TitleJudge | None = None,
 ) -> EvalReport:
+    """Score a submission; ``title_judge`` decides the deep title pairs left open (`openxiv.evaluator.arb_judge`)."""
     opts = opts or ArbOptions()
     paired, unknown = pair_items(gold, subs)
-    rows = item_rows(gold, paired, matcher, opts)
+    rows, annotate = judged_rows(gold, paired, matcher, opts, title_judge)
     # A missing item scores 0 on the @k metrics for every k the submission ran (k <= its most passes).
     most = max((r["n_passes"] for r in rows), default=0)
     for r in rows:
@@ -179,7 +182,7 @@ def score_arb(
         extra["unknown_submission_items"] = [
             {"line": s.line, "qid": s.qid, "question": (s.question or "")[:200]} for s in unknown
         ]
-    return EvalReport(
+    report = EvalReport(
         name=name,
         benchmark="autoresearchbench",
         metrics=metrics,
@@ -192,6 +195,9 @@ def score_arb(
         headline=headline,
         extra=extra,
     )
+    if annotate is not None:
+        annotate(report)
+    return report
 
 
 def conventions(matcher: Matcher, opts: ArbOptions) -> dict[str, str]:

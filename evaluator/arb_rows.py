@@ -22,7 +22,7 @@ import numpy as np
 from openxiv.evaluator import metrics as M
 from openxiv.evaluator.idcache import try_canonical_id
 from openxiv.evaluator.io import GoldItem, PassRecord, SubmissionItem
-from openxiv.evaluator.matching import GoldEntry, Matcher
+from openxiv.evaluator.matching import GoldEntry, Matcher, OpenPairs
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES
 
 __all__ = ["EFFICIENCY", "KS", "SET_METRICS", "ArbOptions", "item_rows"]
@@ -47,10 +47,16 @@ class ArbOptions:
 
 
 def item_rows(
-    gold: Sequence[GoldItem], paired: dict[str, SubmissionItem], matcher: Matcher, opts: ArbOptions
+    gold: Sequence[GoldItem],
+    paired: dict[str, SubmissionItem],
+    matcher: Matcher,
+    opts: ArbOptions,
+    judged: OpenPairs | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per gold item, in gold order, with its passes' rows under ``"passes"``."""
-    rows = [_item_row(g, paired.get(g.item_id), matcher, opts) for g in gold]
+    """One row per gold item, in gold order, with its passes' rows under ``"passes"``.
+
+    ``judged``: the title judge's verdicts on deep items, and where the pairs still open are collected."""
+    rows = [_item_row(g, paired.get(g.item_id), matcher, opts, judged) for g in gold]
     _fill_metrics([r for r in rows if r["passes"]], opts.ks)
     return rows
 
@@ -62,6 +68,7 @@ def _score_pass(
     gold_entries: Sequence[GoldEntry],
     gold_index: dict[str, int],
     opts: ArbOptions,
+    judged: OpenPairs | None = None,
 ) -> dict[str, Any]:
     flags = []
     cands = ps.candidates
@@ -72,7 +79,7 @@ def _score_pass(
     if item.type == "deep" and opts.max_candidates is not None:
         cands = cands[: opts.max_candidates]
     entries, dups = matcher.pred_entries(cands)
-    m = matcher.match(gold_entries, entries, dups, gold_index)
+    m = matcher.match(gold_entries, entries, dups, gold_index, judged if item.type == "deep" else None)
     return {
         **dict.fromkeys(SET_METRICS),  # filled in by _fill_metrics
         "pass_id": ps.pass_id,
@@ -95,7 +102,7 @@ def _score_pass(
 
 
 def _item_row(
-    item: GoldItem, sub: SubmissionItem | None, matcher: Matcher, opts: ArbOptions
+    item: GoldItem, sub: SubmissionItem | None, matcher: Matcher, opts: ArbOptions, judged: OpenPairs | None
 ) -> dict[str, Any]:
     gold_entries = matcher.gold_entries(item)
     passes = sorted(sub.passes, key=lambda p: p.pass_id) if sub is not None else []
@@ -123,7 +130,7 @@ def _item_row(
         row["passes"] = []
         return row
     index = matcher.gold_index(gold_entries)
-    scored = [_score_pass(item, ps, matcher, gold_entries, index, opts) for ps in passes]
+    scored = [_score_pass(item, ps, matcher, gold_entries, index, opts, judged) for ps in passes]
     row.update(dict.fromkeys((*SET_METRICS, "accuracy@1")))  # filled in by _fill_metrics, as the rest
     for k in opts.ks:
         row[f"pass@{k}"] = None

@@ -19,7 +19,7 @@ import click
 from openxiv.corpus.extras import MissingExtra
 from openxiv.corpus.settings.options import EXIT_FAILED, IntList, db_option, emit_json, json_option
 from openxiv.evaluator.io import EvalInputError
-from openxiv.evaluator.judged_cli import DRMI_TASK, judge_options, register, run_drmi_task
+from openxiv.evaluator.judged_cli import DRMI_TASK, judge_options, register, run_drmi_task, title_judge
 from openxiv.evaluator.report import EvalReport, render_markdown, render_terminal, write_json
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, compare_rows
 
@@ -170,7 +170,8 @@ def eval_group() -> None:
 def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., None]:
     def command(gold: Path, submission: Path, compare_path: Path | None, db: Path | None, cutoff: datetime | None,
                 threshold: float, max_candidates: int, json_out: str | None, html_out: Path | None,
-                md_out: Path | None, seed: int, resamples: int, quiet: bool) -> None:  # fmt: skip
+                md_out: Path | None, seed: int, resamples: int, quiet: bool, judge_backend: str | None = None,
+                judge_cache: Path | None = None, prompt_path: Path | None = None, parser: str = "strict") -> None:  # fmt: skip
         from openxiv.evaluator.arb import score_arb
         from openxiv.evaluator.arb_rows import ArbOptions
         from openxiv.evaluator.io import read_arb_gold, read_submission
@@ -184,9 +185,15 @@ def _set_command(title_mode: str, name: str, benchmark: str) -> Callable[..., No
         day = cutoff.date() if cutoff is not None else None
         matcher = Matcher(store, title_mode=title_mode, threshold=threshold, cutoff=day)
         opts = ArbOptions(max_candidates=max_candidates or None, seed=seed, n_boot=resamples)
+        judge = (
+            title_judge(gold, judge_backend, judge_cache, prompt_path, parser)
+            if benchmark == "autoresearchbench"
+            else None
+        )
 
         def score(path: Path) -> EvalReport:
-            rep = score_arb(gold_items, read_submission(path), matcher, opts, name=f"{name}: {path.name}")
+            rep = score_arb(gold_items, read_submission(path), matcher, opts, name=f"{name}: {path.name}",
+                            title_judge=judge)  # fmt: skip
             rep.benchmark = benchmark
             return rep
 
@@ -215,11 +222,14 @@ _MAX_CAND_DRMI = click.option(
 @_common
 @_set_options
 @_MAX_CAND
+@judge_options
 def autoresearchbench(**kw: Any) -> None:
     """AutoResearchBench: deep items by exact-set accuracy, wide items by IoU/precision/recall/F1.
 
     The gold is the benchmark's JSONL (or an inference output, whose input_data lines are the gold); the
-    submission is the benchmark's inference output or a simple JSONL (qid|question, predictions).
+    submission is the benchmark's inference output or a simple JSONL (qid|question, predictions). Deep
+    title pairs the id and title rules leave open go to the judge (--judge; prompt: --prompt, else
+    title_match_prompt.txt beside --gold, else openxiv's); without one they are counted as unresolved.
     """
     _set_command("fuzzy", "autoresearchbench", "autoresearchbench")(**kw)
 

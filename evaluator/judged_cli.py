@@ -15,12 +15,13 @@ import click
 
 from openxiv.evaluator.report import EvalReport
 
-__all__ = ["DRMI_TASK", "judge_options", "register", "run_drmi_task"]
+__all__ = ["DRMI_TASK", "judge_options", "register", "run_drmi_task", "title_judge"]
 
 _PARSER = click.option(
     "--parser", type=click.Choice(["strict", "upstream"]), default="strict", show_default=True,
-    help="strict: the last yes/no word decides (DEFT: lines naming a known mode, or None); upstream: the benchmark's own "
-    "parsing, quirks included (FINDER: a 'no' inside 'not' makes an item fail).",
+    help="strict: the last yes/no word decides (DEFT: lines naming a known mode, or None; AutoResearchBench: a JSON "
+    "is_match); upstream: the benchmark's own parsing, quirks included (FINDER: a 'no' inside 'not' makes an item "
+    "fail; AutoResearchBench: an answer that is not JSON matches when it contains 'true').",
 )  # fmt: skip
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -31,7 +32,7 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Judge back end for this run (default: OPENXIV_JUDGE_BACKEND)."),
         click.option("--judge-cache", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Judge cache file for this run (default: OPENXIV_JUDGE_CACHE)."),
-        click.option("--prompt", "prompt_path", type=_FILE, default=None,
+        click.option("--prompt", "--judge-prompt", "prompt_path", type=_FILE, default=None,
                      help="Prompt file (default: the benchmark's own; see docs/evaluator.md)."),
         _PARSER,
     ]  # fmt: skip
@@ -49,6 +50,16 @@ def _judge(judge_backend: str | None, judge_cache: Path | None) -> Any:
         return make_judge(Settings.from_env(), cache_path=judge_cache, backend=judge_backend)
     except (ConfigError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
+
+
+def title_judge(gold: Path, judge_backend: str | None, judge_cache: Path | None, prompt_path: Path | None,
+                parser: str) -> Any:  # fmt: skip
+    """AutoResearchBench's deep title judge (`openxiv.evaluator.arb_judge.TitleJudge`), built when first needed."""
+    from openxiv.evaluator.arb_judge import TitleJudge, title_prompt
+
+    return TitleJudge(
+        lambda: _judge(judge_backend, judge_cache), lambda: title_prompt(gold, prompt_path), parser
+    )
 
 
 def _finder_prompt(gold: Path, prompt_path: Path | None) -> Any:

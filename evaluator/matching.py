@@ -18,6 +18,11 @@ Procedure for one gold item and one prediction (a pass):
    title, and between unmatched id predictions that carry a title and gold entries without an id (two
    papers with different valid ids are never matched by title). In Dr.Mi mode the title step uses the
    first 20 characters of the normalised title instead (`titles.align_drmi`).
+4. Judge (AutoResearchBench deep items only, when an `OpenPairs` is given): the pairs the title step
+   could have matched but did not (an unmatched gold entry with a title and an unmatched title-only
+   prediction, or an unmatched id prediction with a title and a gold entry without an id) are *open*.
+   A pair the judge said is the same paper is a hit (``judge``), one-to-one, gold order then
+   prediction order; a pair without a verdict is collected in ``OpenPairs.open``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from openxiv.evaluator.idcache import canonical_ids, try_canonical_id
 if TYPE_CHECKING:
     from openxiv.evaluator.io import Candidate, GoldItem
 
-__all__ = ["GoldEntry", "MatchResult", "Matcher", "PredEntry"]
+__all__ = ["GoldEntry", "MatchResult", "Matcher", "OpenPairs", "PredEntry"]
 
 
 def _titles_module() -> Any:
@@ -71,6 +76,14 @@ class PredEntry:
     @property
     def canonical(self) -> str | None:
         return self.key[3:] if self.kind == "id" else None
+
+
+@dataclass
+class OpenPairs:
+    """Title pairs for a judge: the verdicts known so far and the (gold, predicted) titles still open."""
+
+    decided: dict[tuple[str, str], bool | None] = field(default_factory=dict)
+    open: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass
@@ -202,6 +215,7 @@ class Matcher:
         pred: Sequence[PredEntry],
         duplicates: Sequence[str] = (),
         gold_index: dict[str, int] | None = None,
+        judged: OpenPairs | None = None,
     ) -> MatchResult:
         gold_by_key = self.gold_index(gold) if gold_index is None else gold_index
         pairs: dict[int, tuple[int, str]] = {}  # gold index -> (pred index, how)
@@ -238,6 +252,8 @@ class Matcher:
                     pairs[gi[a]] = (pj[b], f"title {s:.2f}")
                     used_pred.add(pj[b])
                     n_title += 1
+        if judged is not None and len(pairs) < len(gold):
+            _judge_round(gold, pred, pairs, used_pred, judged)
         matched: list[str] = []
         missed: list[str] = []
         for i, g in enumerate(gold):
@@ -309,6 +325,29 @@ class Matcher:
             return None
         p = self._papers([canonical]).get(canonical)
         return p.title if p is not None else None
+
+
+def _judge_round(gold: Sequence[GoldEntry], pred: Sequence[PredEntry], pairs: dict[int, tuple[int, str]],
+                 used_pred: set[int], judged: OpenPairs) -> None:  # fmt: skip
+    """Step 4 of the module docstring: judged pairs become hits, undecided ones are collected."""
+    for i, g in enumerate(gold):
+        if i in pairs or g.title is None:
+            continue
+        for j, p in enumerate(pred):
+            if (
+                j in used_pred
+                or p.title is None
+                or not (p.kind == "title" or (p.kind == "id" and g.key is None))
+            ):
+                continue
+            pair = (g.title, p.title)
+            verdict = judged.decided.get(pair)
+            if verdict is None:
+                judged.open.add(pair)
+            elif verdict:
+                pairs[i] = (j, "judge")
+                used_pred.add(j)
+                break
 
 
 def _published_after(canonical: str, paper: Any, cutoff: date) -> bool:

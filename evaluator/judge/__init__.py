@@ -8,17 +8,19 @@ asks a list of requests and parses each answer into True/False/None (not judged)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from openxiv.evaluator.judge.cache import JudgeCache
 from openxiv.evaluator.judge.openai import OpenAIJudge
-from openxiv.evaluator.judge.parse import PARSERS, answer_text
+from openxiv.evaluator.judge.parse import MATCH_PARSERS, PARSERS, answer_text
 from openxiv.evaluator.judge.protocol import Answer, Judge, JudgeRequest, JudgeStats, Prompt
 from openxiv.evaluator.judge.replay import NoJudge, ReplayJudge
 
 __all__ = [
+    "MATCH_PARSERS",
     "Answer",
     "Judge",
     "JudgeCache",
@@ -99,15 +101,22 @@ def make_judge(settings: Any, cache_path: Path | None = None, backend: str | Non
 
 
 def run_yes_no(
-    judge: Judge, requests: list[JudgeRequest], parser: str, prompt: Prompt
+    judge: Judge,
+    requests: list[JudgeRequest],
+    parser: str,
+    prompt: Prompt,
+    parsers: dict[str, Callable[[str], bool | None]] = PARSERS,
 ) -> tuple[list[bool | None], JudgeStats]:
-    """Ask every request; ``None`` = not judged (no answer, or an answer the parser cannot read)."""
+    """Ask every request; ``None`` = not judged (no answer, or an answer the parser cannot read).
+
+    ``parsers`` maps ``parser`` to the function reading an answer (yes/no by default; ARB's title
+    judge passes `MATCH_PARSERS`)."""
     stats = JudgeStats(judge.backend, judge.model, prompt.version, reason=judge.unavailable)
     if judge.unavailable:
         stats.requests = stats.unjudged = len(requests)
         return [None] * len(requests), stats
     answers = judge.answer(requests)
-    parse = PARSERS[parser]
+    parse = parsers[parser]
     verdicts: list[bool | None] = []
     for a in answers:
         v = parse(answer_text(a.text, a.reasoning)) if a.text is not None else None
