@@ -25,6 +25,7 @@ from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.build.job import BuildError, build_index, build_index_report
+from openxiv.indexer.locks import BuildLock
 from openxiv.indexer.snapshot import (
     current_snapshot,
     list_snapshots,
@@ -125,7 +126,12 @@ def test_second_build_on_one_root_fails_at_once_or_waits(
     corpus_db: Path, embcache: Path, tmp_path: Path
 ) -> None:
     """Issue 8.1: the second build used to delete the first one's .tmp directory while it embedded,
-    and the first then published a snapshot holding only dense_papers and exited 0."""
+    and the first then published a snapshot holding only dense_papers and exited 0.
+
+    A build with ``--wait`` waits for the holder and then builds. The holder it waits for is this
+    test's own `BuildLock`, taken after the first build ended: a waiter started while the first
+    build still embedded could find it finished by the time its imports were done (seen under
+    load), and then had nothing to wait for."""
     root = tmp_path / "index"
     cache = embcache if not embcache.exists() else tmp_path / "cold.sqlite"  # the first build embeds
     env = _env(tmp_path)
@@ -140,32 +146,41 @@ def test_second_build_on_one_root_fails_at_once_or_waits(
                 _build_cmd(corpus_db, root, cache), capture_output=True, text=True, timeout=120, env=env
             )
             first_still_running = first.poll() is None
-            waiter = subprocess.Popen(
-                _build_cmd(corpus_db, root, cache, "--embed", "none", "--wait", "300"),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=env,
-            )
             first_out, _ = first.communicate(timeout=300)
-            waiter_out, waiter_err = waiter.communicate(timeout=300)
         finally:
-            for p in (first,):
-                if p.poll() is None:
-                    p.kill()
+            if first.poll() is None:
+                first.kill()
     # the second build failed at once (the first was still embedding), naming the holder
     assert first_still_running
     assert second.returncode != 0, second.stdout + second.stderr
     assert f"pid {first.pid}" in second.stderr and "started" in second.stderr
     assert "--wait" in second.stderr and "Traceback" not in second.stderr
-    # the first published a complete snapshot; the waiting one ran after it and published its own
+    # the first published a complete snapshot
     assert first.returncode == 0, (tmp_path / "first.err").read_text()
-    assert waiter.returncode == 0, waiter_out + waiter_err
-    assert "waiting for" in waiter_err
+    waiter_out = _build_waiting_for_a_held_lock(
+        root, _build_cmd(corpus_db, root, cache, "--embed", "none", "--wait", "300"), env, tmp_path
+    )
     _assert_complete(root)
     names = [p.name for p in list_snapshots(root)]
     assert len(names) == 2 and current_snapshot(root) == root / layout.SNAPSHOTS / names[-1]
     assert names[0] in first_out and names[1] in waiter_out
+
+
+def _build_waiting_for_a_held_lock(root: Path, cmd: list[str], env: dict[str, str], tmp_path: Path) -> str:
+    """Run the build ``cmd`` (with ``--wait``) while this process holds the root's build lock; let
+    go once the build says it is waiting. Its stdout, after it succeeded."""
+    errors = tmp_path / "waiter.err"
+    with BuildLock(root), errors.open("w") as err:
+        waiter = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        deadline = time.monotonic() + 120
+        while "waiting for" not in errors.read_text():
+            assert waiter.poll() is None, errors.read_text()
+            assert time.monotonic() < deadline, "the --wait build never said it was waiting"
+            time.sleep(0.2)
+    out, _ = waiter.communicate(timeout=300)
+    assert waiter.returncode == 0, out + errors.read_text()
+    assert "Traceback" not in errors.read_text()
+    return out
 
 
 class SabotagingEncoder:
