@@ -76,6 +76,14 @@ def test_an_old_database_gains_the_run_status_in_place(small_listing: Path, tmp_
     assert runs(db) == [("finished", 1, 50, 50), ("interrupted", 0, 0, 0)]
 
 
+def _sigint_as_a_terminal_gives_it() -> None:
+    """In the child before exec: SIGINT back to its default. A child inherits an *ignored* SIGINT
+    (POSIX: background jobs of a shell; here some earlier test of the session left the pytest
+    process ignoring it), and Python then keeps ignoring it, as it should: the test's Ctrl-C would
+    be lost and the ingest run to its end (exit 0), which made this test fail in the full suite."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _ingest_until_some_batches_landed(db: Path, listing: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [openxiv_script(), "ingest", "--db", str(db), str(listing), "--no-progress"],
@@ -83,6 +91,7 @@ def _ingest_until_some_batches_landed(db: Path, listing: Path) -> subprocess.Pop
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ},
+        preexec_fn=_sigint_as_a_terminal_gives_it,
     )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
