@@ -88,3 +88,11 @@ class Library:
             raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
         out: BaseModel = read(self.holder, kind, arxiv_id, section, characters)
         return out
+
+    def references(self, kind: str, arxiv_id: str) -> BaseModel:
+        """``references`` or ``cited_by`` of one paper (`openxiv.service.references`)."""
+        from openxiv.service.references import reference_op
+
+        if not arxiv_id or not arxiv_id.strip():
+            raise BadRequest("arxiv_id: required (an arXiv id such as 2212.11790)")
+        return reference_op(self.holder, kind, arxiv_id)

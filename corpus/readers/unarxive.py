@@ -2,7 +2,7 @@
 
 Keys used: ``paper_id``, ``metadata`` (the OAI snapshot schema, read as in `readers.oai`),
 ``abstract`` (``{"section", "text", ...}`` or a string), ``body_text`` (paragraphs with
-``section`` and ``sec_number``). Consecutive paragraphs with the same ``(sec_number, section)``
+``section`` and ``sec_number``), ``bib_entries`` (the bibliography: `references`). Consecutive paragraphs with the same ``(sec_number, section)``
 form one section; ``{{formula:…}}``, ``{{cite:…}}``, ``{{figure:…}}`` and ``{{table:…}}`` markers
 become ``[formula]``, ``[cite]``, ``[figure]``, ``[table]``.
 """
@@ -15,13 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers._jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, str_value
 from openxiv.corpus.readers.oai import parse_oai
-from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
+from openxiv.corpus.records import REFERENCE_CHARS, PaperRecord, ReadError, Reference, SectionRecord
 
-__all__ = ["FORMAT", "UNTITLED", "clean_markers", "parse_unarxive", "read_unarxive"]
+__all__ = ["FORMAT", "UNTITLED", "clean_markers", "parse_unarxive", "read_unarxive", "references"]
 
 FORMAT = "unarxive"
 UNTITLED = "Body"
@@ -83,6 +84,51 @@ def _sections(body: object) -> list[SectionRecord]:
     return sections
 
 
+def _cited_id(entry: dict[str, Any]) -> str | None:
+    """The arXiv id a bibliography entry resolves to: ``ids.arxiv_id`` (unarXive's match through
+    OpenAlex), else the first arXiv id written in the entry (``contained_arXiv_ids``); canonical,
+    version stripped (``math/0510508v1`` -> ``math/0510508``); ``None`` when neither is an arXiv id."""
+    ids = entry.get("ids")
+    if isinstance(ids, dict) and (found := try_canonical_id(ids.get("arxiv_id"))):
+        return found
+    contained = entry.get("contained_arXiv_ids")
+    for item in contained if isinstance(contained, list) else ():
+        value = item.get("id") if isinstance(item, dict) else item
+        if found := try_canonical_id(value):
+            return found
+    return None
+
+
+def references(bib: object) -> list[Reference]:
+    """``bib_entries`` (an object keyed by entry hash, in the paper's order, or an array) as
+    references: each entry's resolved arXiv id (`_cited_id`) and its ``bib_entry_raw`` text, whitespace
+    folded and cut to `REFERENCE_CHARS`. An entry with neither is dropped; a paper cited twice is
+    kept once (its first entry)."""
+    if bib is None:
+        return []
+    if isinstance(bib, dict):
+        entries = list(bib.values())
+    elif isinstance(bib, list):
+        entries = bib
+    else:
+        raise FieldError(f"bib_entries: expected an object or an array, got {json_type(bib)}")
+    out: list[Reference] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise FieldError(f"bib_entries[{i}]: expected an object, got {json_type(entry)}")
+        raw = entry.get("bib_entry_raw")
+        text = (normalize_whitespace(raw) or "")[:REFERENCE_CHARS] or None if isinstance(raw, str) else None
+        cited = _cited_id(entry)
+        if cited is not None:
+            if cited in seen:
+                continue
+            seen.add(cited)
+        if cited is not None or text:
+            out.append(Reference(cited, text))
+    return out
+
+
 def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
     meta_obj = obj.get("metadata")
     if meta_obj is None:
@@ -101,7 +147,8 @@ def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
         meta_obj["title"] = "untitled"
     rec = parse_oai(meta_obj, source)
     title = None if title_missing else rec.title
-    return replace(rec, title=title, abstract=_abstract(obj, rec), sections=sections)
+    refs = references(obj.get("bib_entries"))
+    return replace(rec, title=title, abstract=_abstract(obj, rec), sections=sections, references=refs)
 
 
 def read_unarxive(path: str | Path) -> Iterator[PaperRecord | ReadError]:
