@@ -42,7 +42,7 @@ from openxiv.corpus.records import (
 )
 from openxiv.corpus.titles import derive_title
 
-__all__ = ["PaperState", "content_hash", "is_newer", "merge_record", "sections_hash", "source_name"]
+__all__ = ["PaperState", "content_hash", "is_older", "merge_record", "sections_hash", "source_name"]
 
 _SCALARS = ("title", "abstract", "comment", "license", "journal_ref", "doi")
 _TITLE_RANK = {name: len(TITLE_SOURCES) - i for i, name in enumerate(TITLE_SOURCES)}
@@ -129,9 +129,9 @@ def _compare(cur: PaperState, rec: PaperRecord) -> int:
     return 1 if rd > cd else -1
 
 
-def is_newer(cur: PaperState | None, rec: PaperRecord) -> bool:
-    """``rec`` is newer than the stored ``cur`` by the rules above (anything is newer than nothing)."""
-    return cur is None or _compare(cur, rec) > 0
+def is_older(cur: PaperState | None, rec: PaperRecord) -> bool:
+    """``rec`` is older than the stored ``cur`` by the rules above (nothing is older than nothing)."""
+    return cur is not None and _compare(cur, rec) < 0
 
 
 def _min(a: date | None, b: date | None) -> date | None:

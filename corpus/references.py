@@ -4,9 +4,10 @@ an index build.
 Only unArXive inputs carry bibliographies (`openxiv.corpus.readers.unarxive.references`): each entry
 is the arXiv id it resolves to (canonical, version-free) and its printed text; an entry that
 resolves to no arXiv id keeps only its text. A paper's list is replaced as a whole, by the merge
-rules of `openxiv.corpus.merge`: a record's non-empty list replaces the stored one when the record is
-newer (`is_newer`) or the paper has none yet; a tie or an older record changes nothing, so
-re-ingesting the same inputs writes nothing. A record without references (every listing, OAI,
+rules of `openxiv.corpus.merge`: a record's non-empty list replaces the stored one unless the record
+is older (`is_older`) and the paper has one already. A tie replaces (the last one read wins), so a
+file read again under newer reader rules updates its lists, and re-ingesting the same inputs in the
+same order writes nothing: the lists are equal, and an equal list is not written. A record without references (every listing, OAI,
 plain-text and PDF record) never touches the list, and nothing of a paper's indexed content
 (``content_hash``) depends on it.
 
@@ -24,7 +25,7 @@ from typing import cast
 
 from sqlalchemy import Connection, Table, inspect
 
-from openxiv.corpus.merge import PaperState, is_newer
+from openxiv.corpus.merge import PaperState, is_older
 from openxiv.corpus.records import PaperRecord, Reference
 from openxiv.corpus.schema import ReferenceRow
 
@@ -43,12 +44,12 @@ class ReferenceOffers:
     """The reference lists the records of one ingest batch offer, and which of them to write."""
 
     offers: list[tuple[str, tuple[Reference, ...], bool]] = field(default_factory=list)
-    """``(arxiv_id, references, newer than the paper before it)`` per record that has references."""
+    """``(arxiv_id, references, older than the paper before it)`` per record that has references."""
 
     def offer(self, cur: PaperState | None, rec: PaperRecord) -> None:
-        """Note ``rec``'s references, with whether it is newer than ``cur`` (the paper before it)."""
+        """Note ``rec``'s references, with whether it is older than ``cur`` (the paper before it)."""
         if rec.references:
-            self.offers.append((rec.arxiv_id, tuple(rec.references), is_newer(cur, rec)))
+            self.offers.append((rec.arxiv_id, tuple(rec.references), is_older(cur, rec)))
 
     def write(self, conn: Connection, paper_ids: dict[str, int]) -> list[str]:
         """Write the lists that change what is stored (``paper_ids``: the row id of every paper of the
@@ -58,9 +59,9 @@ class ReferenceOffers:
         wanted = {aid: paper_ids[aid] for aid, _, _ in self.offers}
         stored = _stored(conn, list(wanted.values()))
         chosen: dict[str, tuple[Reference, ...]] = {}
-        for aid, refs, newer in self.offers:
+        for aid, refs, older in self.offers:
             have = chosen.get(aid, stored.get(wanted[aid], ()))
-            if newer or not have:
+            if not older or not have:
                 chosen[aid] = refs
         changed = {aid: refs for aid, refs in chosen.items() if refs != stored.get(wanted[aid], ())}
         pids = [wanted[aid] for aid in changed]

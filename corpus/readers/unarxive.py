@@ -28,6 +28,13 @@ FORMAT = "unarxive"
 UNTITLED = "Body"
 """Name given to text that stands under no heading."""
 
+_ARXIV_IN_TEXT = re.compile(
+    r"\barxiv\s*(?:preprint\s*)?(?:e-prints?\s*)?[:,]?\s*(?:abs/)?"
+    r"(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7}(?:v\d+)?)",
+    re.IGNORECASE,
+)
+"""An arXiv id written after ``arXiv`` in a reference's text (``arXiv:1411.2539``, ``arXiv preprint
+hep-th/9901001``)."""
 _MARKER = re.compile(r"\{\{(formula|cite|figure|table|ref)(?::[^}]*)?\}\}")
 
 
@@ -86,7 +93,9 @@ def _sections(body: object) -> list[SectionRecord]:
 
 def _cited_id(entry: dict[str, Any]) -> str | None:
     """The arXiv id a bibliography entry resolves to: ``ids.arxiv_id`` (unarXive's match through
-    OpenAlex), else the first arXiv id written in the entry (``contained_arXiv_ids``); canonical,
+    OpenAlex), else the first arXiv id unarXive found in the entry (``contained_arXiv_ids``), else one
+    the entry's text names after ``arXiv`` (``arXiv preprint arXiv:1411.2539``, which unarXive leaves
+    unmatched); canonical,
     version stripped (``math/0510508v1`` -> ``math/0510508``); ``None`` when neither is an arXiv id."""
     ids = entry.get("ids")
     if isinstance(ids, dict) and (found := try_canonical_id(ids.get("arxiv_id"))):
@@ -95,6 +104,10 @@ def _cited_id(entry: dict[str, Any]) -> str | None:
     for item in contained if isinstance(contained, list) else ():
         value = item.get("id") if isinstance(item, dict) else item
         if found := try_canonical_id(value):
+            return found
+    raw = entry.get("bib_entry_raw")
+    for match in _ARXIV_IN_TEXT.finditer(raw if isinstance(raw, str) else ""):
+        if found := try_canonical_id(match.group(1)):
             return found
     return None
 
