@@ -27,6 +27,7 @@ from openxiv.service.params import (
     check_range,
 )
 from openxiv.service.reading import PREVIEW_CHARS, read
+from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
 
 __all__ = ["Library"]
@@ -89,9 +90,8 @@ class Library:
         out: BaseModel = read(self.holder, kind, arxiv_id, section, characters)
         return out
 
-    def references(self, kind: str, arxiv_id: str) -> BaseModel:
+    def references(self, kind: str, arxiv_id: str) -> ReferencesResponse | CitedByResponse:
         """``references`` or ``cited_by`` of one paper (`openxiv.service.references`)."""
-        from openxiv.service.references import reference_op
 
         if not arxiv_id or not arxiv_id.strip():
             raise BadRequest("arxiv_id: required (an arXiv id such as 2212.11790)")

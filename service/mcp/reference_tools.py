@@ -33,7 +33,7 @@ def add_reference_tools(server: MCPServer, library: Library) -> None:
             model = library.references(kind, arxiv_id)
         except ApiError as exc:
             raise ToolError(exc.detail) from exc
-        text = references_text(model) if isinstance(model, ReferencesResponse) else cited_by_text(model)  # type: ignore[arg-type]
+        text = references_text(model) if isinstance(model, ReferencesResponse) else cited_by_text(model)
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json")
         )

@@ -190,8 +190,8 @@ def paper(
     from openxiv.service import readable
     from openxiv.service.references import cited_by_text, references_text
 
-    flags = (("--section", section is not None), ("--full", full), ("--brief", brief))
-    flags += (("--references", references), ("--cited-by", cited_by))
+    flags = [("--section", section is not None), ("--full", full), ("--brief", brief)]
+    flags += [("--references", references), ("--cited-by", cited_by)]
     chosen = [name for name, on in flags if on]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
