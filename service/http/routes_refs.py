@@ -5,6 +5,7 @@ whose path parameter would otherwise take the suffix as part of the id."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel
 
 from openxiv.service.http.helpers import ERRORS, holder_of, json_response
 from openxiv.service.models import ErrorResponse
@@ -20,26 +21,33 @@ RESPONSES = {
 }
 
 
-@router.get(
-    "/v1/papers/{arxiv_id:path}/references",
-    response_model=ReferencesResponse,
-    responses=RESPONSES,
-    tags=["v1"],
-    summary="A paper's references (unArXive bibliographies), with titles of the papers in the corpus",
-)
-def v1_references(arxiv_id: str, request: Request) -> Response:
+def _add(kind: str, model: type[BaseModel], summary: str, doc: str) -> None:
+    def endpoint(arxiv_id: str, request: Request) -> Response:
+        return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
+
+    endpoint.__doc__ = doc
+    router.add_api_route(
+        f"/v1/papers/{{arxiv_id:path}}/{kind}",
+        endpoint,
+        methods=["GET"],
+        name=f"v1_{kind}",
+        response_model=model,
+        responses=RESPONSES,
+        tags=["v1"],
+        summary=summary,
+    )
+
+
+_add(
+    "references",
+    ReferencesResponse,
+    "A paper's references (unArXive bibliographies), with titles of the papers in the corpus",
     """Each entry: its arXiv id (null when it resolves to none), `in_corpus`, the title of a paper in
-    the corpus, the printed text. 409: the snapshot was built before references were stored."""
-    return json_response(reference_op(holder_of(request), "references", arxiv_id).model_dump_json())
-
-
-@router.get(
-    "/v1/papers/{arxiv_id:path}/cited_by",
-    response_model=CitedByResponse,
-    responses=RESPONSES,
-    tags=["v1"],
-    summary="The corpus papers whose bibliography cites a paper",
+    the corpus, the printed text. 409: the snapshot was built before references were stored.""",
 )
-def v1_cited_by(arxiv_id: str, request: Request) -> Response:
-    """The cited paper need not be in the corpus. 409: the snapshot was built before references."""
-    return json_response(reference_op(holder_of(request), "cited_by", arxiv_id).model_dump_json())
+_add(
+    "cited_by",
+    CitedByResponse,
+    "The corpus papers whose bibliography cites a paper",
+    "The cited paper need not be in the corpus. 409: the snapshot was built before references.",
+)
