@@ -61,7 +61,7 @@ def write_references(corpus_db: Path, directory: Path) -> dict[str, Any]:
     cited: list[int] = []
     texts: list[bytes] = []
     edges: list[tuple[int, int]] = []
-    for aid, refs in sorted(lists):
+    for aid, refs in sorted(lists, key=lambda item: item[0]):
         r = row[aid]
         per_row[r] = len(refs)
         for ref in refs:
