@@ -33,6 +33,7 @@ __all__ = [
     "FusionInfo",
     "Manifest",
     "MilvusInfo",
+    "ReferencesInfo",
     "SentencesInfo",
     "TldrInfo",
     "read",
@@ -160,6 +161,23 @@ class SentencesInfo(_Part):
     sentences: int = 0
 
 
+class ReferencesInfo(_Part):
+    """The papers' references and cited-by written at build (``references/``,
+    `openxiv.indexer.build.references`); absent in snapshots built before them, which answer
+    references and cited-by requests with a 409 naming the snapshot."""
+
+    papers_with_references: int = 0
+    """Papers of the corpus with a bibliography (only unArXive inputs carry one)."""
+    references: int = 0
+    """Bibliography entries in all."""
+    resolved: int = 0
+    """Entries that resolve to an arXiv id."""
+    resolved_in_corpus: int = 0
+    """Resolved entries whose paper is in the corpus."""
+    cited_papers: int = 0
+    cited_papers_in_corpus: int = 0
+
+
 class Manifest(_Part):
     """The typed manifest; fields not declared here are kept as extras. Fields are declared in the
     order a build writes them, so ``manifest.json`` reads top-down as the build ran."""
@@ -177,6 +195,7 @@ class Manifest(_Part):
     fusion: FusionInfo | None = None
     tldr: TldrInfo | None = None
     sentences: SentencesInfo | None = None
+    references: ReferencesInfo | None = None
     versions: dict[str, str | None] = {}
     settings: dict[str, Any] = {}
     snapshot: str | None = None

@@ -8,7 +8,7 @@ commands a CLI error.
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "BadRequest", "NotFound", "NotImplementedHere", "NotReady"]
+__all__ = ["ApiError", "BadRequest", "Conflict", "NotFound", "NotImplementedHere", "NotReady"]
 
 
 class ApiError(Exception):
@@ -29,6 +29,13 @@ class NotFound(ApiError, LookupError):
     """An unknown paper or section; the message says what exists."""
 
     status_code = 404
+
+
+class Conflict(ApiError):
+    """The served snapshot cannot answer (built before the part the request needs); the message names
+    the snapshot and says how to rebuild it."""
+
+    status_code = 409
 
 
 class NotImplementedHere(ApiError):

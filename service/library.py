@@ -27,6 +27,7 @@ from openxiv.service.params import (
     check_range,
 )
 from openxiv.service.reading import PREVIEW_CHARS, read
+from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
 
 __all__ = ["Library"]
@@ -88,3 +89,10 @@ class Library:
             raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
         out: BaseModel = read(self.holder, kind, arxiv_id, section, characters)
         return out
+
+    def references(self, kind: str, arxiv_id: str) -> ReferencesResponse | CitedByResponse:
+        """``references`` or ``cited_by`` of one paper (`openxiv.service.references`)."""
+
+        if not arxiv_id or not arxiv_id.strip():
+            raise BadRequest("arxiv_id: required (an arXiv id such as 2212.11790)")
+        return reference_op(self.holder, kind, arxiv_id)

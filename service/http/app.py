@@ -18,7 +18,14 @@ from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder, reload_triggers
-from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
+from openxiv.service.http import (
+    routes_arxiv,
+    routes_refs,
+    routes_search,
+    routes_ui,
+    routes_unserved,
+    routes_v1,
+)
 from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
 from openxiv.service.http.guard import RequestGuardMiddleware
 from openxiv.service.http.security import AdminMiddleware, AuthMiddleware
@@ -71,6 +78,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     install_handlers(app)
     app.include_router(routes_search.router)
     app.include_router(routes_arxiv.router)
+    app.include_router(routes_refs.router)  # before routes_v1: /v1/papers/{id:path} would take the suffix
     app.include_router(routes_v1.router)
     app.include_router(routes_unserved.router)
     app.include_router(routes_ui.router)  # the web page at /ui; GET / redirects there

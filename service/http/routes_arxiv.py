@@ -38,13 +38,14 @@ from openxiv.service.params import (
     unsupported_filters,
 )
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
+from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search, search_json
 
 __all__ = ["TYPES", "router"]
 
 router = APIRouter()
 
-TYPES = ("retrieve", *KINDS)
+TYPES = ("retrieve", *KINDS, *REF_KINDS)
 
 DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 
@@ -58,6 +59,10 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
   -> `{{content}}`.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
+- `references`: `arxiv_id` -> the paper's bibliography, each entry with its arXiv id, `in_corpus`, the
+  title of a paper in the corpus and the printed text; `cited_by`: `arxiv_id` -> the corpus papers
+  whose bibliography cites it. Only unArXive inputs carry bibliographies; a snapshot built before
+  references were stored is a 409.
 
 `venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
 `authors`. `token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is
@@ -79,11 +84,13 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
             | SectionResponse
             | RawResponse
             | PreviewResponse
-            | PaperJson,
+            | PaperJson
+            | ReferencesResponse
+            | CitedByResponse,
         },
     },
     tags=["DeepXiv-compatible"],
-    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json)",
+    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by)",
     description=DOC,
 )
 def arxiv(
@@ -135,6 +142,8 @@ def arxiv(
     if kind != "retrieve":
         if arxiv_id is None or not arxiv_id.strip():
             raise BadRequest(f"arxiv_id: required for type={kind}")
+        if kind in REF_KINDS:
+            return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
         return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
 
     if query is None:

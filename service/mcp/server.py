@@ -31,6 +31,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
+from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -60,12 +61,14 @@ TOOLS = (
     "get_paper_section",
     "get_full_paper",
     "get_paper_preview",
+    *REFERENCE_TOOLS,
 )
 
 INSTRUCTIONS = """Search and read arXiv papers from a local openxiv corpus (a frozen snapshot).
 Start with search_papers; then get_paper_brief or get_paper_metadata (sections with token counts)
 to decide what to read, get_paper_section for one section, get_paper_preview for the first
-characters and get_full_paper only when the whole text is needed (it can be long)."""
+characters and get_full_paper only when the whole text is needed (it can be long); references and
+cited_by follow a paper's bibliography one hop either way."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 
@@ -98,7 +101,7 @@ def _tool_errors() -> Iterator[None]:
 
 
 def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer:
-    """The MCP server with the six tools; the snapshot is opened in its lifespan and closed after."""
+    """The MCP server with the six reading tools and `REFERENCE_TOOLS`; the snapshot is opened in its lifespan and closed after."""
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -118,6 +121,7 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
     )
     _add_search_tool(server, library)
     _add_reading_tools(server, library)
+    add_reference_tools(server, library)
     return server
 
 

@@ -164,32 +164,52 @@ def search(
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
+@click.option(
+    "--references", is_flag=True, help="Print its bibliography (unArXive papers), with titles in the corpus."
+)
+@click.option("--cited-by", is_flag=True, help="Print the corpus papers whose bibliography cites it.")
 @json_option(help="Print one JSON object, the GET /arxiv/ response.")
 def paper(
-    settings: Settings, arxiv_id: str, section: str | None, full: bool, brief: bool, json_out: str | None
+    settings: Settings,
+    arxiv_id: str,
+    section: str | None,
+    full: bool,
+    brief: bool,
+    references: bool,
+    cited_by: bool,
+    json_out: str | None,
 ) -> None:
-    """Read a paper: its metadata and sections (default), one --section, --brief or --full.
+    """Read a paper: its metadata and sections (default), one --section, --brief, --full, its
+    --references or what it is --cited-by.
 
     \b
     openxiv paper 1706.03762
     openxiv paper 1706.03762 --section introduction
+    openxiv paper 2212.11790 --references
     """
     from openxiv.service import readable
+    from openxiv.service.references import cited_by_text, references_text
 
-    chosen = [
-        name for name, on in (("--section", section is not None), ("--full", full), ("--brief", brief)) if on
-    ]
+    flags = [("--section", section is not None), ("--full", full), ("--brief", brief)]
+    flags += [("--references", references), ("--cited-by", cited_by)]
+    chosen = [name for name, on in flags if on]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
     kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
+    kind = "references" if references else "cited_by" if cited_by else kind
     render: dict[str, Callable[[Any], str]] = {
         "head": readable.head_text,
         "section": readable.section_text,
         "raw": readable.raw_text,
         "brief": readable.brief_text,
+        "references": lambda r: references_text(r) + "\n",
+        "cited_by": lambda r: cited_by_text(r) + "\n",
     }
     with _library(settings) as library:
-        out = library.paper(kind, arxiv_id, section)
+        if kind in ("references", "cited_by"):
+            out = library.references(kind, arxiv_id)
+        else:
+            out = library.paper(kind, arxiv_id, section)
     if json_out is not None:
         emit_json(json.loads(out.model_dump_json()), json_out)
     else:
