@@ -1,0 +1,163 @@
+"""What every front serves of a paper (issue 21, items 2, 5 and 6), on a small BM25-only snapshot of
+real ../shared papers, read through `Library` (the MCP server's and ``openxiv search``'s use cases):
+
+- a title on every answer, never null, with ``title_source`` beside it, also from a snapshot built
+  before the field existed (its untitled papers get derived titles);
+- sections addressed by their printed numbers and names first, the abstract as a section;
+- MSC/ACM codes in ``subject_classes``, not ``categories``; TeX residue out of tldrs and evidence;
+- full-width digit ids normalised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openxiv.corpus.readers import read_path
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.store import Store
+from openxiv.evaluator.shared import SharedData
+from openxiv.service.errors import BadRequest, NotFound
+from openxiv.service.library import Library
+from openxiv.service.params import FilterParams
+from openxiv.service.readable import head_text, search_text
+
+UNTITLED = "gr-qc/0001027"  # a plain text that opens with no title: its title is derived
+TEXT_TITLED = "hep-ph/0004165"  # its title is recovered from the text's opening
+LISTED = "2504.13996"  # astro listing: categories end with "85A05, 85-08, 85A40, 70F10, 85A15"
+NUMBERED = "quant-ph/0004044"  # sections printed 1-4, 5.1-5.4, 6 after an unnumbered "Body"
+ROMAN = "astro-ph/0002387"  # sections printed I, II, III, ...
+CITED = "hep-ph/0004165"  # passages hold [\cite=...] markers
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index root of a BM25-only build of 60 astro listing papers and 100 plain texts."""
+    from openxiv.indexer.build.job import build_index
+
+    shared = SharedData.default()
+    if not shared.available:
+        pytest.skip(shared.missing_message())
+    tmp = tmp_path_factory.mktemp("served")
+    items = itertools.chain(
+        itertools.islice(read_path(shared.listing("astro")), 60),
+        itertools.islice(read_path(shared.plaintext), 100),
+    )
+    with Store(tmp / "corpus.sqlite") as store:
+        store.ingest(items)
+    build_index(tmp / "corpus.sqlite", tmp / "index", Settings(data_dir=tmp, embed="none"), progress=False)
+    return tmp / "index"
+
+
+def _library(root: Path) -> Iterator[Library]:
+    library = Library(root, Settings(data_dir=root.parent, embed="none", fusion="bm25"))
+    library.load()
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+@pytest.fixture(scope="module")
+def library(snapshot: Path) -> Iterator[Library]:
+    yield from _library(snapshot)
+
+
+@pytest.fixture(scope="module")
+def old_library(snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    """The same snapshot as a build made before ``title_source`` existed: no such column, and no
+    title for the papers whose title is now derived."""
+    root = tmp_path_factory.mktemp("old") / "index"
+    shutil.copytree(snapshot, root)
+    (db,) = root.glob("snapshots/*/corpus.sqlite")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE papers SET title = NULL, title_norm = NULL WHERE title_source = 'derived'")
+        conn.execute("ALTER TABLE papers DROP COLUMN title_source")
+    yield from _library(root)
+
+
+def _search(library: Library, query: str, **filters: Any) -> Any:
+    return library.search(query, top_k=20, filters=FilterParams(**filters), mode="bm25")
+
+
+@pytest.mark.parametrize("which", ["new", "old"])
+def test_every_answer_serves_a_title_and_where_it_comes_from(
+    which: str, library: Library, old_library: Library
+) -> None:
+    lib = library if which == "new" else old_library
+    want = {UNTITLED: "derived", TEXT_TITLED: "text", LISTED: "metadata"}
+    derived = library.paper("head", UNTITLED).title
+    assert derived and derived.startswith("Recently, physics dealing with higher dimensions")
+    for arxiv_id, source in want.items():
+        for kind in ("head", "brief", "json"):
+            answer = lib.paper(kind, arxiv_id)
+            assert answer.title and answer.title_source == source, (which, kind, arxiv_id)
+        assert lib.paper("head", arxiv_id).title == library.paper("head", arxiv_id).title
+    head = lib.paper("head", UNTITLED)
+    assert head.title == derived and "[derived title]" in head_text(head)
+    for query in ("gravitational waves", "energy", "magnetic field"):
+        response = _search(lib, query)
+        assert response.result and all(h.title and h.title_source for h in response.result), query
+    hit = next(h for h in _search(lib, derived).result if h.arxiv_id == UNTITLED)
+    assert (hit.title, hit.title_source) == (derived, "derived")
+    assert "[derived title]" in search_text(_search(lib, derived), derived)
+
+
+def test_subject_classes_are_not_categories(library: Library) -> None:
+    head = library.paper("head", LISTED)
+    assert head.categories == ["astro-ph.GA", "astro-ph.CO", "hep-ph", "hep-th"]
+    assert head.subject_classes == ["85A05", "85-08", "85A40", "70F10", "85A15"]
+    assert library.paper("json", LISTED).subject_classes == head.subject_classes
+    hit = next(h for h in _search(library, head.title).result if h.arxiv_id == LISTED)
+    assert hit.categories == head.categories and hit.subject_classes == head.subject_classes
+    with pytest.raises(BadRequest, match="categories: '85A05' is not an arXiv category"):
+        _search(library, "galaxy", categories="85A05")
+
+
+def test_sections_are_found_by_printed_number_and_name_first(library: Library) -> None:
+    head = library.paper("head", NUMBERED)
+    printed = {s.number: s for s in head.sections if s.number}
+    six = library.paper("section", NUMBERED, "6")  # printed "6 CONCLUSION", idx 9
+    assert (six.name, six.idx) == (printed["6"].name, printed["6"].idx) == ("CONCLUSION", 9)
+    for number in ("5.2", "5.2."):
+        assert library.paper("section", NUMBERED, number).idx == printed["5.2"].idx
+    named = library.paper("section", NUMBERED, printed["4"].name.upper())
+    assert named.idx == printed["4"].idx
+    roman = {s.number: s for s in library.paper("head", ROMAN).sections if s.number}
+    assert library.paper("section", ROMAN, "ii").idx == roman["II"].idx
+    assert library.paper("section", ROMAN, "0").idx == 0  # no section printed "0": the index
+
+
+def test_the_abstract_is_a_section(library: Library) -> None:
+    for arxiv_id in (LISTED, ROMAN):  # metadata only; a full text with an abstract
+        head = library.paper("head", arxiv_id)
+        assert head.sections[0].name == "Abstract" and head.sections[0].idx == -1
+        for name in ("Abstract", "abstract", "ABSTRACT", "-1"):
+            section = library.paper("section", arxiv_id, name)
+            assert (section.name, section.idx, section.content) == ("Abstract", -1, head.abstract)
+    with pytest.raises(NotFound, match="only its abstract"):
+        library.paper("section", LISTED, "Introduction")
+
+
+def test_tex_residue_is_out_of_tldrs_and_evidence(library: Library) -> None:
+    response = _search(library, "Schwinger-Dyson equations magnetic field mass")
+    shown = [h.tldr or "" for h in response.result] + [
+        c for h in response.result for content in h.contents or [] for c in content.section_contents
+    ]
+    assert any(h.arxiv_id == CITED for h in response.result)
+    assert shown and not any("[\\" in t or "[formula]" in t for t in shown), shown
+    for s in library.paper("head", CITED).sections:
+        assert not s.tldr or ("[\\" not in s.tldr and "[formula]" not in s.tldr), s.tldr
+
+
+def test_full_width_digit_ids_are_normalised(library: Library) -> None:
+    assert library.paper("brief", "２５０４.１３９９６").arxiv_id == LISTED
+    assert library.paper("brief", "ａｒＸｉｖ:２５０４.１３９９６ｖ１").arxiv_id == LISTED
+    with pytest.raises(BadRequest, match=r"arxiv_id: .* is not an arXiv id"):
+        library.paper("brief", "٢٥٠٤.١٣٩٩٦")  # Arabic-Indic digits: NFKC keeps them
