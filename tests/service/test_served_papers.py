@@ -1,5 +1,5 @@
-"""What every front serves of a paper (issue 21, items 2, 5 and 6), on a small BM25-only snapshot of
-real ../shared papers, read through `Library` (the MCP server's and ``openxiv search``'s use cases):
+"""What every front serves of a paper (issue 21, items 2, 5 and 6), on the small BM25-only snapshot of
+real ../shared papers (``bm25_snapshot``), read through `Library` (the MCP server's and ``openxiv search``'s use cases):
 
 - a title on every answer, never null, with ``title_source`` beside it, also from a snapshot built
   before the field existed (its untitled papers get derived titles);
@@ -10,7 +10,6 @@ real ../shared papers, read through `Library` (the MCP server's and ``openxiv se
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -19,10 +18,7 @@ from typing import Any
 
 import pytest
 
-from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.library import Library
 from openxiv.service.params import FilterParams
@@ -36,25 +32,6 @@ ROMAN = "astro-ph/0002387"  # sections printed I, II, III, ...
 CITED = "hep-ph/0004165"  # passages hold [\cite=...] markers
 
 
-@pytest.fixture(scope="module")
-def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The index root of a BM25-only build of 60 astro listing papers and 100 plain texts."""
-    from openxiv.indexer.build.job import build_index
-
-    shared = SharedData.default()
-    if not shared.available:
-        pytest.skip(shared.missing_message())
-    tmp = tmp_path_factory.mktemp("served")
-    items = itertools.chain(
-        itertools.islice(read_path(shared.listing("astro")), 60),
-        itertools.islice(read_path(shared.plaintext), 100),
-    )
-    with Store(tmp / "corpus.sqlite") as store:
-        store.ingest(items)
-    build_index(tmp / "corpus.sqlite", tmp / "index", Settings(data_dir=tmp, embed="none"), progress=False)
-    return tmp / "index"
-
-
 def _library(root: Path) -> Iterator[Library]:
     library = Library(root, Settings(data_dir=root.parent, embed="none", fusion="bm25"))
     library.load()
@@ -65,16 +42,16 @@ def _library(root: Path) -> Iterator[Library]:
 
 
 @pytest.fixture(scope="module")
-def library(snapshot: Path) -> Iterator[Library]:
-    yield from _library(snapshot)
+def library(bm25_snapshot: Path) -> Iterator[Library]:
+    yield from _library(bm25_snapshot)
 
 
 @pytest.fixture(scope="module")
-def old_library(snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+def old_library(bm25_snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     """The same snapshot as a build made before ``title_source`` existed: no such column, and no
     title for the papers whose title is now derived."""
     root = tmp_path_factory.mktemp("old") / "index"
-    shutil.copytree(snapshot, root)
+    shutil.copytree(bm25_snapshot, root)
     (db,) = root.glob("snapshots/*/corpus.sqlite")
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE papers SET title = NULL, title_norm = NULL WHERE title_source = 'derived'")
