@@ -22,7 +22,8 @@ invented. Definitions (also in ``docs/service.md``):
   (``Department of ...``), no "preprint"/"submitted to"/"typeset"/"Keywords:" line, no note about
   the paper (``Contributed paper to ...``, ``To appear in ...``, ``Supported by ...``). No real sentence: no tldr.
 - **TeX residue** (`without_residue`): the plain texts keep citations and references as
-  ``[\\cite=key]``/``[\\ref=key]`` and formulas as ``[formula]``; a tldr and a hit's evidence show
+  ``[\\cite=key]``/``[\\ref=key]`` and formulas as ``[formula]`` (unarXive texts ``[cite]``,
+  ``[formula]``, ``[figure]``, ``[table]``); a tldr and a hit's evidence show
   each run of them as ``…`` (``described in [\\cite=a], [\\cite=b]`` reads ``described in …``). The
   sentences are chosen as before; only the text shown changes.
 """
@@ -163,9 +164,10 @@ def real_sentences(text: str | None) -> Iterator[str]:
     return (s for s in labelled if not is_boilerplate(s))
 
 
-_MARKER = r"(?:\[\\[A-Za-z]+\*?=[^\]\n]*\]|\[formula\])"
+_MARKER = r"(?:\[\\[A-Za-z]+\*?=[^\]\n]*\]|\[(?:formula|cite|figure|table)\])"
 _RESIDUE = re.compile(rf"{_MARKER}(?:[ \t]*,?[ \t]*{_MARKER})*")
-"""A run of ``[\\cite=...]``, ``[\\ref=...]`` (any ``[\\command=...]``) and ``[formula]`` markers."""
+"""A run of ``[\\cite=...]``, ``[\\ref=...]`` (any ``[\\command=...]``) and ``[formula]`` markers (and the
+unarXive reader's ``[cite]``, ``[figure]``, ``[table]``)."""
 
 
 def without_residue(text: str) -> str:

@@ -138,3 +138,14 @@ def test_full_width_digit_ids_are_normalised(library: Library) -> None:
     assert library.paper("brief", "ａｒＸｉｖ:２５０４.１３９９６ｖ１").arxiv_id == LISTED
     with pytest.raises(BadRequest, match=r"arxiv_id: .* is not an arXiv id"):
         library.paper("brief", "٢٥٠٤.١٣٩٩٦")  # Arabic-Indic digits: NFKC keeps them
+
+
+def test_the_last_hits_of_a_narrowly_filtered_search_keep_their_scores(library: Library) -> None:
+    """When feedback keeps every candidate (a search filtered to a few papers), the kept rows were
+    shifted to end at 1e-06, so the one hit of a narrow search read "Score: 0.0000" (issue 21)."""
+    for author, n in (("T. Lu", 1), ("J.Alexandre", 4)):
+        filters = FilterParams(authors=author)
+        fused = library.search("galaxy", top_k=5, filters=filters, mode="weighted").result
+        lexical = library.search("galaxy", top_k=5, filters=filters, mode="bm25").result
+        assert len(fused) == n and min(h.score for h in fused) > 0.1, [h.score for h in fused]
+        assert [h.arxiv_id for h in fused] == [h.arxiv_id for h in lexical]
