@@ -9,8 +9,10 @@ with the message the HTTP API would give (a 400 there); an unknown paper or sect
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,17 +86,23 @@ def _library(settings: Settings) -> Iterator[Any]:
         library.close()
 
 
-def _width() -> int:
-    """The terminal's width (``COLUMNS`` when set, else the terminal's, else 80)."""
-    return shutil.get_terminal_size().columns
+def _width() -> int | None:
+    """The width to wrap text to: ``COLUMNS`` when set, else the terminal's; ``None`` when the output
+    is no terminal (a pipe or a file keeps its lines: ``openxiv paper ID --full > paper.md``)."""
+    if os.environ.get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
 
 
 _NUMBERED = re.compile(r"\d+\. ")
 
 
-def wrap_lines(text: str, width: int) -> str:
+def wrap_lines(text: str, width: int | None) -> str:
     """Every line of ``text`` longer than ``width`` wrapped at spaces; continuation lines keep the
-    line's indent (a numbered line's under its text). Long words (URLs) are not broken."""
+    line's indent (a numbered line's under its text). Long words (URLs) are not broken. ``None``:
+    ``text`` as it is."""
+    if width is None:
+        return text
     out: list[str] = []
     for line in text.split("\n"):
         if len(line) <= width:
@@ -181,7 +189,7 @@ def search(
     else:
         shown = f"{offset + 1}-{offset + len(response.result)}"
         click.echo(f"{response.total_count} papers match; showing {shown} (snapshot {snapshot})")
-        click.echo(_table(response, offset, _width()))
+        click.echo(_table(response, offset, _width() or shutil.get_terminal_size().columns))
         for w in response.warnings or []:
             click.echo(f"Note: {w}", err=True)
 
