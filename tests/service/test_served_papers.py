@@ -149,3 +149,34 @@ def test_the_last_hits_of_a_narrowly_filtered_search_keep_their_scores(library: 
         lexical = library.search("galaxy", top_k=5, filters=filters, mode="bm25").result
         assert len(fused) == n and min(h.score for h in fused) > 0.1, [h.score for h in fused]
         assert [h.arxiv_id for h in fused] == [h.arxiv_id for h in lexical]
+
+
+def test_the_http_fronts_and_the_page_serve_the_same(bm25_snapshot: Path) -> None:
+    """``/arxiv/``, ``/v1`` and the web page (in process) on the old-style ids of this snapshot."""
+    from fastapi.testclient import TestClient
+
+    from openxiv.service.http.app import create_app
+
+    settings = Settings(data_dir=bm25_snapshot.parent, embed="none", api_token=None)
+    with TestClient(create_app(settings, bm25_snapshot)) as http:
+        head = http.get("/arxiv/", params={"type": "head", "arxiv_id": UNTITLED}).json()
+        assert head["title"] and head["title_source"] == "derived"
+        v1 = http.get(f"/v1/papers/{UNTITLED}").json()
+        assert (v1["title"], v1["title_source"]) == (head["title"], "derived")
+        hits = http.post("/v1/search", json={"query": head["title"], "top_k": 5}).json()["hits"]
+        assert any(h["arxiv_id"] == UNTITLED and h["title_source"] == "derived" for h in hits)
+        listed = http.get(f"/v1/papers/{LISTED}").json()
+        assert listed["subject_classes"] and listed["categories"] == [
+            "astro-ph.GA",
+            "astro-ph.CO",
+            "hep-ph",
+            "hep-th",
+        ]
+        section = http.get(f"/v1/papers/{NUMBERED}/sections/6").json()
+        assert (section["name"], section["number"]) == ("CONCLUSION", "6")
+        wide = http.get("/arxiv/", params={"type": "brief", "arxiv_id": "２５０４.１３９９６"}).json()
+        assert wide["arxiv_id"] == LISTED
+        page = http.get(f"/ui/paper/{UNTITLED}").text
+        assert 'class="derived"' in page and "derived title" in page
+        assert 'class="derived"' not in http.get(f"/ui/paper/{LISTED}").text
+        assert "85A05" not in http.get(f"/ui/paper/{LISTED}").text.split("<section")[0]
