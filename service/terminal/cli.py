@@ -199,7 +199,9 @@ def search(
 @click.argument("arxiv_id")
 @index_option(help="The index to read from.")
 @click.option(
-    "--section", default=None, help="Print this section (name, case-insensitive, or 0-based index)."
+    "--section",
+    default=None,
+    help="Print this section: its printed number (3.2), name (case-insensitive), Abstract, or 0-based index.",
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
