@@ -52,10 +52,10 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `retrieve`: `query`, `top_k` (or `size`) 1-{TOP_K_MAX}, `offset` 0-{OFFSET_MAX}, `categories`, `authors`,
   `date_search_type` (between|exact|after|before) with `date_str` (YYYY, YYYY-MM, YYYY-MM-DD; two
   values for between), `return_contents` (default false) -> `{{status, total_count, result}}`.
-- `head`: `arxiv_id` -> title, abstract, authors, categories, publish_at, token_count,
-  `sections: [{{name, idx, tldr, token_count}}]`.
+- `head`: `arxiv_id` -> title, title_source, abstract, authors, categories, subject_classes,
+  publish_at, token_count, `sections: [{{name, idx, tldr, token_count}}]` (the abstract first, idx -1).
 - `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
-- `section`: `arxiv_id`, `section` (name, case-insensitive, numbering optional, or 0-based index)
+- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, else 0-based index)
   -> `{{content}}`.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.

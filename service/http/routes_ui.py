@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from openxiv.corpus.categories import split_categories
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
 from openxiv.corpus.text import paper_tldr
@@ -119,12 +120,13 @@ def _hit_view(r: ResolvedHit, query: str, base: str, language: str, back: str) -
     return {
         "arxiv_id": p.arxiv_id,
         "title": highlight(p.title or p.arxiv_id, query, language),
+        "derived": p.title_source == "derived",
         "url": _paper_url(base, p.arxiv_id, query, back=back),
         "abs_url": abs_url(p.arxiv_id),
         "pdf_url": pdf_url(p.arxiv_id),
         "authors": _names(p.authors),
         "date": p.date.isoformat() if p.date else "",
-        "categories": list(p.categories),
+        "categories": split_categories(p.categories)[0],
         "evidence": excerpt(ev.text, query, language) if ev else None,
         "evidence_where": (ev.section or "") if ev else "",
         "evidence_url": _paper_url(base, p.arxiv_id, query, ev.section, back) + "#text"
@@ -200,9 +202,10 @@ def _paper_view(
     return {
         "arxiv_id": paper.arxiv_id,
         "title": paper.title or paper.arxiv_id,
+        "derived": paper.title_source == "derived",
         "authors": list(paper.authors),
         "date": paper.date.isoformat() if paper.date else "",
-        "categories": list(paper.categories),
+        "categories": split_categories(paper.categories)[0],
         "journal_ref": paper.journal_ref,
         "doi": paper.doi,
         "abs_url": abs_url(paper.arxiv_id),

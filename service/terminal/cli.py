@@ -9,7 +9,11 @@ with the message the HTTP API would give (a 400 there); an unknown paper or sect
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -22,7 +26,7 @@ from openxiv.corpus.settings.options import emit_json, index_option, json_option
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.launch import check_index
 
-__all__ = ["filter_options", "paper", "search"]
+__all__ = ["filter_options", "paper", "search", "wrap_lines"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,6 +84,41 @@ def _library(settings: Settings) -> Iterator[Any]:
         raise click.ClickException(exc.detail) from exc
     finally:
         library.close()
+
+
+def _width() -> int | None:
+    """The width to wrap text to: ``COLUMNS`` when set, else the terminal's; ``None`` when the output
+    is no terminal (a pipe or a file keeps its lines: ``openxiv paper ID --full > paper.md``)."""
+    if os.environ.get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+_NUMBERED = re.compile(r"\d+\. ")
+
+
+def wrap_lines(text: str, width: int | None) -> str:
+    """Every line of ``text`` longer than ``width`` wrapped at spaces; continuation lines keep the
+    line's indent (a numbered line's under its text). Long words (URLs) are not broken. ``None``:
+    ``text`` as it is."""
+    if width is None:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        hang = " " * len(m.group(0)) if (m := _NUMBERED.match(line)) else ""
+        out += textwrap.wrap(
+            line,
+            max(20, width),
+            initial_indent="",
+            subsequent_indent=indent + hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [line]
+    return "\n".join(out)
 
 
 def _table(response: Any, offset: int, width: int) -> str:
@@ -146,11 +185,11 @@ def search(
     if json_out is not None:
         emit_json(json.loads(search_json(response)), json_out)
     elif long_form or not response.result:
-        click.echo(search_text(response, query.strip(), offset), nl=False)
+        click.echo(wrap_lines(search_text(response, query.strip(), offset), _width()), nl=False)
     else:
         shown = f"{offset + 1}-{offset + len(response.result)}"
         click.echo(f"{response.total_count} papers match; showing {shown} (snapshot {snapshot})")
-        click.echo(_table(response, offset, shutil.get_terminal_size().columns))
+        click.echo(_table(response, offset, _width() or shutil.get_terminal_size().columns))
         for w in response.warnings or []:
             click.echo(f"Note: {w}", err=True)
 
@@ -160,7 +199,9 @@ def search(
 @click.argument("arxiv_id")
 @index_option(help="The index to read from.")
 @click.option(
-    "--section", default=None, help="Print this section (name, case-insensitive, or 0-based index)."
+    "--section",
+    default=None,
+    help="Print this section: its printed number (3.2), name (case-insensitive), Abstract, or 0-based index.",
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
@@ -213,4 +254,4 @@ def paper(
     if json_out is not None:
         emit_json(json.loads(out.model_dump_json()), json_out)
     else:
-        click.echo(render[kind](out), nl=False)
+        click.echo(wrap_lines(render[kind](out), _width()), nl=False)
