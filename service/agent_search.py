@@ -31,11 +31,10 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
 from openxiv.service.models import Hit
-from openxiv.service.params import check_queries
+from openxiv.service.params import FilterParams, check_queries
 from openxiv.service.search import deepxiv_search
-from openxiv.service.params import FilterParams
 
-__all__ = ["AgentSearchRequest", "answer", "events"]
+__all__ = ["AgentSearchRequest", "answer", "check", "events"]
 
 Event = dict[str, Any]
 TOP_K_MAX = 30
@@ -53,7 +52,9 @@ class AgentSearchRequest(BaseModel):
     effort: Literal["default", "high", "xhigh"] = Field(
         "default", description="Accepted; openxiv runs one search round at every effort (said in a warning)."
     )
-    verbose: bool = Field(False, description="Add the search call (stream: tool_call/tool_result; blocking: trace).")
+    verbose: bool = Field(
+        False, description="Add the search call (stream: tool_call/tool_result; blocking: trace)."
+    )
     stream_answer: bool = Field(
         True, description="Stream only: the answer as answer_delta events (false: one answer event)."
     )
@@ -85,15 +86,20 @@ def _warnings(req: AgentSearchRequest, endpoint: ChatEndpoint | None) -> list[st
 
 
 def _answer_events(
-    req: AgentSearchRequest, hits: list[Hit], total: int, endpoint: ChatEndpoint | None
+    req: AgentSearchRequest, hits: list[Hit], total: int, endpoint: ChatEndpoint | None, stream: bool
 ) -> Iterator[Event | Completion]:
-    """The answer as pieces (``answer_delta`` events), then its `Completion`."""
+    """The answer as pieces (``answer_delta`` events), then its `Completion`; the LLM is asked to
+    stream only when the client streams the answer."""
     if endpoint is None:
         pieces, truncated = source_list(req.query, hits, total, req.max_answer_tokens)
         yield from ({"event": "answer_delta", "text": p} for p in pieces)
         yield Completion("".join(pieces), truncated)
         return
-    for item in endpoint.stream(llm_messages(req.query, hits, req.language), req.max_answer_tokens):
+    messages = llm_messages(req.query, hits, req.language)
+    if not stream:
+        yield endpoint.complete(messages, req.max_answer_tokens)
+        return
+    for item in endpoint.stream(messages, req.max_answer_tokens):
         yield item if isinstance(item, Completion) else {"event": "answer_delta", "text": item}
 
 
@@ -135,7 +141,7 @@ def events(
         stage = "answer"
         yield {"event": "answer_start"}
         done: Completion | None = None
-        for item in _answer_events(req, hits, total, endpoint):
+        for item in _answer_events(req, hits, total, endpoint, stream_answer):
             if isinstance(item, Completion):
                 done = item
             elif stream_answer:
@@ -169,6 +175,7 @@ def answer(holder: IndexHolder, settings: Settings, req: AgentSearchRequest) -> 
     out: dict[str, Any] = {"status": "success", "answer": "", "sources": []}
     trace: list[Event] = []
     warnings: list[str] = []
+    model = EXTRACTIVE
     for ev in events(holder, settings, req, stream_answer=False):
         kind = ev["event"]
         if kind == "error":

@@ -52,7 +52,9 @@ class BrowseCompTools:
     def __post_init__(self) -> None:
         check_range(self.k, "k", 1, TOP_K_MAX)
         if self.snippet_max_tokens < -1 or self.snippet_max_tokens == 0:
-            raise ValueError(f"snippet_max_tokens: a positive number or -1 (whole text), got {self.snippet_max_tokens}")
+            raise ValueError(
+                f"snippet_max_tokens: a positive number or -1 (whole text), got {self.snippet_max_tokens}"
+            )
 
     def document_text(self, docid: str) -> str:
         """The paper as markdown (a `NotFound` for an unknown docid, `BadRequest` for a malformed one)."""

@@ -37,9 +37,13 @@ class RetrieveRequest(BaseModel):
         json_schema_extra={"examples": [{"queries": ["speculative decoding draft model"], "topk": 3}]},
     )
 
-    queries: list[str] | None = Field(default=None, description=f"The queries, 1-{MAX_BATCH}, answered in order.")
+    queries: list[str] | None = Field(
+        default=None, description=f"The queries, 1-{MAX_BATCH}, answered in order."
+    )
     query: str | list[str] | None = Field(default=None, description="One query (instead of `queries`).")
-    topk: int | None = Field(default=None, description=f"Documents per query, 1-{TOP_K_MAX} (default {DEFAULT_TOPK}).")
+    topk: int | None = Field(
+        default=None, description=f"Documents per query, 1-{TOP_K_MAX} (default {DEFAULT_TOPK})."
+    )
     return_scores: bool = Field(False, description="Wrap each document as `{document, score}`.")
 
 

@@ -90,8 +90,12 @@ def build_browsecomp_server(
 
     if get_document:
 
-        @server.tool(annotations=READ_ONLY, description="Retrieve a paper's whole text by its docid (arXiv id).")
-        def get_document(  # the tool's name
+        @server.tool(
+            name="get_document",
+            annotations=READ_ONLY,
+            description="Retrieve a paper's whole text by its docid (arXiv id).",
+        )
+        def get_document_tool(
             docid: Annotated[str, Field(description="A docid from search (an arXiv id)")],
         ) -> Annotated[CallToolResult, Document]:
             with _tool_errors():

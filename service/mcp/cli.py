@@ -1,4 +1,4 @@
-"""``openxiv mcp``: the MCP server on stdio (desktop agents, IDEs) or streamable HTTP (remote agents).
+"""``openxiv mcp``: the MCP server on stdio (desktop agents, IDEs), streamable HTTP or SSE (remote agents).
 
 The ``mcp`` SDK is an optional dependency (``pip install 'openxiv[mcp]'``, included in ``dev``); it is
 imported only when the command runs, so the rest of the CLI works without it.
@@ -6,7 +6,7 @@ imported only when the command runs, so the rest of the CLI works without it.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -18,6 +18,12 @@ from openxiv.corpus.settings.options import (
     settings_from_flags,
 )
 from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from openxiv.service.library import Library
+    from openxiv.service.mcp.server import LogLevel
 
 __all__ = ["mcp"]
 
@@ -71,7 +77,7 @@ __all__ = ["mcp"]
     help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=).",
 )
 @log_level_option("warning", help="Log level (logs go to stderr; stdout carries the protocol on stdio).")
-def mcp(  # noqa: PLR0913 -- one parameter per option
+def mcp(
     settings: Settings,
     transport: str,
     profile: str,
@@ -107,13 +113,7 @@ def mcp(  # noqa: PLR0913 -- one parameter per option
     level = cast(LogLevel, log_level.upper())
     load = transport != "sse"  # the SSE app keeps the snapshot open itself (service/mcp/sse.py)
     if profile == "browsecomp":
-        from openxiv.service.browsecomp import BrowseCompTools
-        from openxiv.service.mcp.browsecomp import build_browsecomp_server
-
-        if snippet_max_tokens == 0 or snippet_max_tokens < -1:
-            raise click.BadParameter("a positive number, or -1 for the whole text", param_hint="--snippet-max-tokens")
-        tools = BrowseCompTools(library, k=k, snippet_max_tokens=snippet_max_tokens)
-        server = build_browsecomp_server(tools, level, get_document=get_document, load=load)
+        server = _browsecomp(library, level, k, snippet_max_tokens, get_document, load)
     else:
         server = build_server(library, level, load=load)
     if transport == "stdio":
@@ -138,3 +138,17 @@ def mcp(  # noqa: PLR0913 -- one parameter per option
     uvicorn.run(
         app, host=settings.host, port=settings.mcp_port, log_level=log_level, log_config=log_config(log_level)
     )
+
+
+def _browsecomp(
+    library: Library, level: LogLevel, k: int, snippet_max_tokens: int, get_document: bool, load: bool
+) -> MCPServer:
+    from openxiv.service.browsecomp import BrowseCompTools
+    from openxiv.service.mcp.browsecomp import build_browsecomp_server
+
+    if snippet_max_tokens == 0 or snippet_max_tokens < -1:
+        raise click.BadParameter(
+            "a positive number, or -1 for the whole text", param_hint="--snippet-max-tokens"
+        )
+    tools = BrowseCompTools(library, k=k, snippet_max_tokens=snippet_max_tokens)
+    return build_browsecomp_server(tools, level, get_document=get_document, load=load)

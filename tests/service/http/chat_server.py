@@ -58,7 +58,11 @@ class ChatServer:
         async def chunks() -> AsyncIterator[bytes]:
             for i, w in enumerate(words):
                 piece = w if i == 0 else " " + w
-                yield b"data: " + orjson.dumps({"choices": [{"index": 0, "delta": {"content": piece}}]}) + b"\n\n"
+                yield (
+                    b"data: "
+                    + orjson.dumps({"choices": [{"index": 0, "delta": {"content": piece}}]})
+                    + b"\n\n"
+                )
             end = {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
             yield b"data: " + orjson.dumps(end) + b"\n\ndata: [DONE]\n\n"
 

@@ -57,9 +57,20 @@ def test_stream_events_in_deepxiv_shape(server: LiveServer) -> None:
     assert len(papers) == 5 and papers[0]["evidence"]["text"]
     assert events[-1]["answer_truncated"] is False
 
-    verbose = list(reader.agent_search_stream(QUERY, top_k=3, verbose=True, stream_answer=False, effort="high"))
+    verbose = list(
+        reader.agent_search_stream(QUERY, top_k=3, verbose=True, stream_answer=False, effort="high")
+    )
     names = [e["event"] for e in verbose]
-    assert names == ["start", "warning", "tool_call", "tool_result", "sources", "answer_start", "answer", "done"]
+    assert names == [
+        "start",
+        "warning",
+        "tool_call",
+        "tool_result",
+        "sources",
+        "answer_start",
+        "answer",
+        "done",
+    ]
     assert "one search round" in verbose[1]["message"]
     assert verbose[2]["arguments"] == {"query": QUERY, "top_k": 3}
 
@@ -86,7 +97,9 @@ def test_answer_is_cut_to_max_answer_tokens(server: LiveServer) -> None:
     ],
 )
 @pytest.mark.parametrize("path", ["/arxiv/agent/search", "/arxiv/agent/search/stream"])
-def test_bad_bodies_are_400_naming_the_field(client: httpx.Client, path: str, body: dict[str, Any], field: str) -> None:
+def test_bad_bodies_are_400_naming_the_field(
+    client: httpx.Client, path: str, body: dict[str, Any], field: str
+) -> None:
     r = client.post(path, json=body)
     assert r.status_code == 400, r.text
     assert r.json()["detail"].startswith(field), r.text
@@ -147,7 +160,7 @@ def test_llm_failure_is_an_error_event_or_a_502(llm_server: tuple[LiveServer, Ch
     try:
         reader = _reader(live.url)
         events = list(reader.agent_search_stream(QUERY, top_k=3))
-        with pytest.raises(ServerError, match="answer LLM 'scripted-llm'.*HTTP 500"):
+        with pytest.raises(ServerError, match=r"answer LLM 'scripted-llm'.*HTTP 500"):
             reader.agent_search(QUERY, top_k=3)
     finally:
         chat.status = 200

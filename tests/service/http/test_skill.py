@@ -21,7 +21,14 @@ def test_every_example_in_skill_md_runs(server: LiveServer, test_index: BuiltInd
     assert kinds.count("http") >= 8 and kinds.count("mcp") >= 3
     assert any(ex.status == 404 for ex in found)  # an error example, checked as an error
     r = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "check_skill.py"), "--url", server.url, "--index", str(test_index.root)],
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "check_skill.py"),
+            "--url",
+            server.url,
+            "--index",
+            str(test_index.root),
+        ],
         capture_output=True,
         text=True,
         timeout=600,

@@ -39,7 +39,11 @@ class McpSseServer:
         cmd = [str(BIN / "openxiv"), "mcp", "--index", str(index.root), "--transport", "sse"]
         cmd += ["--port", str(self.port), *args]
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
-        env |= {"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED.root), "OPENXIV_DATA_DIR": str(index.root.parent)}
+        env |= {
+            "HF_HUB_OFFLINE": "1",
+            "OPENXIV_SHARED": str(SHARED.root),
+            "OPENXIV_DATA_DIR": str(index.root.parent),
+        }
         self._fh = self.log.open("w")
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._fh, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 180
@@ -67,7 +71,9 @@ class McpSseServer:
 
 @pytest.fixture(scope="module")
 def sse_server(test_index: BuiltIndex) -> Iterator[McpSseServer]:
-    server = McpSseServer(test_index, "--profile", "browsecomp", "--k", str(K), "--snippet-max-tokens", str(SNIPPET))
+    server = McpSseServer(
+        test_index, "--profile", "browsecomp", "--k", str(K), "--snippet-max-tokens", str(SNIPPET)
+    )
     try:
         yield server
     finally:
@@ -125,10 +131,20 @@ def test_browsecomp_tools_over_sse(sse_server: McpSseServer, client: httpx.Clien
 
 
 def test_snapshot_stays_open_across_sse_connections(sse_server: McpSseServer) -> None:
-    """The SDK runs a server's lifespan per SSE connection: the snapshot must not close with one."""
-    for _ in range(2):
-        _, (found,) = _call(sse_server.url, [("search", {"query": QUERY})])
-        assert not found.is_error, _text(found)
+    """The SDK runs a server's lifespan per SSE connection: one client leaving must not close the
+    snapshot under another."""
+    results: list[CallToolResult] = []
+
+    async def main() -> None:
+        async with Client(sse_client(sse_server.url)) as first:
+            results.append(await first.call_tool("search", {"query": QUERY}))
+            async with Client(sse_client(sse_server.url)) as second:
+                results.append(await second.call_tool("search", {"query": QUERY}))
+            results.append(await first.call_tool("search", {"query": QUERY}))
+
+    anyio.run(main)
+    assert [r.is_error for r in results] == [False] * 3, [_text(r) for r in results]
+    assert results[0].structured_content == results[2].structured_content
 
 
 def test_cut_tokens_keeps_whole_words_and_layout() -> None:
