@@ -90,7 +90,7 @@ class ChatEndpoint:
                 timeout=self.timeout,
             )
         except httpx.TimeoutException:
-            raise self._fail(f"no answer within {self.timeout:g} s (OPENXIV_ANSWER_TIMEOUT)") from None
+            raise self._fail(f"silent for {self.timeout:g} s (OPENXIV_ANSWER_TIMEOUT)") from None
         except httpx.HTTPError as exc:
             raise self._fail(f"{type(exc).__name__}: {exc}") from None
         if resp.status_code != 200:
@@ -131,7 +131,7 @@ class ChatEndpoint:
                         parts.append(piece)
                         yield piece
         except httpx.TimeoutException:
-            raise self._fail(f"no answer within {self.timeout:g} s (OPENXIV_ANSWER_TIMEOUT)") from None
+            raise self._fail(f"silent for {self.timeout:g} s (OPENXIV_ANSWER_TIMEOUT)") from None
         except httpx.HTTPError as exc:
             raise self._fail(f"{type(exc).__name__}: {exc}") from None
         except ValueError as exc:

@@ -252,8 +252,8 @@ class Settings(BaseSettings):
     answer_api_key: str | None = Field(default=None, repr=False)
     """Bearer key of `answer_base_url` (unset: no `Authorization` header)."""
     answer_timeout: float = Field(60.0, gt=0.0)
-    """Seconds the answer LLM may take (to the first byte of a streamed answer, and for a whole
-    blocking one) before the request ends with an error naming the endpoint."""
+    """Seconds the answer LLM may stay silent (connecting, before its answer, or between two pieces
+    of a streamed one) before the request ends with an error naming the endpoint."""
 
     # --- LLM judge (evaluator: openxiv eval finder / deft / drmi --task planning|reasoning) -------
     judge_backend: Literal["none", "openai", "replay"] = "none"

@@ -55,7 +55,9 @@ def _ndjson(events: Iterator[dict[str, object]]) -> Iterator[bytes]:
 
 @router.post(
     "/arxiv/agent/search/stream",
-    responses=ERRORS,
+    responses=ERRORS
+    | {200: {"description": "NDJSON events, one per line", "content": {"application/x-ndjson": {}}}},
+    response_class=StreamingResponse,
     tags=["DeepXiv-compatible"],
     summary="Agent search (DeepXiv shape) as NDJSON events",
 )
