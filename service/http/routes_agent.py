@@ -73,10 +73,7 @@ def agent_search_stream(body: agent_search.AgentSearchRequest, request: Request)
 
 
 @router.post(
-    "/retrieve",
-    responses=ERRORS,
-    tags=["Search-R1-compatible"],
-    summary="Retrieve (Search-R1's retriever server shape)",
+    "/retrieve", responses=ERRORS, tags=["Search-R1-compatible"], summary="Retrieve (Search-R1 shape)"
 )
 def retrieve_post(body: retrieve.RetrieveRequest, request: Request) -> Response:
     """Body: `{"queries": [str], "topk": 3, "return_scores": false}` (Search-R1), or `{"query": str,

@@ -5,75 +5,29 @@ start, answers matching the HTTP API's, and the snapshot kept open across SSE co
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from live_index import BIN, SHARED, BuiltIndex, free_port
+from live_index import BuiltIndex
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp_types import CallToolResult, TextContent
+from test_mcp import McpHttpServer
 
 from openxiv.service.browsecomp import cut_tokens
-from openxiv.service.mcp.server import MCP_PATH
 from openxiv.service.text import token_count
 
 K, SNIPPET = 3, 64
 QUERY = "batch normalization internal covariate shift"
 
 
-class McpSseServer:
-    """``openxiv mcp ... --transport sse`` in a subprocess; up once its port accepts connections
-    (uvicorn opens it after the app's lifespan has loaded the snapshot)."""
-
-    def __init__(self, index: BuiltIndex, *args: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}{MCP_PATH}"
-        self.log = index.root.parent / f"mcp-sse-{self.port}.log"
-        cmd = [str(BIN / "openxiv"), "mcp", "--index", str(index.root), "--transport", "sse"]
-        cmd += ["--port", str(self.port), *args]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
-        env |= {
-            "HF_HUB_OFFLINE": "1",
-            "OPENXIV_SHARED": str(SHARED.root),
-            "OPENXIV_DATA_DIR": str(index.root.parent),
-        }
-        self._fh = self.log.open("w")
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self._fh, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"openxiv mcp exited with {self.proc.returncode}:\n{self.log.read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"openxiv mcp not up after 180 s:\n{self.log.read_text()}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._fh.close()
-
-
 @pytest.fixture(scope="module")
-def sse_server(test_index: BuiltIndex) -> Iterator[McpSseServer]:
-    server = McpSseServer(
-        test_index, "--profile", "browsecomp", "--k", str(K), "--snippet-max-tokens", str(SNIPPET)
-    )
+def sse_server(test_index: BuiltIndex) -> Iterator[McpHttpServer]:
+    args = ("--profile", "browsecomp", "--k", str(K), "--snippet-max-tokens", str(SNIPPET))
+    server = McpHttpServer(test_index, None, None, "sse", *args)
     try:
         yield server
     finally:
@@ -99,7 +53,7 @@ def _call(url: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str],
     return names, out
 
 
-def test_browsecomp_tools_over_sse(sse_server: McpSseServer, client: httpx.Client) -> None:
+def test_browsecomp_tools_over_sse(sse_server: McpHttpServer, client: httpx.Client) -> None:
     names, (found, doc, missing, bad) = _call(
         sse_server.url,
         [
@@ -130,7 +84,7 @@ def test_browsecomp_tools_over_sse(sse_server: McpSseServer, client: httpx.Clien
     assert bad.is_error and "query" in _text(bad)
 
 
-def test_snapshot_stays_open_across_sse_connections(sse_server: McpSseServer) -> None:
+def test_snapshot_stays_open_across_sse_connections(sse_server: McpHttpServer) -> None:
     """The SDK runs a server's lifespan per SSE connection: one client leaving must not close the
     snapshot under another."""
     results: list[CallToolResult] = []
