@@ -24,7 +24,7 @@ from openxiv.corpus.settings.sources import ENV_PREFIX, ConfigError, load, valid
 
 __all__ = ["SECRET_FIELDS", "Settings", "get_settings", "repo_root", "shared_dir"]
 
-SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token", "judge_api_key"})
+SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token", "judge_api_key", "answer_api_key"})
 """Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
@@ -241,6 +241,19 @@ class Settings(BaseSettings):
 
     Checked between the queries of a batch and the stages of each search; past it the worker is free
     again."""
+
+    # --- answer LLM of the agent search (service: POST /arxiv/agent/search) ----------------------
+    answer_base_url: str | None = None
+    """OpenAI-compatible endpoint, up to `/v1`, that writes the short answer of `POST
+    /arxiv/agent/search` from its sources; unset: no LLM, the answer lists the sources with their
+    evidence. Separate from the judge's: a judge configured for scoring never makes a server call an LLM."""
+    answer_model: str | None = None
+    """Model name sent to `answer_base_url` (required with it)."""
+    answer_api_key: str | None = Field(default=None, repr=False)
+    """Bearer key of `answer_base_url` (unset: no `Authorization` header)."""
+    answer_timeout: float = Field(60.0, gt=0.0)
+    """Seconds the answer LLM may stay silent (connecting, before its answer, or between two pieces
+    of a streamed one) before the request ends with an error naming the endpoint."""
 
     # --- LLM judge (evaluator: openxiv eval finder / deft / drmi --task planning|reasoning) -------
     judge_backend: Literal["none", "openai", "replay"] = "none"

@@ -51,7 +51,7 @@ from openxiv.service.readable import (
 )
 from openxiv.service.reading import PREVIEW_CHARS
 
-__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app"]
+__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving"]
 
 MCP_PATH = "/mcp"
 TOOLS = (
@@ -100,23 +100,32 @@ def _tool_errors() -> Iterator[None]:
         raise ToolError(exc.detail) from exc
 
 
-def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer:
-    """The MCP server with the six reading tools and `REFERENCE_TOOLS`; the snapshot is opened in its lifespan and closed after."""
+@asynccontextmanager
+async def serving(library: Library) -> AsyncIterator[None]:
+    """The snapshot open (and reloading under the service's rules) while the context lasts."""
+    await anyio.to_thread.run_sync(library.load)
+    try:
+        async with reload_triggers(library.holder, library.settings):
+            yield
+    finally:
+        library.close()
+
+
+def build_server(library: Library, log_level: LogLevel = "WARNING", *, load: bool = True) -> MCPServer:
+    """The MCP server with the six reading tools and `REFERENCE_TOOLS`; the snapshot is opened in its lifespan and closed after.
+    ``load=False``: the caller keeps the snapshot open (`serving`), as the SSE transport must, since
+    it runs a server's lifespan once per connection."""
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(library.load)
-        try:
-            async with reload_triggers(library.holder, library.settings):
-                yield
-        finally:
-            library.close()
+        async with serving(library):
+            yield
 
     server: MCPServer = MCPServer(
         name="openxiv",
         instructions=INSTRUCTIONS,
         version=version("openxiv"),
-        lifespan=lifespan,
+        lifespan=lifespan if load else None,
         log_level=log_level,
     )
     _add_search_tool(server, library)
