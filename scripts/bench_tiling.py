@@ -59,7 +59,7 @@ def probe(backend: Any, queries: list[str], start: int, stop: int) -> list[dict[
         if mode == "dense" and not any(s.startswith("dense") for s in backend.sides):
             continue
         for fname, filters in FILTERS:
-            row = {"mode": mode or f"{backend.settings.fusion} (default)", "filter": fname}
+            row: dict[str, Any] = {"mode": mode or f"{backend.settings.fusion} (default)", "filter": fname}
             row.update(requests=0, pages=0, repeats=0, misses=0, moved=0, deep_queries=0)
             t = time.perf_counter()
             for query in queries:
@@ -74,14 +74,16 @@ def probe(backend: Any, queries: list[str], start: int, stop: int) -> list[dict[
                 row["pages"] += n10
                 row["repeats"] += len(by10) - len(set(by10))
                 row["misses"] += len(set(by100) - set(by10))
-                row["moved"] += sum(a != b for a, b in zip(by10, by100, strict=False)) + abs(len(by10) - len(by100))
+                row["moved"] += sum(a != b for a, b in zip(by10, by100, strict=False)) + abs(
+                    len(by10) - len(by100)
+                )
             row["seconds"] = round(time.perf_counter() - t, 1)
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows
 
 
-def section(rows: list[dict[str, Any]], args: argparse.Namespace, papers: int, load: tuple[str, str]) -> str:
+def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| mode | filter | queries reaching the offsets | pages of 10 walked | requests | repeats (target 0) "
         "| misses (target 0) | places that differ (target 0) | s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
@@ -91,12 +93,27 @@ def section(rows: list[dict[str, Any]], args: argparse.Namespace, papers: int, l
         f"| {r['misses']} | {r['moved']} | {r['seconds']} |\n"
         for r in rows
     )
+    return head + body
+
+
+def section(rows: list[dict[str, Any]], args: argparse.Namespace, papers: int, load: tuple[str, str]) -> str:
+    before = ""
+    if args.before:
+        old = [
+            json.loads(line)
+            for line in args.before.read_text(encoding="utf-8").splitlines()
+            if line.startswith("{")
+        ]
+        before = f"\n{args.before_label}, the same walk:\n\n" + table(old)
     return (
         f"Offsets {args.start:,}–{args.stop - 1:,} of each query walked in pages of 10 against pages of 100, "
         f"through the backend the service uses, on `{args.label}` ({papers:,} papers); queries: "
         f"{', '.join(repr(q) for q in COMMON)} and the first {args.topics} dev topic queries. A query "
         f"counts where it has more matches than the start offset. Load average (1/5/15 min) {load[0]} at "
-        f"the start, {load[1]} at the end.\n\n" + head + body + "\nCommand: `.venv/bin/python scripts/bench_tiling.py "
+        f"the start, {load[1]} at the end.\n\n"
+        + table(rows)
+        + before
+        + "\nCommand: `.venv/bin/python scripts/bench_tiling.py "
         f"--index {args.label} --start {args.start} --stop {args.stop} --topics {args.topics}`\n"
     )
 
@@ -108,6 +125,10 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=900)
     parser.add_argument("--stop", type=int, default=1300)
     parser.add_argument("--topics", type=int, default=3, help="dev topic queries added to the common ones")
+    parser.add_argument(
+        "--before", type=Path, help="the printed rows of a run of the code before, shown below"
+    )
+    parser.add_argument("--before-label", default="Before (main before issue 21)", help="its heading")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
     with SharedData.default().gold("topic_queries_dev.jsonl").open(encoding="utf-8") as fh:

@@ -46,7 +46,9 @@ from bench_quality import KNOWN_ITEM_FILE, TOPIC_FILES, evaluate, load_jsonl, ru
 SEED = 21
 
 
-def title_set(corpus: Path, n_short: int, n_random: int, n_common: int, seed: int = SEED) -> list[dict[str, Any]]:
+def title_set(
+    corpus: Path, n_short: int, n_random: int, n_common: int, seed: int = SEED
+) -> list[dict[str, Any]]:
     """The title known-item queries (``qid``, ``query``, ``relevant``, ``kind``) of ``corpus``."""
     con = sqlite3.connect(f"file:{corpus}?mode=ro", uri=True)
     try:
@@ -73,7 +75,7 @@ def title_set(corpus: Path, n_short: int, n_random: int, n_common: int, seed: in
     short = sorted(rng.sample(pool, min(n_short, len(pool))))
     rest = [n for n in norms if n not in famous and n not in short]
     randoms = sorted(rng.sample(rest, min(n_random, len(rest))))
-    out = []
+    out: list[dict[str, Any]] = []
     for kind, chosen in (("famous", famous), ("short common", short), ("random", randoms)):
         for n in chosen:
             out.append({"qid": f"title-{len(out)}", "query": written[n], "relevant": ids[n], "kind": kind})
@@ -112,8 +114,12 @@ def main() -> None:
     parser.add_argument("--label", default="data/index", help="how the index is named in BENCHMARKS.md")
     parser.add_argument("--short", type=int, default=150, help="short titles of common words")
     parser.add_argument("--random", type=int, default=150, help="titles of any length")
-    parser.add_argument("--common", type=int, default=1000, help="most frequent title words counted as common")
-    parser.add_argument("--no-dev", action="store_true", help="skip the dev sets (topic and full-text known items)")
+    parser.add_argument(
+        "--common", type=int, default=1000, help="most frequent title words counted as common"
+    )
+    parser.add_argument(
+        "--no-dev", action="store_true", help="skip the dev sets (topic and full-text known items)"
+    )
     parser.add_argument("--set-out", type=Path, help="also write the title set (JSONL)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
@@ -176,10 +182,14 @@ def render(
         cols = list(dev["before"])
         text += (
             "\nThe dev sets (bench_quality's rule: topic and full-text known-item numbers must not move), "
-            "default ranking without and with the pin:\n\n| ranking | " + " | ".join(cols) + " |\n|---|"
-            + "---:|" * len(cols) + "\n"
+            "default ranking without and with the pin:\n\n| ranking | "
+            + " | ".join(cols)
+            + " |\n|---|"
+            + "---:|" * len(cols)
+            + "\n"
             + "".join(
-                f"| {side} | " + " | ".join(f"{dev[side][c]:.3f}" for c in cols) + " |\n" for side in ("before", "after")
+                f"| {side} | " + " | ".join(f"{dev[side][c]:.3f}" for c in cols) + " |\n"
+                for side in ("before", "after")
             )
         )
     return text + (

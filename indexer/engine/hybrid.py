@@ -67,7 +67,7 @@ from openxiv.indexer.engine.ranking import (
     ms_since,
 )
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
-from openxiv.indexer.engine.tiling import Block, pin, tile
+from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
 from openxiv.indexer.manifest import Manifest
 
 __all__ = ["HybridBackend"]
@@ -197,9 +197,14 @@ class HybridBackend(Ranking):
         t0 = time.perf_counter()
         check_page(top_k, offset)
         sides, method = self._plan(mode)
-        first = self._rank(_Query(query, sides, self.settings.candidates, deadline), method, mode, filters, alone)
+        first = self._rank(
+            _Query(query, sides, self.settings.candidates, deadline), method, mode, filters, alone
+        )
         q0: _Query = first.context
-        pinned = pin(first, self._title_rows(q0)) if self._fuses(mode) else None
+        shown = q0.lexical if q0.lexical is not None else q0.allowed  # the papers this search may show
+        pinned = (
+            pin(first, title_rows(self.titles, self.meta.row_of, query, shown)) if self._fuses(mode) else None
+        )
 
         def rank_at(depth: int) -> Block:  # a deeper block: the same query, its vector and mask reused
             q = _Query(query, sides, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
@@ -216,7 +221,12 @@ class HybridBackend(Ranking):
         return SearchResult(hits=hits, total_count=q0.total, timings_ms=q0.timings)
 
     def _rank(
-        self, q: _Query, method: str, mode: str | None, filters: SearchFilters | np.ndarray | None, alone: bool
+        self,
+        q: _Query,
+        method: str,
+        mode: str | None,
+        filters: SearchFilters | np.ndarray | None,
+        alone: bool,
     ) -> Block:
         """The fused ranking at ``q.depth``: filter -> lexical -> feedback -> dense -> fuse -> prior.
         ``filters`` as a mask: the one an earlier block of the same search made."""
@@ -249,7 +259,11 @@ class HybridBackend(Ranking):
 
     def _start_encoding(self, q: _Query) -> Future[tuple[np.ndarray, float]] | None:
         """The query's encoding on the overlap's helper thread, when the mode also runs BM25."""
-        if q.qvec is not None or not q.dense_sides(self.dense) or not any(s.startswith("bm25") for s in q.sides):
+        if (
+            q.qvec is not None
+            or not q.dense_sides(self.dense)
+            or not any(s.startswith("bm25") for s in q.sides)
+        ):
             return None
         check_deadline(q.deadline, "encode")
         return self.overlap.submit(lambda: self._encode(q.text))
@@ -325,14 +339,6 @@ class HybridBackend(Ranking):
             )
             return keep_head(plain_head, fed, q.head)
         return fuse(families, method, self.settings.rrf_k)
-
-    def _title_rows(self, q: _Query) -> np.ndarray:
-        """Rows whose normalised title is the query's (`titles`), among the papers this search may show."""
-        if self.titles is None:
-            return np.zeros(0, np.int64)
-        rows = [r for r in map(self.meta.row_of, self.titles(q.text)) if r is not None]
-        shown = q.lexical if q.lexical is not None else q.allowed
-        return np.asarray([r for r in rows if shown is None or shown[r]], dtype=np.int64)
 
     def info(self) -> dict[str, Any]:
         """Live facts only: the manifest is the snapshot's record and is shown once, by whoever holds it

@@ -16,7 +16,9 @@ from openxiv.indexer.engine.tiling import Tiled
 __all__ = ["page_hits"]
 
 
-def page_hits(meta: PaperMeta, passages: PassageIndex | None, tiled: Tiled, lo: int, hi: int) -> list[PaperHit]:
+def page_hits(
+    meta: PaperMeta, passages: PassageIndex | None, tiled: Tiled, lo: int, hi: int
+) -> list[PaperHit]:
     """The hits of places ``lo:hi``: each with its winning passage (a side's, else its best BM25
     passage) and its rank on every side of its block (``<side>_rank``; ``None``: not on that side)."""
     hits = []

@@ -29,13 +29,13 @@ other stage, the kept head of feedback and the prior included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["BLOCK_STEP", "PIN_MAX", "Block", "Tiled", "block_depths", "pin", "tile"]
+__all__ = ["BLOCK_STEP", "PIN_MAX", "Block", "Tiled", "block_depths", "pin", "tile", "title_rows"]
 
 BLOCK_STEP = 1e-6
 """How far a block's best score sits below the last score of the block above (any positive gap)."""
@@ -70,6 +70,20 @@ def block_depths(first: int) -> Iterator[int]:
     while True:
         yield depth
         depth *= 2
+
+
+def title_rows(
+    titles: Callable[[str], Sequence[str]] | None,
+    row_of: Callable[[str], int | None],
+    query: str,
+    shown: np.ndarray | None,
+) -> np.ndarray:
+    """Rows of the papers whose normalised title is the query's (``titles``: the snapshot store's
+    ``find_by_title``; ``None``: no pin) among ``shown`` (a mask; ``None``: every paper)."""
+    if titles is None:
+        return np.zeros(0, np.int64)
+    rows = [r for r in map(row_of, titles(query)) if r is not None and (shown is None or shown[r])]
+    return np.asarray(rows, dtype=np.int64)
 
 
 def pin(block0: Block, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,7 @@ candidate depth each had a ranking of their own (ten pages of 10 at offset 990 a
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,7 @@ def test_offsets_990_to_1089_tile_in_pages_of_any_size(opened: Any, mode: str | 
     deeper = backend.search(COMMON, top_k=100, offset=950, mode=mode, filters=filters)
     assert _ids(deeper)[40:] == want[:60]
     scores = [h.score for h in deeper.hits]
-    assert all(a >= b for a, b in zip(scores, scores[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(scores))
 
 
 def test_paged_to_its_end_the_ranking_holds_each_match_once(opened: Any) -> None:
