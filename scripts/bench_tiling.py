@@ -83,6 +83,26 @@ def probe(backend: Any, queries: list[str], start: int, stop: int) -> list[dict[
     return rows
 
 
+COST_OFFSETS = (0, 990, 4000, 10000)
+
+
+def cost(backend: Any, query: str = COMMON[0], repeats: int = 3) -> str:
+    """CPU time of one default-mode page of 100 at growing offsets (process time, best of
+    ``repeats``): what the deeper blocks add; CPU time, not wall-clock, so a loaded machine skews it less."""
+    backend.search(query, top_k=10)
+    cells = []
+    for offset in COST_OFFSETS:
+        best = float("inf")
+        for _ in range(repeats):
+            t = time.process_time()
+            backend.search(query, top_k=100, offset=offset)
+            best = min(best, (time.process_time() - t) * 1000)
+        cells.append(f"offset {offset:,}: {best:.0f} ms")
+    return (
+        f"CPU time of one page of 100, default mode, {query!r} (best of {repeats}): " + ", ".join(cells) + "."
+    )
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| mode | filter | queries reaching the offsets | pages of 10 walked | requests | repeats (target 0) "
@@ -129,6 +149,7 @@ def main() -> None:
         "--before", type=Path, help="the printed rows of a run of the code before, shown below"
     )
     parser.add_argument("--before-label", default="Before (main before issue 21)", help="its heading")
+    parser.add_argument("--cost-only", action="store_true", help="only time pages at growing offsets, print")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = parser.parse_args()
     with SharedData.default().gold("topic_queries_dev.jsonl").open(encoding="utf-8") as fh:
@@ -136,11 +157,15 @@ def main() -> None:
     load0 = load_average()
     opened = open_index(args.index, Settings.from_env())
     try:
+        if args.cost_only:
+            print(cost(opened.backend))
+            return
         rows = probe(opened.backend, [*COMMON, *topics], args.start, args.stop)
+        rows_cost = cost(opened.backend)
         papers = opened.backend.meta.n
     finally:
         opened.close()
-    text = section(rows, args, papers, (load0, load_average()))
+    text = section(rows, args, papers, (load0, load_average())) + "\n" + rows_cost + "\n"
     print(text)
     if not args.no_write:
         write_section("Reliability: deep-page tiling", text, after="Reliability")
