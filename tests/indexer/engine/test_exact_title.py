@@ -6,16 +6,14 @@ made of few words, where the fused ranking lost them, and any ones), never hand-
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import sqlite3
 from collections import defaultdict
 from typing import Any
 
 import pytest
 
-from openxiv.indexer import layout
+from openxiv.corpus.normalize import normalize_title
 from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.snapshot import open_index
 
@@ -33,24 +31,18 @@ def opened(test_index: Any) -> Any:
 def titles(opened: Any) -> list[tuple[str, set[str], list[str]]]:
     """(title as written, ids of every paper with its normalised title, the first one's categories):
     20 short titles (at most 4 words) and 20 of any length, by a seeded draw."""
-    con = sqlite3.connect(f"file:{opened.path / layout.CORPUS}?mode=ro", uri=True)
-    try:
-        rows = con.execute(
-            "SELECT arxiv_id, title, title_norm, categories_json FROM papers WHERE title_norm IS NOT NULL "
-            "AND title_norm != '' ORDER BY arxiv_id"
-        ).fetchall()
-    finally:
-        con.close()
     ids: dict[str, set[str]] = defaultdict(set)
-    first: dict[str, tuple[str, str]] = {}
-    for aid, title, norm, cats in rows:
-        ids[norm].add(aid)
-        first.setdefault(norm, (title, cats))
+    first: dict[str, tuple[str, list[str]]] = {}
+    for paper in opened.store.iter_papers():
+        norm = normalize_title(paper.title)
+        if norm:
+            ids[norm].add(paper.arxiv_id)
+            first.setdefault(norm, (paper.title, list(paper.categories)))
     norms = sorted(ids)
     rng = random.Random(SEED)
     short = rng.sample([n for n in norms if len(n.split()) <= 4], 20)
     rest = rng.sample([n for n in norms if n not in short], 20)
-    return [(first[n][0], ids[n], json.loads(first[n][1])) for n in short + rest]
+    return [(first[n][0], ids[n], first[n][1]) for n in short + rest]
 
 
 @pytest.mark.parametrize("spelling", [str, str.lower, str.upper], ids=("as-written", "lower", "upper"))
