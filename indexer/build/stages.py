@@ -194,13 +194,15 @@ class CorpusRead:
     """What the ``cutoff`` stage left out (``--until``; `openxiv.indexer.build.cutoff`)."""
 
     def corpus_info(self) -> CorpusInfo:
-        return CorpusInfo(
+        info = CorpusInfo(
             papers=len(self.docs),
             passages=len(self.texts),
             papers_with_fulltext=self.stats.get("papers_with_fulltext"),
             sections=self.stats.get("sections"),
-            **({"cutoff": self.cutoff} if self.cutoff is not None else {}),
         )
+        if self.cutoff is not None:  # set only then, so a build without one writes no key
+            info.cutoff = self.cutoff
+        return info
 
 
 def cut_at_until(ctx: BuildContext) -> CutoffInfo | None:

@@ -64,6 +64,7 @@ from openxiv.indexer.engine.ranking import (
     ms_since,
     ranks_of,
 )
+from openxiv.indexer.engine.similar import VectorSimilar
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
 from openxiv.indexer.manifest import Manifest
 
@@ -101,7 +102,7 @@ class _Query:
         return [s for s in self.sides if s in dense]
 
 
-class HybridBackend(Ranking):
+class HybridBackend(VectorSimilar, Ranking):
     supports_feedback = True
 
     def __init__(

@@ -164,23 +164,47 @@ def search(
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
+@click.option(
+    "--find", "find_query", default=None, help="Print the passages that best match this query, words marked."
+)
+@click.option("--top-k", "-k", type=int, default=3, show_default=True, help="Passages --find shows, 1-20.")
 @json_option(help="Print one JSON object, the GET /arxiv/ response.")
 def paper(
-    settings: Settings, arxiv_id: str, section: str | None, full: bool, brief: bool, json_out: str | None
+    settings: Settings,
+    arxiv_id: str,
+    section: str | None,
+    full: bool,
+    brief: bool,
+    find_query: str | None,
+    top_k: int,
+    json_out: str | None,
 ) -> None:
-    """Read a paper: its metadata and sections (default), one --section, --brief or --full.
+    """Read a paper: its metadata and sections (default), one --section, --brief, --full, or --find.
 
     \b
     openxiv paper 1706.03762
     openxiv paper 1706.03762 --section introduction
+    openxiv paper 1706.03762 --find "learning rate schedule"
     """
     from openxiv.service import readable
 
-    chosen = [
-        name for name, on in (("--section", section is not None), ("--full", full), ("--brief", brief)) if on
-    ]
+    flags = (
+        ("--section", section is not None),
+        ("--full", full),
+        ("--brief", brief),
+        ("--find", find_query is not None),
+    )
+    chosen = [name for name, on in flags if on]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
+    if find_query is not None:
+        with _library(settings) as library:
+            found = library.find(arxiv_id, find_query, top_k)
+        if json_out is not None:
+            emit_json(json.loads(found.model_dump_json()), json_out)
+        else:
+            click.echo(readable.find_text(found), nl=False)
+        return
     kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
     render: dict[str, Callable[[Any], str]] = {
         "head": readable.head_text,
