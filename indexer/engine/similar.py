@@ -56,11 +56,19 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
     return (mean / norm if norm > 0 else mean).reshape(1, -1).astype(np.float32)
 
 
-class VectorSimilar:
-    """`similar` over the embedded backend's FAISS paper vectors (``self.dense["dense_papers"]``)."""
+class _Similar:
+    """`similar` itself: the page, the seeds and the checks; a backend supplies `_has_vectors` and
+    `_nearest` (the ranked rows and scores, and the count of papers passing the filters)."""
 
     meta: PaperMeta
-    dense: dict[str, Any]
+
+    def _has_vectors(self) -> bool:
+        raise NotImplementedError
+
+    def _nearest(
+        self, rows: list[int], k: int, filters: SearchFilters | None, deadline: float | None
+    ) -> tuple[list[tuple[int, float]], int]:
+        raise NotImplementedError
 
     def similar(
         self,
@@ -73,74 +81,67 @@ class VectorSimilar:
     ) -> SearchResult:
         t0 = time.perf_counter()
         check_page(top_k, offset)
-        index = self.dense.get("dense_papers")
-        if index is None:
+        if not self._has_vectors():
             raise NoVectors(NO_VECTORS)
         rows = seed_rows(self.meta, arxiv_ids)
         check_deadline(deadline, "filters")
+        ranked, total = self._nearest(rows, offset + top_k, filters, deadline)
+        hits = [
+            PaperHit(str(self.meta.arxiv_ids[r]), float(s), None, {"dense_papers_rank": offset + i + 1})
+            for i, (r, s) in enumerate(ranked[offset : offset + top_k])
+        ]
+        return SearchResult(hits=hits, total_count=total, timings_ms={"total": ms_since(t0)})
+
+
+class VectorSimilar(_Similar):
+    """`similar` over the embedded backend's FAISS paper vectors (``self.dense["dense_papers"]``)."""
+
+    dense: dict[str, Any]
+
+    def _has_vectors(self) -> bool:
+        return "dense_papers" in self.dense
+
+    def _nearest(
+        self, rows: list[int], k: int, filters: SearchFilters | None, deadline: float | None
+    ) -> tuple[list[tuple[int, float]], int]:
+        index = self.dense["dense_papers"]
         mask = self.meta.mask(filters)  # a cached array: copied before the seeds are taken out
         allowed = np.ones(self.meta.n, dtype=bool) if mask is None else mask.copy()
         allowed[rows] = False
-        total = int(allowed.sum())
         check_deadline(deadline, "dense")
-        t = time.perf_counter()
         qvec = centroid(index.reconstruct(np.asarray(rows, dtype=np.int64)))
-        scores, ids = index.search(qvec, offset + top_k, allowed=allowed)
+        scores, ids = index.search(qvec, k, allowed=allowed)
         keep = ids[0] >= 0
-        page_rows = ids[0][keep][offset:].tolist()
-        page_scores = scores[0][keep][offset:].tolist()
-        hits = [
-            PaperHit(str(self.meta.arxiv_ids[r]), float(s), None, {"dense_papers_rank": offset + i + 1})
-            for i, (r, s) in enumerate(zip(page_rows, page_scores, strict=True))
-        ]
-        timings = {"dense": ms_since(t), "total": ms_since(t0)}
-        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
+        return list(zip(ids[0][keep].tolist(), scores[0][keep].tolist(), strict=True)), int(allowed.sum())
 
 
-class MilvusSimilar:
+class MilvusSimilar(_Similar):
     """`similar` over a Milvus papers collection: the seeds' ``dense`` field read back by primary key
     (the row), then one vector search with the filter expression and ``row not in [seeds]``."""
 
-    meta: PaperMeta
     client: Any
     collections: dict[str, str]
     manifest: Any
 
-    def similar(
-        self,
-        arxiv_ids: tuple[str, ...],
-        *,
-        top_k: int = 10,
-        offset: int = 0,
-        filters: SearchFilters | None = None,
-        deadline: float | None = None,
-    ) -> SearchResult:
-        t0 = time.perf_counter()
-        check_page(top_k, offset)
-        if not self.manifest.counts.paper_vectors:
-            raise NoVectors(NO_VECTORS)
-        rows = seed_rows(self.meta, arxiv_ids)
-        check_deadline(deadline, "filters")
+    def _has_vectors(self) -> bool:
+        return bool(self.manifest.counts.paper_vectors)
+
+    def _nearest(
+        self, rows: list[int], k: int, filters: SearchFilters | None, deadline: float | None
+    ) -> tuple[list[tuple[int, float]], int]:
         expr = " and ".join(f"({e})" for e in (filter_expr(self.meta, filters), f"row not in {rows}") if e)
         name = self.collections["papers"]
         total = int(self.client.query(name, filter=expr, output_fields=["count(*)"])[0]["count(*)"])
         check_deadline(deadline, "dense")
-        t = time.perf_counter()
         got = self.client.get(name, ids=rows, output_fields=["dense"])
         qvec = centroid(np.asarray([g["dense"] for g in got], dtype=np.float32))
         found = self.client.search(
             name,
             data=[qvec[0].tolist()],
             anns_field="dense",
-            limit=offset + top_k,
+            limit=k,
             filter=expr,
             search_params={"metric_type": "IP"},
         )[0]
-        pairs = sorted(((float(h["distance"]), int(h["id"])) for h in found), key=lambda p: (-p[0], p[1]))
-        page = pairs[offset : offset + top_k]
-        hits = [
-            PaperHit(str(self.meta.arxiv_ids[r]), s, None, {"dense_papers_rank": offset + i + 1})
-            for i, (s, r) in enumerate(page)
-        ]
-        timings = {"dense": ms_since(t), "total": ms_since(t0)}
-        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
+        ranked = sorted(((int(h["id"]), float(h["distance"])) for h in found), key=lambda p: (-p[1], p[0]))
+        return ranked, total
