@@ -143,5 +143,6 @@ class MilvusSimilar(_Similar):
             filter=expr,
             search_params={"metric_type": "IP"},
         )[0]
-        ranked = sorted(((int(h["id"]), float(h["distance"])) for h in found), key=lambda p: (-p[1], p[0]))
+        pairs = ((int(h["id"] if "id" in h else h.get("row")), float(h["distance"])) for h in found)
+        ranked = sorted(pairs, key=lambda p: (-p[1], p[0]))  # the primary key is the row
         return ranked, total
