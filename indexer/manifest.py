@@ -29,6 +29,7 @@ __all__ = [
     "BuildInfo",
     "CorpusInfo",
     "Counts",
+    "CutoffInfo",
     "EmbeddingInfo",
     "FusionInfo",
     "Manifest",
@@ -49,6 +50,19 @@ class _Part(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class CutoffInfo(_Part):
+    """A build-time cutoff (``--until``, `openxiv.indexer.build.cutoff`): the last submission day the
+    snapshot holds and the papers of the source left out."""
+
+    until: str
+    """ISO day: no paper first submitted after it is in the snapshot."""
+    kept: int
+    removed_later: int
+    """Papers first submitted after ``until`` (a month-only date counts as the month's last day)."""
+    removed_undated: int
+    """Papers with no date at all, left out because they cannot be shown to be older."""
+
+
 class CorpusInfo(_Part):
     """What the snapshot's corpus copy holds; ``fingerprint`` decides whether a rebuild is needed."""
 
@@ -57,6 +71,8 @@ class CorpusInfo(_Part):
     papers_with_fulltext: int | None = None
     sections: int | None = None
     fingerprint: str | None = None
+    cutoff: CutoffInfo | None = None
+    """Set when the build had a cutoff (``--until``): the source's later papers are not in the copy."""
 
 
 class Counts(_Part):

@@ -32,8 +32,9 @@ class NotFound(ApiError, LookupError):
 
 
 class Conflict(ApiError):
-    """The served snapshot cannot answer (built before the part the request needs); the message names
-    the snapshot and says how to rebuild it."""
+    """The request is right but this snapshot cannot answer it (built before the part the request
+    needs, e.g. references, or without paper vectors for similar papers); the message names the
+    snapshot and says how to build one that can."""
 
     status_code = 409
 

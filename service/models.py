@@ -124,6 +124,9 @@ class SearchRequest(BaseModel):
         default=None, description="Keep papers whose journal reference names this year."
     )
     mode: str | None = Field(default=None, description=mode_help())
+    use_fine_rerank: bool | None = Field(
+        default=None, description="DeepXiv's; true is said ignored in `warnings` (no second-stage reranker)."
+    )
 
 
 class Author(BaseModel):

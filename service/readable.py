@@ -20,9 +20,11 @@ from openxiv.service.models import (
     SectionResponse,
 )
 from openxiv.service.text import section_label
+from openxiv.service.tool_models import FindResponse
 
 __all__ = [
     "brief_text",
+    "find_text",
     "head_text",
     "hit_lines",
     "preview_text",
@@ -148,3 +150,17 @@ def preview_text(preview: PreviewResponse) -> str:
     if preview.is_truncated:
         text += f"\n\n[Preview truncated. Total paper size: {preview.total_characters} characters]"
     return text
+
+
+def find_text(found: FindResponse) -> str:
+    """The best passages of one paper for a query, each under its section, query words marked."""
+    where = "full-text passages" if found.source == "fulltext" else "abstract sentences (no full text here)"
+    head = f"'{found.query}' in {found.arxiv_id} ({found.title or 'untitled'}): searched {found.searched} {where}"
+    if not found.result:
+        return f"{head}; none holds a query word.\n"
+    out = [f"{head}; {found.total_count} hold a query word, best {len(found.result)}:", ""]
+    for hit in found.result:
+        out.append(f"{hit.rank}. [{hit.section or 'text'}] (score {hit.score:.2f})")
+        out.append(" ".join(hit.text.split()))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -13,6 +13,7 @@ and nothing here depends on them. Loading, validation errors and provenance live
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,6 +102,13 @@ class Settings(BaseSettings):
     BENCHMARKS.md, "Dense ANN vs exact", has the measured speed and recall."""
     ann_threshold: int = 200_000
     """Vector count above which HNSW replaces exact FAISS search."""
+    build_until: date | None = None
+    """Index build cutoff (`YYYY-MM-DD`, flag `--until`): papers first submitted after this day are
+    left out of the snapshot entirely.
+
+    A paper's submission day is its v1 date, else its first listing day; with only the month its id
+    encodes, the month's last day (so a June paper is out of a cutoff of June 15th). A paper with no
+    date at all is left out too. The cutoff is recorded in the manifest (`cutoff`) and `/v1/index`."""
     ray_address: str | None = None
     """Ray cluster for `openxiv index embed` and `openxiv ingest --ray`: unset starts a local Ray
     (`ray.init()`); `auto` joins the cluster of this node, `ray://host:10001` a remote one."""

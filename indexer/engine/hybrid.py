@@ -66,6 +66,7 @@ from openxiv.indexer.engine.ranking import (
     encoder_for,
     ms_since,
 )
+from openxiv.indexer.engine.similar import VectorSimilar
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
 from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
 from openxiv.indexer.manifest import Manifest
@@ -106,7 +107,7 @@ class _Query:
         return [s for s in self.sides if s in dense]
 
 
-class HybridBackend(Ranking):
+class HybridBackend(VectorSimilar, Ranking):
     supports_feedback = True
 
     def __init__(

@@ -15,7 +15,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
-from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import holder_of, json_response, settings_of
+from openxiv.service.http.routes_tools import TOOL_ERRORS, TOOL_TYPES, arxiv_tool
 from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
     BriefResponse,
@@ -35,17 +36,19 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    note_fine_rerank,
     unsupported_filters,
 )
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
 from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search, search_json
+from openxiv.service.tool_models import FindResponse
 
 __all__ = ["TYPES", "router"]
 
 router = APIRouter()
 
-TYPES = ("retrieve", *KINDS, *REF_KINDS)
+TYPES = ("retrieve", *KINDS, *REF_KINDS, *TOOL_TYPES)
 
 DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 
@@ -65,7 +68,8 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
   references were stored is a 409.
 
 `venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
-`authors`. `token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is
+`authors`. `token` and `source=arxiv` are accepted; `use_fine_rerank=true` is accepted and said
+ignored in `warnings` (there is no second-stage reranker); `source=biorxiv|medrxiv` is
 501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
 counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
@@ -74,7 +78,7 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 @router.get(
     "/arxiv/",
     responses={
-        **ERRORS,
+        **TOOL_ERRORS,
         200: {
             "description": "Depends on `type`",
             "content": {"application/json": {}},
@@ -86,11 +90,12 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
             | PreviewResponse
             | PaperJson
             | ReferencesResponse
-            | CitedByResponse,
+            | CitedByResponse
+            | FindResponse,
         },
     },
     tags=["DeepXiv-compatible"],
-    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by)",
+    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by, similar, find)",
     description=DOC,
 )
 def arxiv(
@@ -117,7 +122,9 @@ def arxiv(
     return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
     section: Annotated[str | None, Query()] = None,
     characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
-    use_fine_rerank: Annotated[bool | None, Query(description="Accepted, no effect")] = None,
+    use_fine_rerank: Annotated[
+        bool | None, Query(description="Accepted; true is said ignored in `warnings` (no reranker)")
+    ] = None,
     token: Annotated[
         str | None, Query(description="Accepted; checked only when the server has a token")
     ] = None,
@@ -139,16 +146,6 @@ def arxiv(
     )
     if kind not in TYPES:
         raise BadRequest(f"type: {type!r} is not one of {', '.join(TYPES)}" if type else "type: required")
-    if kind != "retrieve":
-        if arxiv_id is None or not arxiv_id.strip():
-            raise BadRequest(f"arxiv_id: required for type={kind}")
-        if kind in REF_KINDS:
-            return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
-        return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
-
-    if query is None:
-        raise BadRequest("query: required for type=retrieve")
-    _check_source(source)
     filters = FilterParams(
         categories=categories,
         authors=authors,
@@ -159,6 +156,18 @@ def arxiv(
         venue=venue,
         venue_year=venue_year,
     )
+    if kind in TOOL_TYPES:
+        return arxiv_tool(request, kind, arxiv_id, query, top_k, offset, filters)
+    if kind != "retrieve":
+        if arxiv_id is None or not arxiv_id.strip():
+            raise BadRequest(f"arxiv_id: required for type={kind}")
+        if kind in REF_KINDS:
+            return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
+        return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
+
+    if query is None:
+        raise BadRequest("query: required for type=retrieve")
+    _check_source(source)
     return _retrieve(
         request,
         query,
@@ -170,6 +179,7 @@ def arxiv(
         search_mode=search_mode,
         unappliable={"orgs": orgs, "min_citation": min_citation},
         contents=return_contents,
+        fine_rerank=use_fine_rerank,
     )
 
 
@@ -193,6 +203,7 @@ def _retrieve(
     search_mode: str | None,
     unappliable: dict[str, object],
     contents: bool,
+    fine_rerank: bool | None = None,
 ) -> Response:
     """``type=retrieve``: the parameters checked in order, then `deepxiv_search` as ``POST /search``."""
     n = top_k if top_k is not None else check_size(size) if size is not None else 10
@@ -200,6 +211,7 @@ def _retrieve(
     ranking = check_mode(mode, "mode") if mode else legacy
     settings = settings_of(request)
     warnings = unsupported_filters(settings, **unappliable)
+    note_fine_rerank(fine_rerank, warnings)
     built = filters.build()
     queries = check_queries(query, settings.max_query_chars)
     response, timings = deepxiv_search(

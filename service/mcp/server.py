@@ -31,6 +31,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
+from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
 from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
 from openxiv.service.models import (
     BriefResponse,
@@ -62,12 +63,14 @@ TOOLS = (
     "get_full_paper",
     "get_paper_preview",
     *REFERENCE_TOOLS,
+    *PAPER_TOOLS,
 )
 
 INSTRUCTIONS = """Search and read arXiv papers from a local openxiv corpus (a frozen snapshot).
 Start with search_papers; then get_paper_brief or get_paper_metadata (sections with token counts)
 to decide what to read, get_paper_section for one section, get_paper_preview for the first
-characters and get_full_paper only when the whole text is needed (it can be long); references and
+characters and get_full_paper only when the whole text is needed (it can be long). find_in_paper
+says where in one paper something is; similar_papers finds papers like one you have; references and
 cited_by follow a paper's bibliography one hop either way."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
@@ -131,6 +134,7 @@ def build_server(library: Library, log_level: LogLevel = "WARNING", *, load: boo
     _add_search_tool(server, library)
     _add_reading_tools(server, library)
     add_reference_tools(server, library)
+    add_paper_tools(server, library)
     return server
 
 

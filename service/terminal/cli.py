@@ -209,6 +209,10 @@ def search(
     "--references", is_flag=True, help="Print its bibliography (unArXive papers), with titles in the corpus."
 )
 @click.option("--cited-by", is_flag=True, help="Print the corpus papers whose bibliography cites it.")
+@click.option(
+    "--find", "find_query", default=None, help="Print the passages that best match this query, words marked."
+)
+@click.option("--top-k", "-k", type=int, default=3, show_default=True, help="Passages --find shows, 1-20.")
 @json_option(help="Print one JSON object, the GET /arxiv/ response.")
 def paper(
     settings: Settings,
@@ -218,24 +222,35 @@ def paper(
     brief: bool,
     references: bool,
     cited_by: bool,
+    find_query: str | None,
+    top_k: int,
     json_out: str | None,
 ) -> None:
     """Read a paper: its metadata and sections (default), one --section, --brief, --full, its
-    --references or what it is --cited-by.
+    --references, what it is --cited-by, or where it says something (--find).
 
     \b
     openxiv paper 1706.03762
     openxiv paper 1706.03762 --section introduction
     openxiv paper 2212.11790 --references
+    openxiv paper 1706.03762 --find "learning rate schedule"
     """
     from openxiv.service import readable
     from openxiv.service.references import cited_by_text, references_text
 
     flags = [("--section", section is not None), ("--full", full), ("--brief", brief)]
-    flags += [("--references", references), ("--cited-by", cited_by)]
+    flags += [("--references", references), ("--cited-by", cited_by), ("--find", find_query is not None)]
     chosen = [name for name, on in flags if on]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
+    if find_query is not None:
+        with _library(settings) as library:
+            found = library.find(arxiv_id, find_query, top_k)
+        if json_out is not None:
+            emit_json(json.loads(found.model_dump_json()), json_out)
+        else:
+            click.echo(readable.find_text(found), nl=False)
+        return
     kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
     kind = "references" if references else "cited_by" if cited_by else kind
     render: dict[str, Callable[[Any], str]] = {
