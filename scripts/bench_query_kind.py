@@ -253,7 +253,7 @@ def main() -> None:
     text = report(rows, args.mrr_drop)
     print(text)
     if args.write:
-        cmd = f".venv/bin/python scripts/bench_query_kind.py --index {args.index.name} --write"
+        cmd = ".venv/bin/python scripts/bench_query_kind.py --index data/index --write"
         write_section(
             "Query kind (issue 26)",
             "Dev query sets as in «Retrieval quality», shipped ranking (weighted 1:0.3 + feedback + "
@@ -261,6 +261,7 @@ def main() -> None:
             "`topic share` = share of that set the rule calls topic.\n\n"
             + text
             + f"\n\nCommand: `{cmd}` (1-minute load average {load:.1f}).\n",
+            after="Retrieval quality",
         )
 
 
