@@ -3,7 +3,8 @@ feedback and the category prior reorder their first page, chosen by 2-fold cross
 
 Every dev query runs twice through the shipped ranking: with its first 10 places kept (today) and
 with none kept (feedback and prior reorder the whole list). A rule picks one of the two per query
-from its profile (words, BM25 best/10th, passage coverage), so each rule's scores are exact
+from its profile (words, BM25 best/10th, passage coverage, cosine of the 10th nearest paper
+vector), so each rule's scores are exact
 mixtures of the two runs. For each fold (even / odd positions of every query set) the rule is picked
 on the other fold: the most topic Recall@10 + nDCG@10 among rules whose known items lose at most
 ``--mrr-drop`` MRR@10 per kind and no success@10 on that fold; ties go to the narrower rule.
@@ -35,20 +36,14 @@ from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+from bench_quality import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
 
-TOPIC_FILES = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
-KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
 RATIOS = (1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 1000.0)
 COVERAGES = (0.5, 0.6, 0.8, 1.01)
 WORDS = (8, 12, 16, 1000)
 DENSE = (0.0, 0.5, 0.55, 0.6, 0.65, 0.7)
 """1000 / 1.01 / 1000 / 0.0: that signal is not asked."""
 UNKEPT = {"prf_gate": 0.0, "prf_coverage": 10.0, "prior_head": 0}
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
 
 
 def per_query(backend: Any, q: dict[str, Any], depth: int) -> dict[str, float]:
@@ -175,8 +170,7 @@ def fmt(cfg: QueryKindConfig | None) -> str:
 
 
 def report(rows: list[dict[str, Any]], mrr_drop: float) -> str:
-    folds = [[r for i, r in enumerate(rows) if i % 2 == f] for f in (0, 1)]
-    # even/odd within each set: rows are grouped by set, so alternate positions per set
+    # even / odd positions within each query set
     by_set: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_set.setdefault(r["set"], []).append(r)
