@@ -3,32 +3,20 @@ one pair per paper, and the plan is a function of the seed (so a resumed run dra
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from small_index import make_db, records
+from small_index import load_script, make_db, records
 
 from openxiv.evaluator.shared import SharedData
-
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "train_encoder.py"
 
 
 @pytest.fixture(scope="module")
 def script() -> Any:
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec = importlib.util.spec_from_file_location("train_encoder_under_test", SCRIPT)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return module
+    return load_script("train_encoder")
 
 
 @pytest.fixture(scope="module")
