@@ -105,6 +105,15 @@ CONFIGS["hybrid weighted 1:0.3 + feedback x0.3 below the first 10 + category pri
     {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6, **PRIOR},
     W03,
 )
+# issue 26: topic queries (openxiv.indexer.engine.query_kind) let feedback and the prior reorder their first page
+KIND = {"kind_ratio": 2.0, "kind_coverage": 0.8, "kind_max_words": 12, "kind_dense": 0.65}
+CONFIGS[
+    "hybrid weighted 1:0.3 + feedback x0.3 below the first 10 + category prior, first page free for topics"
+] = (
+    "weighted",
+    {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6, **PRIOR, **KIND},
+    W03,
+)
 SWEEP["hybrid zscore 1:0.5 + feedback x0.3"] = (
     "zscore",
     {**FB03, "prf_gate": 1.0, "prf_coverage": 0.6},
@@ -242,8 +251,9 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
             changes = {
                 "prf_docs": 0,
                 "prior_docs": 0,
+                "kind_ratio": 0.0,
                 **row_changes,
-            }  # no feedback, no prior unless the row says so
+            }  # no feedback, no prior, every first page kept unless the row says so
             backend = base.tuned(side_weights=weights, **changes)
             try:
                 trun, tlat = run_queries(backend, topics, mode, 100)

@@ -196,6 +196,19 @@ class Settings(BaseSettings):
     ``share`` the predicting papers' (1/rank-weighted) share of its categories, summed, at most 1."""
     prior_head: int = Field(10, ge=0)
     """Places of the fused ranking the category prior never moves (a known item found there stays)."""
+    kind_ratio: float = Field(2.0, ge=0.0)
+    """Query kind (`openxiv.indexer.engine.query_kind`; docs/indexing.md, "Query kind"): a query is a
+    topic, and feedback and the category prior may reorder its first page too, when its best BM25
+    score is below this times its 10th, its best passage holds less than `kind_coverage` of its
+    words, it has at most `kind_max_words` words and its 10th best paper vector has a cosine of at
+    least `kind_dense`; other queries keep `prf_head` / `prior_head`. 0 = off (every query keeps it)."""
+    kind_coverage: float = Field(0.8, ge=0.0)
+    """Query kind: passage coverage below which a query may be a topic (see `kind_ratio`)."""
+    kind_max_words: int = Field(12, ge=0)
+    """Query kind: most words a topic query has (see `kind_ratio`)."""
+    kind_dense: float = Field(0.65, ge=0.0)
+    """Query kind: least cosine of a topic query's 10th best paper vector (see `kind_ratio`); chosen
+    for the default encoder: re-choose it with `scripts/bench_query_kind.py` for another one."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"

@@ -58,6 +58,7 @@ from openxiv.indexer.engine.prf import (
     passage_coverage,
 )
 from openxiv.indexer.engine.prior import CategoryPrior
+from openxiv.indexer.engine.query_kind import QueryKindConfig, is_topic
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
     PASSAGE_OVERFETCH,
@@ -239,6 +240,10 @@ class HybridBackend(VectorSimilar, Ranking):
         dense = self._dense_stage(q, encoding)
         if feedback is not None:
             q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
+        dense_s = dense["dense_papers"].scores if "dense_papers" in dense else None
+        kind = QueryKindConfig.of(self.settings)
+        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s)
+        q.head = 0 if topic else q.head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
         q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays
         q.timings.update(q.dense_ms)
         if encoding is not None and not q.dense_ms:
@@ -246,7 +251,7 @@ class HybridBackend(VectorSimilar, Ranking):
         check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
         rows, scores = self._fuse(q, method)
-        rows, scores = self._with_prior(rows, scores, mode)
+        rows, scores = self._with_prior(rows, scores, mode, keep_head=not topic)
         q.timings["fuse"] = ms_since(t)
         return Block(q.depth, rows, scores, q)
 

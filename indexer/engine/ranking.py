@@ -89,13 +89,16 @@ class Ranking:
         return FeedbackConfig.of(self.settings)
 
     def _with_prior(
-        self, rows: np.ndarray, scores: np.ndarray, mode: str | None
+        self, rows: np.ndarray, scores: np.ndarray, mode: str | None, keep_head: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         """The fused ranking reordered by the category prior below its head (`openxiv.indexer.engine.prior`,
-        ``OPENXIV_PRIOR_*``); the fusion modes only, like feedback."""
+        ``OPENXIV_PRIOR_*``; no head for a topic query, ``keep_head`` False); the fusion modes only,
+        like feedback."""
         if not self._fuses(mode):
             return rows, scores
-        return self.category_prior.apply(rows, scores, PriorConfig.of(self.settings))
+        config = PriorConfig.of(self.settings)
+        config = config if keep_head else dataclasses.replace(config, head=0)
+        return self.category_prior.apply(rows, scores, config)
 
     def _fuses(self, mode: str | None) -> bool:
         """``mode`` (``None``: the configured default) fuses the families (``weighted``, ``zscore``,

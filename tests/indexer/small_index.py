@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,3 +41,17 @@ def copy_without_part(snapshot: Path, dest: Path, part: str, key: str) -> Path:
     del manifest.sizes_bytes[part]
     manifest_file.write(dest, manifest)
     return dest
+
+
+def load_script(name: str) -> Any:
+    """``scripts/<name>.py`` imported as a module (with ``scripts/`` on the path for its own imports)."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
+    sys.path.insert(0, str(script.parent))
+    try:
+        spec = importlib.util.spec_from_file_location(f"{name}_under_test", script)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(script.parent))
+    return module

@@ -225,19 +225,11 @@ def test_feedback_settings_are_checked() -> None:
 def test_bench_quality_feedback_cost_runs_on_a_real_snapshot(sparse_index: Any) -> None:
     """`scripts/bench_quality.py --feedback-cost` times `feedback_list` as the backend calls it: it
     called it with the pre-refactor signature (one argument too many) and raised TypeError."""
-    import importlib.util
-    import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[3] / "scripts" / "bench_quality.py"
-    sys.path.insert(0, str(script.parent))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_quality_under_test", script)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(script.parent))
+    from small_index import load_script
+
+    module = load_script("bench_quality")
     root = Path(sparse_index.path).parents[1]
     line = module.feedback_cost(root, Settings(data_dir=root.parent, embed="none"))
     assert line.startswith("Feedback cost: transpose") and "per topic query p50" in line

@@ -1,0 +1,117 @@
+"""Query kind: a known-item lookup or a topic, decided from the query and its score profile.
+
+The first ``head`` places of the fused ranking are kept above pseudo-relevance feedback and the
+category prior (`openxiv.indexer.engine.prf.keep_head`) so that a known item found on the first page
+keeps its place. That protection costs topic queries their first page, and dropping it for every
+query costs the known items most of theirs (docs/indexing.md, «Query kind»). This module says which
+queries are topics, so only those give up the protection.
+
+A known-item query is a sentence of a paper (many words) or a bag of its rare words: its best BM25
+score stands out from the 10th (``ratio``), or the best paper's best passage holds most of its words
+(``coverage``, `openxiv.indexer.engine.prf.passage_coverage`), and above all its words make no
+coherent subject, so even its 10th nearest paper vector is far (``dense``). A topic query is a
+few words naming a field: flat BM25 scores, no passage holds them, and many papers sit close to it
+in the vector space. A query is a *topic* when every signal says so. The thresholds were
+chosen by 2-fold cross-validation over the dev query sets (docs/indexing.md «Query kind»); the
+dense one belongs to the default encoder. ``ratio`` 0 turns the rule off: every query keeps its
+first page (the behaviour before issue 26); an index without paper vectors never calls a query a
+topic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.engine.prf import passage_coverage
+from openxiv.indexer.engine.sparse import top_k_rows
+
+__all__ = ["QueryKindConfig", "QueryProfile", "is_topic", "profile", "topic_query"]
+
+
+@dataclass(frozen=True)
+class QueryKindConfig:
+    ratio: float = 2.0
+    """A topic's best BM25 score is below ``ratio`` times its 10th (0: the rule is off)."""
+    coverage: float = 0.8
+    """... and its best paper's best passage holds less than this share of its words."""
+    max_words: int = 12
+    """... and it has at most this many words."""
+    dense: float = 0.65
+    """... and its 10th best paper vector has at least this cosine (0: not asked)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> QueryKindConfig:
+        return cls(settings.kind_ratio, settings.kind_coverage, settings.kind_max_words, settings.kind_dense)
+
+    @property
+    def enabled(self) -> bool:
+        return self.ratio > 0.0
+
+
+@dataclass(frozen=True)
+class QueryProfile:
+    words: int
+    ratio: float
+    """Best BM25 score over the 10th (papers and scaled passages; inf when fewer than 10 match)."""
+    coverage: float
+    dense: float = 0.0
+    """Cosine of the 10th best paper vector among the dense side's candidates (0 with fewer)."""
+
+
+def profile(
+    query: str,
+    first: np.ndarray,
+    passages: Any = None,
+    passage_scores: np.ndarray | None = None,
+    dense_scores: np.ndarray | None = None,
+) -> QueryProfile:
+    """The profile of ``query`` whose first-pass BM25 scores over all papers are ``first`` (the max
+    of paper text and scaled passage scores); ``passages`` (`PassageIndex`) and their scores give
+    the coverage, 0 without them."""
+    _, top = top_k_rows(first, 10)
+    if top.size == 10 and float(top[-1]) > 0.0:
+        ratio = float(top[0]) / float(top[-1])
+    else:
+        ratio = float("inf") if top.size and float(top[0]) > 0.0 else 0.0
+    coverage = 0.0
+    if passages is not None and passage_scores is not None and first.any():
+        best = int(top_k_rows(first, 1)[0][0])
+        coverage = passage_coverage(passages, best, passage_scores, query)
+    dense = float(dense_scores[9]) if dense_scores is not None and dense_scores.size >= 10 else 0.0
+    return QueryProfile(len(query.split()), ratio, coverage, dense)
+
+
+def topic_query(p: QueryProfile, config: QueryKindConfig) -> bool:
+    """Whether a query of profile ``p`` is a topic (its first page may move); never when off."""
+    return (
+        config.enabled
+        and p.words <= config.max_words
+        and p.ratio < config.ratio
+        and p.coverage < config.coverage
+        and p.dense >= config.dense
+    )
+
+
+def is_topic(
+    config: QueryKindConfig,
+    query: str,
+    paper_s: np.ndarray | None,
+    ph: Any = None,
+    passages: Any = None,
+    passage_scale: float = 1.0,
+    dense_scores: np.ndarray | None = None,
+) -> bool:
+    """The engine's hook: whether ``query`` (BM25 paper scores ``paper_s``, passage hits ``ph`` of
+    ``passages`` scaled by ``passage_scale`` as in fusion, the dense paper side's scores best
+    first) is a topic whose first page may move."""
+    if not config.enabled or paper_s is None:
+        return False
+    first = paper_s if ph is None else np.maximum(paper_s, passage_scale * ph.paper_scores)
+    scores = None if ph is None else ph.passage_scores
+    return topic_query(
+        profile(query, first, passages if ph is not None else None, scores, dense_scores), config
+    )
