@@ -66,7 +66,9 @@ def mcp(settings: Settings, transport: str, log_level: str) -> None:
     server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))
     if transport == "stdio":
         click.echo(f"openxiv mcp: serving {snapshot.name} from {root} on stdio", err=True)
-        server.run("stdio")
+        from openxiv.service.mcp.stdio import run_stdio
+
+        run_stdio(server)  # every line answered: -32700 for an unparsable one
         return
 
     import uvicorn
@@ -76,7 +78,15 @@ def mcp(settings: Settings, transport: str, log_level: str) -> None:
         f"openxiv mcp: serving {snapshot.name} from {root} on http://{settings.host}:{settings.mcp_port}{MCP_PATH}",
         err=True,
     )
-    app = http_app(server, settings.host, settings.api_token)
+    from openxiv.service.mcp.transport import guarded, uvicorn_options
+
+    # read deadlines, body guard and session cap as for `openxiv serve` (see service/mcp/transport.py)
+    app = guarded(http_app(server, settings.host, settings.api_token, settings.mcp_max_sessions), settings)
     uvicorn.run(
-        app, host=settings.host, port=settings.mcp_port, log_level=log_level, log_config=log_config(log_level)
+        app,
+        host=settings.host,
+        port=settings.mcp_port,
+        log_level=log_level,
+        log_config=log_config(log_level),
+        **uvicorn_options(settings),
     )

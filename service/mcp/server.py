@@ -31,6 +31,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
+from openxiv.service.mcp.arguments import CheckedServer
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -109,7 +110,7 @@ def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer
         finally:
             library.close()
 
-    server: MCPServer = MCPServer(
+    server: MCPServer = CheckedServer(  # refuses arguments a tool does not declare
         name="openxiv",
         instructions=INSTRUCTIONS,
         version=version("openxiv"),
@@ -213,8 +214,13 @@ def _add_reading_tools(server: MCPServer, library: Library) -> None:
         return _read(library, "preview", preview_text, arxiv_id, characters=characters)
 
 
-def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
+def http_app(server: MCPServer, host: str, token: str | None, max_sessions: int | None = None) -> ASGIApp:
     """The streamable HTTP app at `MCP_PATH`, behind the HTTP API's bearer token when one is set
-    (``Authorization: Bearer <token>`` or ``?token=``)."""
+    (``Authorization: Bearer <token>`` or ``?token=``), with at most ``max_sessions`` open sessions
+    (`openxiv.service.mcp.transport.SessionLimit`: a new one evicts the least recently used)."""
     app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    if max_sessions is not None:
+        from openxiv.service.mcp.transport import SessionLimit
+
+        app = SessionLimit(app, server, max_sessions)
     return AuthMiddleware(app, token=token) if token else app
