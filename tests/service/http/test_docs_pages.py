@@ -48,7 +48,7 @@ def test_swagger_and_redoc_assets_are_the_real_bundles(api: TestClient) -> None:
 
 
 def test_a_non_utf8_query_on_a_ui_path_is_a_page(api: TestClient) -> None:
-    page = api.get("/ui?q=%ff%fe")
+    page = api.get("/ui?q=%ff%fe", headers={"Authorization": "Bearer docs-token"})
     assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")
     assert "q: not valid UTF-8" in page.text and 'class="error"' in page.text
     json_api = api.get("/arxiv/?type=retrieve&query=%ff", headers={"Authorization": "Bearer docs-token"})

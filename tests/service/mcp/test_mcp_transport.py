@@ -133,13 +133,16 @@ def test_http_trickling_headers_and_bodies_are_closed_with_408(impatient_mcp: Mc
     assert data.startswith(b"HTTP/1.1 408") and b"OPENXIV_BODY_TIMEOUT" in data and took < 6, data[:300]
 
 
+LEGACY = "2025-06-18"  # a handshake-era version: sessions (the newest protocol has none)
+
+
 def _initialize(url: str) -> str:
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
         "params": {
-            "protocolVersion": mcp_types.LATEST_PROTOCOL_VERSION,
+            "protocolVersion": LEGACY,
             "capabilities": {},
             "clientInfo": {"name": "flood", "version": "0"},
         },
@@ -156,7 +159,7 @@ def _ping(url: str, session: str) -> int:
         headers={
             "Accept": "application/json, text/event-stream",
             "mcp-session-id": session,
-            "mcp-protocol-version": mcp_types.LATEST_PROTOCOL_VERSION,
+            "mcp-protocol-version": LEGACY,
         },
         timeout=60,
     )
