@@ -70,7 +70,9 @@ def test_serve_on_a_read_only_copy_without_leases_becomes_ready(test_index: Buil
     with tmpfs(tmp_path / "mnt", "400m") as mnt:
         root = mnt / "index"
         shutil.copytree(test_index.root, root, symlinks=True)
-        for lease in root.glob("*/lease.lock"):
+        leases = list(root.rglob("lease.lock"))
+        assert leases
+        for lease in leases:
             lease.unlink()
         _read_only(mnt)
         port = free_port()
