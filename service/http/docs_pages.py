@@ -25,7 +25,12 @@ ASSET_PREFIX = "/docs/assets/"
 ASSETS = dict(
     zip(
         DOCS_ASSETS,
-        ("text/javascript; charset=utf-8", "text/css; charset=utf-8", "text/javascript; charset=utf-8", "image/png"),
+        (
+            "text/javascript; charset=utf-8",
+            "text/css; charset=utf-8",
+            "text/javascript; charset=utf-8",
+            "image/png",
+        ),
         strict=True,
     )
 )

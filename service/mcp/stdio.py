@@ -65,7 +65,11 @@ def screen_line(line: str) -> dict[str, Any] | None:
     try:
         types.jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError as exc:
-        if isinstance(message, dict) and "method" in message and not isinstance(message.get("params", {}), dict):
+        if (
+            isinstance(message, dict)
+            and "method" in message
+            and not isinstance(message.get("params", {}), dict)
+        ):
             got = type(message["params"]).__name__
             return _answer(message, INVALID_PARAMS, f"params: must be an object, got {got}")
         first = exc.errors()[0]

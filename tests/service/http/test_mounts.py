@@ -24,7 +24,9 @@ from live_index import BIN, SHARED, BuiltIndex, free_port
 @contextmanager
 def tmpfs(where: Path, size: str) -> Iterator[Path]:
     where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     try:
@@ -53,7 +55,9 @@ def _build(index: BuiltIndex, root: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("kind", ["full", "read-only"])
-def test_a_build_that_cannot_write_says_so_in_one_line(test_index: BuiltIndex, tmp_path: Path, kind: str) -> None:
+def test_a_build_that_cannot_write_says_so_in_one_line(
+    test_index: BuiltIndex, tmp_path: Path, kind: str
+) -> None:
     with tmpfs(tmp_path / "mnt", "8m" if kind == "full" else "1m") as mnt:
         if kind == "read-only":
             _read_only(mnt)
@@ -66,7 +70,9 @@ def test_a_build_that_cannot_write_says_so_in_one_line(test_index: BuiltIndex, t
     assert any(reason in lines[0] for reason in reasons), lines[0]
 
 
-def test_serve_on_a_read_only_copy_without_leases_becomes_ready(test_index: BuiltIndex, tmp_path: Path) -> None:
+def test_serve_on_a_read_only_copy_without_leases_becomes_ready(
+    test_index: BuiltIndex, tmp_path: Path
+) -> None:
     with tmpfs(tmp_path / "mnt", "400m") as mnt:
         root = mnt / "index"
         shutil.copytree(test_index.root, root, symlinks=True)
@@ -95,7 +101,9 @@ def test_serve_on_a_read_only_copy_without_leases_becomes_ready(test_index: Buil
                         break
                     time.sleep(0.5)
                 assert status == 200, log.read_text()[-3000:]
-                hits = httpx.post(f"http://127.0.0.1:{port}/search", json={"query": "transformer", "top_k": 2})
+                hits = httpx.post(
+                    f"http://127.0.0.1:{port}/search", json={"query": "transformer", "top_k": 2}
+                )
                 assert hits.status_code == 200 and hits.json()["result"]
             finally:
                 proc.terminate()

@@ -259,7 +259,9 @@ def test_oversized_headers_are_431_and_closed(impatient_server: LiveServer) -> N
     h11's answered 400: both parsers answer 431 past `HEADER_LIMIT`, also when the headers trickle in."""
     HEADER_LIMIT = 16 * 1024  # openxiv.service.http.protocol.HEADER_LIMIT
     with _connect(impatient_server) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (HEADER_LIMIT + 10) + b"\r\n\r\n")
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (HEADER_LIMIT + 10) + b"\r\n\r\n"
+        )
         data, _ = _answer_and_close_time(sock, time.monotonic())
     assert data.startswith(b"HTTP/1.1 431"), data[:200]
     with _connect(impatient_server) as sock:

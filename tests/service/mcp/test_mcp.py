@@ -141,11 +141,27 @@ async def check_errors(client: Client) -> None:
         ("search_papers", {"size": 3}, "query"),
         ("get_paper_section", {"arxiv_id": PAPER, "section_name": " "}, "section_name: required"),
         # probes: undeclared arguments were dropped and the answer came back unfiltered
-        ("search_papers", {"query": "transformers", "orgs": ["Google"]}, "orgs: this corpus has no affiliations"),
+        (
+            "search_papers",
+            {"query": "transformers", "orgs": ["Google"]},
+            "orgs: this corpus has no affiliations",
+        ),
         ("search_papers", {"query": "transformers", "min_citation": 10}, "min_citation: this corpus has no"),
-        ("search_papers", {"query": "transformers", "source": "arxiv"}, "source: not an argument of search_papers"),
-        ("search_papers", {"query": "x", "catgories": "cs.CL"}, "catgories: not an argument of search_papers (did you mean 'categories'?)"),
-        ("get_paper_brief", {"arxiv_id": PAPER, "verbose": True}, "verbose: not an argument of get_paper_brief"),
+        (
+            "search_papers",
+            {"query": "transformers", "source": "arxiv"},
+            "source: not an argument of search_papers",
+        ),
+        (
+            "search_papers",
+            {"query": "x", "catgories": "cs.CL"},
+            "catgories: not an argument of search_papers (did you mean 'categories'?)",
+        ),
+        (
+            "get_paper_brief",
+            {"arxiv_id": PAPER, "verbose": True},
+            "verbose: not an argument of get_paper_brief",
+        ),
     ]
     for tool, args, message in cases:
         result = await client.call_tool(tool, args)

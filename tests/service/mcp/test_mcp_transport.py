@@ -87,7 +87,10 @@ def test_stdio_answers_every_line(test_index: BuiltIndex) -> None:
         proc.wait()
     assert "result" in answers[1]
     assert answers[None]["error"]["code"] == -32700
-    assert answers[2]["error"]["code"] == -32602 and "params: must be an object" in answers[2]["error"]["message"]
+    assert (
+        answers[2]["error"]["code"] == -32602
+        and "params: must be an object" in answers[2]["error"]["message"]
+    )
     assert answers[3]["error"]["code"] == -32602
     assert "params.arguments.query: contains a lone UTF-16 surrogate" in answers[3]["error"]["message"]
     assert {t["name"] for t in answers[4]["result"]["tools"]} == set(TOOLS)
@@ -127,7 +130,7 @@ def test_http_trickling_headers_and_bodies_are_closed_with_408(impatient_mcp: Mc
     with socket.create_connection(("127.0.0.1", impatient_mcp.port), timeout=15) as sock:
         sock.sendall(
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\""
+            b'Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"jsonrpc"'
         )
         data, took = _closed_answer(sock)
     assert data.startswith(b"HTTP/1.1 408") and b"OPENXIV_BODY_TIMEOUT" in data and took < 6, data[:300]
