@@ -354,7 +354,10 @@ def main() -> None:
     body += f"\nWhole run: {results['seconds'] / 60:.1f} min; raw figures in `{work / 'reliability.json'}`.\n"
     print(body)
     if not args.no_write:
-        write_section("Reliability", body)
+        if set(args.only) <= {"mcp", "input"}:  # only the issue-21 probes: their own section beside
+            write_section("Reliability: MCP transport and ingest input", body, after="Reliability")
+        else:
+            write_section("Reliability", body)
 
 
 if __name__ == "__main__":
