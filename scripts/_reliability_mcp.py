@@ -27,7 +27,11 @@ INIT = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
-    "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+    "params": {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
 }
 
 
@@ -174,7 +178,15 @@ def probe_unreadable_folder(listing: Path, work: Path) -> dict[str, Any]:
     (root / "sub" / "up").symlink_to("..", target_is_directory=True)
     (root / "locked").chmod(0)
     report = root.parent / "report.jsonl"
-    cmd = [sys.executable, "-m", "openxiv.service.cli", "ingest", str(root), "--db", str(root.parent / "c.sqlite")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "openxiv.service.cli",
+        "ingest",
+        str(root),
+        "--db",
+        str(root.parent / "c.sqlite"),
+    ]
     run = subprocess.run(
         [*cmd, "--report", str(report), "--no-progress"],
         capture_output=True,

@@ -287,7 +287,9 @@ def probe_hostile(
 
 
 def _normal_search(url: str) -> int:
-    return httpx.post(url + "/search", json={"query": "graph neural networks", "top_k": 5}, timeout=30).status_code
+    return httpx.post(
+        url + "/search", json={"query": "graph neural networks", "top_k": 5}, timeout=30
+    ).status_code
 
 
 def probe_slow(

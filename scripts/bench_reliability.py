@@ -50,7 +50,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "servi
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
 from _bench_md import BENCH_DIR, write_section
 from _reliability_kill import OPENXIV, Server, concurrent_builds, env, kill_builds, kill_ingest
-from _reliability_mcp import McpServer, probe_bad_lines, probe_mcp_flood, probe_mcp_slow, probe_unreadable_folder
+from _reliability_mcp import (
+    McpServer,
+    probe_bad_lines,
+    probe_mcp_flood,
+    probe_mcp_slow,
+    probe_unreadable_folder,
+)
 from _reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
 from fuzz_api import fuzz
 
