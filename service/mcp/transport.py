@@ -70,13 +70,14 @@ class SessionLimit:
         for gone in [s for s in self._used if s not in live]:
             del self._used[gone]
         while len(live) > self.max_sessions:
-            others = [s for s in self._used if s != keep]
-            idle = [s for s in others if getattr(live.get(s), "_requests_in_flight", 0) == 0]
-            untracked = [s for s in live if s != keep and s not in self._used]
-            candidates = untracked + idle + others
-            if not candidates:
+            # oldest first; sessions still answering their `initialize` are not yet in `_used`
+            order = [s for s in self._used if s != keep] + [
+                s for s in live if s != keep and s not in self._used
+            ]
+            idle = [s for s in order if getattr(live.get(s), "_requests_in_flight", 0) == 0]
+            if not order:
                 return
-            victim = candidates[0]
+            victim = (idle or order)[0]
             self._used.pop(victim, None)
             transport = live.get(victim)
             if transport is not None:

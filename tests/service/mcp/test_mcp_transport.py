@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -172,11 +173,13 @@ def _ping(url: str, session: str) -> int:
 def test_http_session_flood_evicts_the_oldest_instead_of_locking_agents_out(
     impatient_mcp: McpHttpServer,
 ) -> None:
-    """With OPENXIV_MCP_MAX_SESSIONS=4, twelve `initialize` calls all succeed; the first sessions are
+    """With OPENXIV_MCP_MAX_SESSIONS=4, 26 `initialize` calls (20 of them 4 at a time) all succeed; the first sessions are
     gone (404, on which clients start a new session), the newest still answer, a real agent works."""
     url = impatient_mcp.url
-    sessions = [_initialize(url) for _ in range(12)]
-    assert len(set(sessions)) == 12
+    sessions = [_initialize(url) for _ in range(6)]
+    with ThreadPoolExecutor(4) as pool:  # concurrent ones too: none may evict a session still opening
+        sessions += list(pool.map(lambda _: _initialize(url), range(20)))
+    assert len(set(sessions)) == 26
     assert _ping(url, sessions[0]) == 404
     assert _ping(url, sessions[-1]) == 200
 
