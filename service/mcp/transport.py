@@ -9,9 +9,9 @@
   agent is never refused for lack of room: its ``initialize`` evicts the least recently used session
   with no request in flight (no call running, no open event stream), or if every session is busy the
   least recently used one. An evicted session's id answers 404, on which MCP clients start a new
-  session. Sessions still end after 30 minutes without a request (the SDK's idle timeout). So a flood
+  session. Sessions still end after the SDK's idle timeout without a request. So a flood
   of ``initialize`` calls costs the flooder its own oldest sessions, and memory stays bounded by the
-  cap (about 40 KB a session).
+  cap (per-session memory: BENCHMARKS.md, Reliability).
 """
 
 from __future__ import annotations
