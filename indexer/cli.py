@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,7 +145,16 @@ def build(
         raise click.UsageError(str(exc)) from exc
     except (BuildError, FileExistsError, MissingExtra) as exc:  # MissingExtra: pip install names the extra
         raise click.ClickException(str(exc)) from exc
+    except (OSError, sqlite3.Error) as exc:  # disk full, read-only index: one line, not a traceback
+        raise click.ClickException(f"the build failed: {_os_reason(exc)}") from exc
     _summary(report, Path(root))
+
+
+def _os_reason(exc: BaseException) -> str:
+    """``No space left on device (<path>)`` for an OSError, the message for anything else."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f" ({exc.filename})" if exc.filename else "")
+    return str(exc) or type(exc).__name__
 
 
 def _summary(report: BuildReport, root: Path) -> None:

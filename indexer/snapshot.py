@@ -177,7 +177,8 @@ def required_parts(manifest: Manifest) -> set[str]:
     """The files and folders a snapshot with this manifest must hold: every part the manifest
     declares (``sizes_bytes``) and every part its counts imply."""
     counts = manifest.counts
-    parts = {k for k in manifest.sizes_bytes if k != "total"}
+    # the lease file is not data: readers create it when missing, and a read-only copy has none
+    parts = {k for k in manifest.sizes_bytes if k not in ("total", layout.LEASE)}
     parts |= {layout.MANIFEST, layout.CORPUS, layout.META}
     if manifest.is_milvus:
         return parts  # the text and vector indexes live in Milvus collections

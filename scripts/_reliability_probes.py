@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.client import HTTPResponse
 from pathlib import Path
 from typing import Any
@@ -285,23 +286,37 @@ def probe_hostile(
 # --- (d) slow connections -----------------------------------------------------------------------
 
 
-def probe_slow(url: str, port: int, n: int, hold: float, interval: float = 2.0) -> dict[str, Any]:
-    """``n`` connections, half sending headers and half a body one small piece every ``interval`` s."""
+def _normal_search(url: str) -> int:
+    return httpx.post(
+        url + "/search", json={"query": "graph neural networks", "top_k": 5}, timeout=30
+    ).status_code
+
+
+def probe_slow(
+    url: str,
+    port: int,
+    n: int,
+    hold: float,
+    interval: float = 2.0,
+    path: str = "/search",
+    normal: Callable[[str], int] = _normal_search,
+) -> dict[str, Any]:
+    """``n`` connections to ``path``, half sending headers and half a body one small piece every
+    ``interval`` s; meanwhile ``normal(url)`` once a second (its status is counted)."""
     socks: list[socket.socket] = []
     closed_at: list[float | None] = []
     t0 = time.monotonic()
     for i in range(n):
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        start = b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         if i % 2:
-            s.sendall(b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            s.sendall(start)
         else:
-            s.sendall(
-                b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
-            )
+            s.sendall(start + b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
         s.setblocking(False)
         socks.append(s)
         closed_at.append(None)
-    normal: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
     lat: list[float] = []
     stop = threading.Event()
 
@@ -309,13 +324,10 @@ def probe_slow(url: str, port: int, n: int, hold: float, interval: float = 2.0) 
         while not stop.is_set():
             t = time.perf_counter()
             try:
-                r = httpx.post(
-                    url + "/search", json={"query": "graph neural networks", "top_k": 5}, timeout=30
-                )
-                normal[str(r.status_code)] += 1
+                counts[str(normal(url))] += 1
                 lat.append((time.perf_counter() - t) * 1000)
             except httpx.HTTPError as exc:
-                normal[type(exc).__name__] += 1
+                counts[type(exc).__name__] += 1
             stop.wait(1.0)
 
     th = threading.Thread(target=normal_client)
@@ -346,7 +358,7 @@ def probe_slow(url: str, port: int, n: int, hold: float, interval: float = 2.0) 
         "held_to_the_end": sum(c is None for c in closed_at),
         "closed_by_server": len(closed),
         "first_close_s": round(min(closed), 1) if closed else None,
-        "normal_requests": dict(normal),
+        "normal_requests": dict(counts),
         "normal_p50_ms": round(lat[len(lat) // 2], 1) if lat else None,
         "normal_max_ms": round(lat[-1], 1) if lat else None,
     }

@@ -15,7 +15,11 @@ d. slow: `--slow` connections sending headers or a body one piece every 2 s for 
 e. kill: kill -9 of `openxiv index build` (cold embedding cache) at each stage it announces, then
    `CURRENT`, the snapshot, `serve` and the cache are checked; kill -9 of `openxiv ingest` twice
    mid-run, then `PRAGMA integrity_check` and the papers against an uninterrupted run after a re-run;
-f. concurrent: two `openxiv index build` on one root (the second starts when the first embeds).
+f. concurrent: two `openxiv index build` on one root (the second starts when the first embeds);
+g. mcp: `openxiv mcp --transport http`: `--slow` trickling connections to `/mcp` as in d, then a
+   flood of `--mcp-flood` `initialize` calls that never close their session, then new agents;
+h. input: `openxiv ingest` of a folder with a mode-000 sub-folder and broken and looping links, and
+   of `--bad-lines` invalid JSON lines (peak RSS): what is reported, what is lost.
 
 By default everything runs on a small real corpus built under `--work` from the shared data (3,000
 cs listing papers + 200 plain-text full texts, `--embed papers`). `--full INDEX` points a, c and d at
@@ -46,12 +50,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "servi
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
 from _bench_md import BENCH_DIR, write_section
 from _reliability_kill import OPENXIV, Server, concurrent_builds, env, kill_builds, kill_ingest
+from _reliability_mcp import (
+    McpServer,
+    probe_bad_lines,
+    probe_mcp_flood,
+    probe_mcp_slow,
+    probe_unreadable_folder,
+)
 from _reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
 from fuzz_api import fuzz
 
 from openxiv.evaluator.shared import SharedData
 
-PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent")
+PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent", "mcp", "input")
 
 
 def _head(src: Path, dest: Path, n: int) -> Path:
@@ -140,6 +151,18 @@ def run_probes(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     if "concurrent" in args.only:
         print("(f) two builds on one root", flush=True)
         out["concurrent"] = concurrent_builds(db, root, work / "concurrent")
+    if "mcp" in args.only:
+        print("(g) MCP streamable HTTP: slow connections, session flood", flush=True)
+        mcp = McpServer(serve_root, work / "mcp.log")
+        try:
+            out["mcp_slow"] = probe_mcp_slow(mcp, args.slow, args.slow_seconds)
+            out["mcp_flood"] = probe_mcp_flood(mcp, args.mcp_flood)
+        finally:
+            mcp.stop()
+    if "input" in args.only:
+        print("(h) ingest: unreadable folder parts, bad-line flood", flush=True)
+        out["unreadable"] = probe_unreadable_folder(SharedData.default().listing("cs"), work)
+        out["bad_lines"] = probe_bad_lines(work, args.bad_lines)
     return out
 
 
@@ -184,6 +207,7 @@ def report(r: dict[str, Any], cmd: str, load: tuple[float, float], label: str) -
             f"| c. hostile requests | {len(h)} | {_statuses(st)} | "
             f"{sum(1 for x in h if (x['status'] or 0) >= 500)} | {sum(1 for x in h if not x['kept'])} dropped |"
         )
+    parts += _issue21_rows(r)
     parts.append("")
     if r.get("fuzz", {}).get("findings"):
         parts.append("Fuzz findings (distinct bad answers):\n")
@@ -253,7 +277,55 @@ def report(r: dict[str, Any], cmd: str, load: tuple[float, float], label: str) -
             f"snapshots with parts missing (each switched to by a build that exited 0, until the other "
             f"build switched again): **{_incomplete(c)}**.\n"
         )
+    parts += _issue21_notes(r)
     return "\n".join(parts)
+
+
+def _issue21_rows(r: dict[str, Any]) -> list[str]:
+    """Table rows of probes g and h: requests, statuses, 5xx, resets (and what was lost)."""
+    rows = []
+    if "mcp_slow" in r:
+        s = r["mcp_slow"]
+        n = s["connections"]
+        rows.append(
+            f"| g. MCP: {n} slow connections to /mcp for {s['hold_s']:.0f} s, normal `initialize` meanwhile | "
+            f"{n + sum(s['normal_requests'].values()):,} | {_statuses(s['normal_requests'])}; held at the end: "
+            f"{s['held_to_the_end']} | {sum(v for k, v in s['normal_requests'].items() if k.startswith('5'))} | "
+            f"{sum(v for k, v in s['normal_requests'].items() if not k.isdigit())} |"
+        )
+    if "mcp_flood" in r:
+        f = r["mcp_flood"]
+        rows.append(
+            f"| g. MCP: session flood, {f['requests']:,} `initialize` ({f['seconds']} s); new agents served "
+            f"{f['new_agents_ok']} of {f['new_agents']} (lost {f['new_agents'] - f['new_agents_ok']}) | "
+            f"{f['requests'] + f['new_agents']:,} | {_statuses(f['statuses'])} | {f['5xx']} | {f['resets']} |"
+        )
+    if "unreadable" in r:
+        u = r["unreadable"]
+        rows.append(
+            f"| h. ingest of a folder with {u['unreadable']} unreadable parts (mode-000 folder, broken link, "
+            f"link loops): exit {u['exit']}, reported {u['reported']}, **lost {u['lost']}** | 1 | - | - | - |"
+        )
+    if "bad_lines" in r:
+        b = r["bad_lines"]
+        rows.append(
+            f"| h. ingest of {b['bad_lines']:,} bad lines ({b['file_mb']} MB gzip): exit {b['exit']}, peak RSS "
+            f"{b['peak_rss_mb']} MB, {b['seconds']} s, reported {b['report_lines']:,}, **lost {b['lost']}** | 1 | - | - | - |"
+        )
+    return rows
+
+
+def _issue21_notes(r: dict[str, Any]) -> list[str]:
+    if "mcp_flood" not in r:
+        return []
+    f, s = r["mcp_flood"], r.get("mcp_slow", {})
+    return [
+        f"g. `openxiv mcp --transport http` with the default `OPENXIV_MCP_MAX_SESSIONS` (1000): slow "
+        f"connections {s.get('held_to_the_end', '-')} held at the end of {s.get('connections', '-')} (first "
+        f"closed after {s.get('first_close_s', '-')} s). Session flood: RSS {f['rss_before_mb']} MB before, "
+        f"{f['rss_after_mb']} MB after; the flood's first session answers {f['oldest_session_status']} "
+        f"afterwards (evicted: 404), new agents served {f['new_agents_ok']} of {f['new_agents']}.\n"
+    ]
 
 
 def main() -> None:
@@ -268,6 +340,8 @@ def main() -> None:
     ap.add_argument("--slow", type=int, default=200, help="slow connections")
     ap.add_argument("--slow-seconds", type=float, default=30.0)
     ap.add_argument("--request-timeout", type=float, default=300.0, help="per hostile request")
+    ap.add_argument("--mcp-flood", type=int, default=10_000, help="initialize calls in the MCP session flood")
+    ap.add_argument("--bad-lines", type=int, default=200_000, help="invalid lines in the bad-line flood")
     ap.add_argument("--label", default="", help="text put before the section (e.g. 'Before the fixes.')")
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = ap.parse_args()
@@ -286,7 +360,10 @@ def main() -> None:
     body += f"\nWhole run: {results['seconds'] / 60:.1f} min; raw figures in `{work / 'reliability.json'}`.\n"
     print(body)
     if not args.no_write:
-        write_section("Reliability", body)
+        if set(args.only) <= {"mcp", "input"}:  # only the issue-21 probes: their own section beside
+            write_section("Reliability: MCP transport and ingest input", body, after="Reliability")
+        else:
+            write_section("Reliability", body)
 
 
 if __name__ == "__main__":

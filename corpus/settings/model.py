@@ -219,6 +219,9 @@ class Settings(BaseSettings):
     """Port `openxiv mcp --transport http` listens on.
 
     Beside `openxiv serve`'s port, so both run on one machine."""
+    mcp_max_sessions: int = 1000
+    """Open sessions `openxiv mcp --transport http` keeps; at the cap a new agent's session evicts the
+    least recently used idle one (see docs/service.md)."""
     workers: int = 1
     """Server processes, each with its own copy of the index."""
     serve_threads: int = 1

@@ -28,6 +28,7 @@ from openxiv.service.http import (
     routes_unserved,
     routes_v1,
 )
+from openxiv.service.http.docs_pages import install_docs
 from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
 from openxiv.service.http.guard import RequestGuardMiddleware
 from openxiv.service.http.security import AdminMiddleware, AuthMiddleware
@@ -76,8 +77,10 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
         version="1",
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs and /redoc with local assets: install_docs
+        redoc_url=None,
     )
+    install_docs(app)
     app.state.holder = holder
     app.state.settings = settings
     install_handlers(app)

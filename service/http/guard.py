@@ -27,7 +27,7 @@ from urllib.parse import unquote_to_bytes
 
 from openxiv.service.http.errors import ASGIApp, Message, Receive, Scope, Send, send_error
 
-__all__ = ["RequestGuardMiddleware", "lone_surrogate_at", "undecodable_parameter"]
+__all__ = ["RequestGuardMiddleware", "lone_surrogate_at", "refuse", "undecodable_parameter"]
 
 _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -77,6 +77,21 @@ def undecodable_parameter(query_string: bytes) -> str | None:
     return None
 
 
+async def refuse(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
+    """The JSON error, or on a web-page path (``/ui``) of the web app the error page, as routes do."""
+    from openxiv.service.http.security import is_ui_path
+
+    if is_ui_path(scope.get("path", "")) and "app" in scope and hasattr(scope["app"].state, "holder"):
+        from starlette.requests import Request
+
+        from openxiv.service.http.ui_render import render
+
+        page = render(Request(scope), "error.html", status=status, error=detail, title="Bad request")
+        await page(scope, receive, send)
+        return
+    await send_error(send, status, detail)
+
+
 class RequestGuardMiddleware:
     def __init__(self, app: ASGIApp, max_bytes: int, body_timeout: float) -> None:
         self.app = app
@@ -89,7 +104,8 @@ class RequestGuardMiddleware:
             return
         bad = undecodable_parameter(scope.get("query_string", b""))
         if bad is not None:
-            await send_error(send, 400, f"{bad}: not valid UTF-8 (percent-encode the text as UTF-8)")
+            message = f"{bad}: not valid UTF-8 (percent-encode the text as UTF-8)"
+            await refuse(scope, receive, send, 400, message)
             return
         for key, value in scope.get("headers", ()):
             if key == b"content-length":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 from typing import Any
 
 import h11
@@ -34,15 +35,23 @@ def _header_timeout() -> float:
     return float(Settings.from_env().header_timeout)
 
 
-def _timeout_response(seconds: float) -> bytes:
-    body = json.dumps(
-        {"status": "error", "detail": f"request headers not received within {seconds:g} s"}
-    ).encode()
+HEADER_LIMIT = 16 * 1024
+"""Bytes a request line and its headers may take (as h11's default and Node's); past it 431 and close.
+httptools (llhttp) has no limit of its own: a client could otherwise grow one header without end."""
+_HEADERS_END = re.compile(rb"\r?\n\r?\n")
+
+
+def _error_response(status: str, detail: str) -> bytes:
+    body = json.dumps({"status": "error", "detail": detail}).encode()
     head = (
-        "HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode() + body
+
+
+def _timeout_response(seconds: float) -> bytes:
+    return _error_response("408 Request Timeout", f"request headers not received within {seconds:g} s")
 
 
 class _HeaderDeadline(asyncio.Protocol):
@@ -61,6 +70,8 @@ class _HeaderDeadline(asyncio.Protocol):
     def _init_deadline(self) -> None:
         self.header_timeout = _header_timeout()
         self._header_timer = None
+        self._header_bytes = 0
+        self._header_tail = b""
 
     def _awaiting_headers(self) -> bool:
         raise NotImplementedError
@@ -72,7 +83,26 @@ class _HeaderDeadline(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._awaiting_headers():
             self._arm()
+            if self._headers_too_large(data):
+                return
         super().data_received(data)
+
+    def _headers_too_large(self, data: bytes) -> bool:
+        """Count the bytes of the headers being received; past `HEADER_LIMIT` answer 431 and close."""
+        window = self._header_tail + data
+        end = _HEADERS_END.search(window)
+        size = self._header_bytes - len(self._header_tail) + (end.end() if end else len(window))
+        if end is None:
+            self._header_bytes += len(data)
+            self._header_tail = window[-3:]
+        if size <= HEADER_LIMIT:
+            return False
+        if not self.transport.is_closing():
+            self.logger.debug("closing a connection whose request headers exceed %d bytes", HEADER_LIMIT)
+            detail = f"request headers larger than {HEADER_LIMIT} bytes"
+            self.transport.write(_error_response("431 Request Header Fields Too Large", detail))
+            self.transport.close()
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -83,6 +113,7 @@ class _HeaderDeadline(asyncio.Protocol):
             self._header_timer = self.loop.call_later(self.header_timeout, self._on_header_timeout)
 
     def _disarm(self) -> None:
+        self._header_bytes, self._header_tail = 0, b""
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None

@@ -40,8 +40,13 @@ __all__ = [
     "ui_cookie_value",
 ]
 
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
-"""Paths that never need the token (liveness/readiness probes and the API documentation)."""
+DOCS_ASSETS = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js", "favicon.png")
+OPEN_PATHS = frozenset(
+    {"/healthz", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+    | {f"/docs/assets/{name}" for name in DOCS_ASSETS}
+)
+"""Paths that never need the token (liveness/readiness probes and the API documentation, with the
+scripts it loads from this server: `openxiv.service.http.docs_pages`)."""
 ADMIN_PREFIX = "/v1/admin/"
 UI_COOKIE = "openxiv_ui"
 """The web page's session cookie (see `ui_cookie_value`)."""

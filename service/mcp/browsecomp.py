@@ -21,7 +21,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from openxiv.service.browsecomp import BrowseCompTools
-from openxiv.service.mcp.server import READ_ONLY, LogLevel, _tool_errors, serving
+from openxiv.service.mcp.arguments import CheckedServer
+from openxiv.service.mcp.server import READ_ONLY, LogLevel, serving, tool_errors
 
 __all__ = ["BROWSECOMP_TOOLS", "build_browsecomp_server"]
 
@@ -62,7 +63,7 @@ def build_browsecomp_server(
             yield
 
     budget = "whole texts" if tools.snippet_max_tokens < 0 else f"about {tools.snippet_max_tokens} tokens"
-    server: MCPServer = MCPServer(
+    server: MCPServer = CheckedServer(  # refuses arguments a tool does not declare
         name="openxiv-browsecomp",
         instructions=(
             f"Search a frozen corpus of arXiv papers. search returns the top {tools.k} papers with "
@@ -84,7 +85,7 @@ def build_browsecomp_server(
     def search(
         query: Annotated[str, Field(description="What to look for, in words")],
     ) -> Annotated[CallToolResult, SearchOutput]:
-        with _tool_errors():
+        with tool_errors():
             hits = tools.search(query)
         return _json_result(hits, {"result": hits})
 
@@ -98,7 +99,7 @@ def build_browsecomp_server(
         def get_document_tool(
             docid: Annotated[str, Field(description="A docid from search (an arXiv id)")],
         ) -> Annotated[CallToolResult, Document]:
-            with _tool_errors():
+            with tool_errors():
                 doc = tools.get_document(docid)
             return _json_result(doc, doc)
 

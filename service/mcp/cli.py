@@ -118,7 +118,9 @@ def mcp(
         server = build_server(library, level, load=load)
     if transport == "stdio":
         click.echo(f"openxiv mcp: serving {snapshot.name} from {root} on stdio", err=True)
-        server.run("stdio")
+        from openxiv.service.mcp.stdio import run_stdio
+
+        run_stdio(server)  # every line answered: -32700 for an unparsable one
         return
 
     import uvicorn
@@ -129,14 +131,25 @@ def mcp(
         f"http://{settings.host}:{settings.mcp_port}{MCP_PATH}",
         err=True,
     )
+    from openxiv.service.mcp.transport import guarded, uvicorn_options
+
+    # read deadlines and body guard as for `openxiv serve`, and on streamable HTTP the session cap
+    # (see service/mcp/transport.py)
     if transport == "sse":
         from openxiv.service.mcp.sse import sse_app
 
-        app = sse_app(server, library, settings.host, settings.api_token)
+        app = guarded(sse_app(server, library, settings.host, settings.api_token), settings)
     else:
-        app = http_app(server, settings.host, settings.api_token)
+        app = guarded(
+            http_app(server, settings.host, settings.api_token, settings.mcp_max_sessions), settings
+        )
     uvicorn.run(
-        app, host=settings.host, port=settings.mcp_port, log_level=log_level, log_config=log_config(log_level)
+        app,
+        host=settings.host,
+        port=settings.mcp_port,
+        log_level=log_level,
+        log_config=log_config(log_level),
+        **uvicorn_options(settings),
     )
 
 

@@ -31,6 +31,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
+from openxiv.service.mcp.arguments import CheckedServer
 from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
 from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
 from openxiv.service.models import (
@@ -52,7 +53,7 @@ from openxiv.service.readable import (
 )
 from openxiv.service.reading import PREVIEW_CHARS
 
-__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving"]
+__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving", "tool_errors"]
 
 MCP_PATH = "/mcp"
 TOOLS = (
@@ -94,7 +95,7 @@ def _result(text: str, model: BaseModel) -> CallToolResult:
 
 
 @contextmanager
-def _tool_errors() -> Iterator[None]:
+def tool_errors() -> Iterator[None]:
     """An `ApiError` (bad argument, unknown paper or section, index not loaded, over budget) becomes
     a tool error with the same message the HTTP API would give."""
     try:
@@ -124,7 +125,7 @@ def build_server(library: Library, log_level: LogLevel = "WARNING", *, load: boo
         async with serving(library):
             yield
 
-    server: MCPServer = MCPServer(
+    server: MCPServer = CheckedServer(  # refuses arguments a tool does not declare
         name="openxiv",
         instructions=INSTRUCTIONS,
         version=version("openxiv"),
@@ -142,7 +143,7 @@ def _read(
     library: Library, kind: str, render: Callable[[Any], str], arxiv_id: str, **args: Any
 ) -> CallToolResult:
     """One reading tool's answer: ``library.paper(kind, ...)`` as readable text and structured content."""
-    with _tool_errors():
+    with tool_errors():
         model: BaseModel = library.paper(kind, arxiv_id, **args)
     return _result(render(model), model)
 
@@ -171,7 +172,7 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search arXiv papers (BM25 + dense hybrid). Returns title, id, date, categories, authors,
         a TLDR and the passage that matched for each paper."""
-        with _tool_errors():
+        with tool_errors():
             response = library.search(
                 query,
                 top_k=size,
@@ -230,8 +231,13 @@ def _add_reading_tools(server: MCPServer, library: Library) -> None:
         return _read(library, "preview", preview_text, arxiv_id, characters=characters)
 
 
-def http_app(server: MCPServer, host: str, token: str | None) -> ASGIApp:
+def http_app(server: MCPServer, host: str, token: str | None, max_sessions: int | None = None) -> ASGIApp:
     """The streamable HTTP app at `MCP_PATH`, behind the HTTP API's bearer token when one is set
-    (``Authorization: Bearer <token>`` or ``?token=``)."""
+    (``Authorization: Bearer <token>`` or ``?token=``), with at most ``max_sessions`` open sessions
+    (`openxiv.service.mcp.transport.SessionLimit`: a new one evicts the least recently used)."""
     app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    if max_sessions is not None:
+        from openxiv.service.mcp.transport import SessionLimit
+
+        app = SessionLimit(app, server, max_sessions)
     return AuthMiddleware(app, token=token) if token else app

@@ -252,3 +252,26 @@ def test_a_request_slower_than_the_header_deadline_is_answered(impatient_server:
         sock.sendall(body)
         data, _ = _answer_and_close_time(sock, time.monotonic())
     assert data.startswith(b"HTTP/1.1 200"), data[:300]
+
+
+def test_oversized_headers_are_431_and_closed(impatient_server: LiveServer) -> None:
+    """httptools has no header size limit of its own (a client could grow one header without end) and
+    h11's answered 400: both parsers answer 431 past `HEADER_LIMIT`, also when the headers trickle in."""
+    HEADER_LIMIT = 16 * 1024  # openxiv.service.http.protocol.HEADER_LIMIT
+    with _connect(impatient_server) as sock:
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (HEADER_LIMIT + 10) + b"\r\n\r\n"
+        )
+        data, _ = _answer_and_close_time(sock, time.monotonic())
+    assert data.startswith(b"HTTP/1.1 431"), data[:200]
+    with _connect(impatient_server) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        for _ in range(HEADER_LIMIT // 4000 + 1):
+            try:
+                sock.sendall(b"X-Part: " + b"b" * 4000 + b"\r\n")
+            except OSError:
+                break
+        data, _ = _answer_and_close_time(sock, time.monotonic())
+    assert data.startswith(b"HTTP/1.1 431"), data[:200]
+    with httpx.Client(base_url=impatient_server.url, timeout=30) as c:  # big but within the limit: served
+        assert c.get("/healthz", headers={"X-Fine": "c" * (HEADER_LIMIT // 2)}).status_code == 200

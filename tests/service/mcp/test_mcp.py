@@ -66,6 +66,7 @@ async def check_tools(client: Client, http: httpx.Client) -> None:
     )
     assert listed["get_paper_section"].input_schema["required"] == ["arxiv_id", "section_name"]
     assert all(t.output_schema for t in listed.values())
+    assert all(t.input_schema["additionalProperties"] is False for t in listed.values())
 
     query = "attention is all you need transformer"
     found = await client.call_tool("search_papers", {"query": query, "size": 5})
@@ -139,6 +140,28 @@ async def check_errors(client: Client) -> None:
         ("search_papers", {"query": "transformers", "mode": "magic"}, "mode"),
         ("search_papers", {"size": 3}, "query"),
         ("get_paper_section", {"arxiv_id": PAPER, "section_name": " "}, "section_name: required"),
+        # probes: undeclared arguments were dropped and the answer came back unfiltered
+        (
+            "search_papers",
+            {"query": "transformers", "orgs": ["Google"]},
+            "orgs: this corpus has no affiliations",
+        ),
+        ("search_papers", {"query": "transformers", "min_citation": 10}, "min_citation: this corpus has no"),
+        (
+            "search_papers",
+            {"query": "transformers", "source": "arxiv"},
+            "source: not an argument of search_papers",
+        ),
+        (
+            "search_papers",
+            {"query": "x", "catgories": "cs.CL"},
+            "catgories: not an argument of search_papers (did you mean 'categories'?)",
+        ),
+        (
+            "get_paper_brief",
+            {"arxiv_id": PAPER, "verbose": True},
+            "verbose: not an argument of get_paper_brief",
+        ),
     ]
     for tool, args, message in cases:
         result = await client.call_tool(tool, args)
@@ -175,6 +198,7 @@ class McpHttpServer:
         root: Path | None = None,
         transport: str = "http",
         *args: str,
+        **extra_env: str,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{MCP_PATH}"
@@ -182,7 +206,7 @@ class McpHttpServer:
         cmd = [str(BIN / "openxiv"), "mcp", "--index", str(root or index.root), "--transport", transport]
         cmd += ["--port", str(self.port), *args] + (["--token", token] if token else [])
         probe = self.url if transport == "http" else f"http://127.0.0.1:{self.port}/messages/"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")} | _env(index)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")} | _env(index, **extra_env)
         self._fh = self.log.open("w")
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._fh, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 180
