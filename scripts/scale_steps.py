@@ -1,0 +1,224 @@
+"""The scale measurements of issue 24 as resumable steps: each writes ``WORK/results/<step>.json`` and
+is skipped when that file exists (``--force`` reruns it), so a run of hours can stop and go on.
+
+    S=data/scratch/scale
+    nice -n 10 .venv/bin/python scripts/scale_steps.py corpus --papers 250000 --work $S/s250k
+    nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag new
+    nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag old \\
+        --python ../main-before/.venv/bin/python     # the same build with another checkout's code
+    nice -n 10 .venv/bin/python scripts/scale_steps.py serve --papers 250000 --work $S/s250k --tag new
+    .venv/bin/python scripts/scale_steps.py render --work $S/s100k $S/s250k   # BENCHMARKS.md "Scale (streaming)"
+
+- ``corpus``: the synthetic corpus of ``scripts/bench_scale.py`` (real titles, abstracts, authors,
+  categories recombined under new ids, ``--fulltext-share`` of the papers with a real full text) and
+  its synthetic paper vectors (a real cached vector plus noise) in ``WORK/embcache.sqlite``: ingest
+  time, peak RSS, database size.
+- ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
+  another's to compare), under ``/usr/bin/time`` for the child's peak RSS (``%M``), into
+  ``WORK/index-<tag>``: wall time, stages, sizes per part.
+- ``serve``: the ``new`` snapshot opened in process: open time, p50/p95 per mode on the 103 dev topic
+  queries, hybrid (rrf) with the dense side's unfiltered deep list (``OPENXIV_HNSW_DEEP``, default)
+  and with the old masked walk (``--deep 0`` rows), filtered rrf; then ``openxiv serve --workers 1``
+  RSS/PSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import write_section
+from bench_index import PeakRSS
+
+MIB = 2**20
+MODES = ("bm25_papers", "dense_papers", "bm25", "dense", "rrf", "weighted")
+
+_BUILD = """
+import json, sys, time
+from pathlib import Path
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.build.job import build_index_report
+from openxiv.indexer.encoders.embed import load_snapshot_encoder
+
+db, root, cache, enc_dir, work = (Path(a) for a in sys.argv[1:6])
+encoder = load_snapshot_encoder(enc_dir)
+settings = Settings.from_env().replace(data_dir=work, embed="papers")
+t = time.perf_counter()
+r = build_index_report(db, root, settings, progress=False, encoder=encoder, cache_path=cache, keep=1)
+print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "stages": r.stages,
+      "sizes": r.manifest.sizes_bytes, "counts": r.manifest.counts.model_dump()}, default=str))
+"""
+
+
+def _out(work: Path, step: str) -> Path:
+    return work / "results" / f"{step}.json"
+
+
+def _save(work: Path, step: str, res: dict[str, Any]) -> None:
+    path = _out(work, step)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=1, default=str))
+    print(step, json.dumps(res, default=str), flush=True)
+
+
+def _encoder_dir(source_index: Path) -> Path:
+    if source_index.name == "CURRENT" and source_index.is_file():
+        source_index = source_index.parent / "snapshots" / source_index.read_text().strip()
+    return source_index.resolve() / "encoder"
+
+
+def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
+    from bench_scale import Source, fill_cache, real_vectors
+
+    from openxiv.corpus.store import Store
+    from openxiv.indexer.encoders.embed import load_snapshot_encoder
+
+    work: Path = args.work
+    db, cache = work / "corpus.sqlite", work / "embcache.sqlite"
+    for p in (db, cache):
+        for q in (p, Path(f"{p}-wal"), Path(f"{p}-shm")):
+            q.unlink(missing_ok=True)
+    res: dict[str, Any] = {
+        "papers": args.papers,
+        "fulltext_share": args.fulltext_share,
+        "loadavg": os.getloadavg(),
+    }
+    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    source = Source(args.source, args.fulltexts)
+    t = time.perf_counter()
+    with PeakRSS() as rss, Store(db) as store:
+        summary = store.ingest(source.records(args.papers, args.fulltext_share, args.seed))
+    seconds = time.perf_counter() - t
+    res["ingest"] = {"seconds": seconds, "papers_per_s": summary.read / seconds, "peak_rss_mib": rss.peak / MIB,
+                     "db_bytes": db.stat().st_size}  # fmt: skip
+    del source
+    t = time.perf_counter()
+    base = real_vectors(args.cache, encoder.fingerprint, 50_000)
+    res["cache_fill"] = {
+        "vectors": fill_cache(db, cache, encoder, base, args.seed),
+        "seconds": time.perf_counter() - t,
+    }
+    with Store.open_readonly(db) as store:
+        res["corpus"] = store.stats()
+    return res
+
+
+def step_build(args: argparse.Namespace) -> dict[str, Any]:
+    work: Path = args.work
+    root = work / f"index-{args.tag}"
+    cmd = ["/usr/bin/time", "-f", "MAXRSS_KB %M", args.python, "-c", _BUILD, str(work / "corpus.sqlite"),
+           str(root), str(work / "embcache.sqlite"), str(_encoder_dir(args.source_index)), str(work)]  # fmt: skip
+    load0 = os.getloadavg()
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise SystemExit(f"build failed ({p.returncode}):\n{p.stderr[-4000:]}")
+    res = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+    kb = next(ln for ln in p.stderr.splitlines() if ln.startswith("MAXRSS_KB "))
+    res.update(tag=args.tag, python=args.python, peak_rss_mib=int(kb.split()[1]) / 1024,
+               loadavg_start=load0, loadavg_end=os.getloadavg())  # fmt: skip
+    return res
+
+
+def step_serve(args: argparse.Namespace) -> dict[str, Any]:
+    from bench_scale import pcts, serve_memory, time_queries, topic_queries
+
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.indexer.backend import SearchFilters
+    from openxiv.indexer.snapshot import open_index
+
+    root = args.work / f"index-{args.tag}"
+    queries = topic_queries()
+    res: dict[str, Any] = {"loadavg_start": os.getloadavg(), "modes": {}, "deep0": {}, "filters": {}}
+    settings = Settings.from_env()
+    t = time.perf_counter()
+    with PeakRSS() as rss, open_index(root, settings) as ix:
+        res["open_s"] = time.perf_counter() - t
+        for mode in MODES:
+            res["modes"][mode] = pcts(time_queries(ix.backend, queries, mode))
+            print(mode, res["modes"][mode], flush=True)
+        walk = ix.backend.tuned(hnsw_deep=0) if hasattr(ix.backend, "tuned") else None
+        for mode in ("dense", "rrf") if walk is not None else ():
+            res["deep0"][mode] = pcts(time_queries(walk, queries, mode))
+            print("deep0", mode, res["deep0"][mode], flush=True)
+        for name, f in {"category cs.CL": SearchFilters(categories=("cs.CL",)),
+                        "author Wang": SearchFilters(authors=("Wang",))}.items():  # fmt: skip
+            res["filters"][name] = pcts(time_queries(ix.backend, queries, "rrf", f))
+    res["peak_rss_mib"] = rss.peak / MIB
+    res["serve_workers_1"] = serve_memory(root, 1, queries[:40])
+    res["loadavg_end"] = os.getloadavg()
+    return res
+
+
+def render(works: list[Path]) -> str:
+    lines = [
+        "Issue 24: the streaming build against the previous build on the same synthetic corpora, and the",
+        "serving latency of the streamed snapshot (`scripts/scale_steps.py`; synthetic corpus and synthetic",
+        "paper vectors from the embedding cache, as in «Scale» above; this 2-core machine was shared with",
+        "other engineers' jobs during the runs, so wall times are inflated; load averages are given).",
+        "",
+        "| papers | build | wall s | peak RSS MiB | load avg (start) | snapshot MB |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for work in works:
+        for tag in ("old", "new"):
+            path = _out(work, f"build-{tag}")
+            if path.exists():
+                r = json.loads(path.read_text())
+                lines.append(f"| {r['counts']['papers']:,} | {tag} | {r['seconds']:.0f} | {r['peak_rss_mib']:,.0f} | "
+                             f"{r['loadavg_start'][0]:.1f} | {r['sizes']['total'] / 1e6:,.0f} |")  # fmt: skip
+    lines += ["", "| papers | mode | p50 ms | p95 ms |", "|---:|---|---:|---:|"]
+    for work in works:
+        path = _out(work, "serve-new")
+        if not path.exists():
+            continue
+        r = json.loads(path.read_text())
+        n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
+        rows = [(m, v) for m, v in r["modes"].items()] + [
+            (f"{m} (masked walk, deep 0)", v) for m, v in r["deep0"].items()
+        ]
+        rows += [(f"rrf + {name}", v) for name, v in r["filters"].items()]
+        lines += [f"| {n:,} | {m} | {v['p50']:.1f} | {v['p95']:.1f} |" for m, v in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=("corpus", "build", "serve", "render"))
+    ap.add_argument("--work", type=Path, nargs="+", required=True)
+    ap.add_argument("--papers", type=int, default=250_000)
+    ap.add_argument("--tag", default="new", help="build/serve: which snapshot (index-TAG)")
+    ap.add_argument(
+        "--python", default=sys.executable, help="build: the interpreter (and so the code) to build with"
+    )
+    ap.add_argument("--source", type=Path, default=Path("data/corpus.sqlite"))
+    ap.add_argument("--source-index", type=Path, default=Path("data/index/CURRENT"))
+    ap.add_argument(
+        "--cache", type=Path, default=Path("data/embcache.sqlite"), help="real vectors to recombine"
+    )
+    ap.add_argument("--fulltext-share", type=float, default=0.05)
+    ap.add_argument("--fulltexts", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--force", action="store_true", help="rerun a step whose results exist")
+    args = ap.parse_args()
+    if args.step == "render":
+        write_section("Scale (streaming build)", render(args.work), after="Scale")
+        return
+    args.work = args.work[0]
+    args.work.mkdir(parents=True, exist_ok=True)
+    name = args.step if args.step == "corpus" else f"{args.step}-{args.tag}"
+    if _out(args.work, name).exists() and not args.force:
+        print(f"{name}: done ({_out(args.work, name)}); --force reruns it", flush=True)
+        return
+    step = {"corpus": step_corpus, "build": step_build, "serve": step_serve}[args.step]
+    _save(args.work, name, step(args))
+
+
+if __name__ == "__main__":
+    main()
