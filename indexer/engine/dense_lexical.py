@@ -38,13 +38,15 @@ def search_among(
     allowed: np.ndarray | None,
     known: np.ndarray | None,
     deep: int,
+    exact_max: int = EXACT_SUBSET_MAX,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Best ``k`` rows among ``allowed`` for one query vector: ``(scores, rows)``, 1-D, best first,
-    ties by lower row (see the module docstring for when it is approximate)."""
+    ties by lower row (see the module docstring for when it is approximate). Up to ``exact_max``
+    allowed rows keep `DenseIndex.search` (exact over the allowed rows)."""
     if allowed is None or index.kind != "hnsw" or deep <= 0 or k <= 0:
         return _one(index.search(qvec, k, allowed=allowed))
     n_allowed = int(np.count_nonzero(allowed))
-    if n_allowed <= EXACT_SUBSET_MAX or n_allowed == index.ntotal:
+    if n_allowed <= exact_max or n_allowed == index.ntotal:
         return _one(index.search(qvec, k, allowed=allowed))
     s, r = _one(index.search(qvec, min(max(deep, k), index.ntotal)))
     keep = allowed[r]
