@@ -13,6 +13,9 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
   categories recombined under new ids, ``--fulltext-share`` of the papers with a real full text) and
   its synthetic paper vectors (a real cached vector plus noise) in ``WORK/embcache.sqlite``: ingest
   time, peak RSS, database size.
+- ``oai``: the same recombined records (metadata only) as a ``--papers``-line OAI/Kaggle metadata
+  snapshot file, ``openxiv ingest`` of it into a fresh database and again into the same one (a
+  re-ingest must store nothing new): wall time, rate, peak RSS, database size.
 - ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
   another's to compare), under ``/usr/bin/time`` for the child's peak RSS (``%M``), into
   ``WORK/index-<tag>``: wall time, stages, sizes per part.
@@ -110,6 +113,61 @@ def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
+def write_oai(args: argparse.Namespace, path: Path) -> int:
+    """``--papers`` lines of the OAI/Kaggle metadata snapshot format, from `bench_scale.Source`'s
+    recombined real records (no full texts: the snapshot holds metadata only)."""
+    from bench_scale import Source
+
+    source = Source(args.source, 1)
+    n = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for r in source.records(args.papers, 0.0, args.seed):
+            assert r.published is not None
+            created = r.published.strftime("%a, %d %b %Y 00:00:00 GMT")
+            parsed = [[a.split()[-1], " ".join(a.split()[:-1]), ""] for a in r.authors if a.split()]
+            obj = {"id": r.arxiv_id, "submitter": r.authors[0] if r.authors else None,
+                   "authors": ", ".join(r.authors), "title": r.title, "comments": None, "journal-ref": None,
+                   "doi": None, "report-no": None, "categories": " ".join(r.categories), "license": None,
+                   "abstract": r.abstract, "versions": [{"version": "v1", "created": created}],
+                   "update_date": r.published.isoformat(), "authors_parsed": parsed}  # fmt: skip
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def _timed(cmd: list[str]) -> dict[str, Any]:
+    """``cmd`` under ``/usr/bin/time``: wall seconds, peak RSS, exit code, the tail of its output."""
+    t, load0 = time.perf_counter(), os.getloadavg()
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "MAXRSS_KB %M", *cmd], capture_output=True, text=True, check=False
+    )
+    kb = [ln for ln in p.stderr.splitlines() if ln.startswith("MAXRSS_KB ")]
+    return {"seconds": time.perf_counter() - t, "returncode": p.returncode, "loadavg_start": load0,
+            "peak_rss_mib": int(kb[-1].split()[1]) / 1024 if kb else None,
+            "stderr_tail": p.stderr[-1500:], "stdout_tail": p.stdout[-1500:]}  # fmt: skip
+
+
+def step_oai(args: argparse.Namespace) -> dict[str, Any]:
+    """The metadata snapshot at scale: write the file (once), ``openxiv ingest`` it into a new
+    database, then again into the same one (must change nothing)."""
+    work: Path = args.work
+    path, db = work / "arxiv-metadata-oai-snapshot.json", work / "oai.sqlite"
+    res: dict[str, Any] = {"papers": args.papers}
+    if not path.exists():
+        t = time.perf_counter()
+        res["lines"] = write_oai(args, path)
+        res["write_s"] = time.perf_counter() - t
+    res["file_bytes"] = path.stat().st_size
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        p.unlink(missing_ok=True)
+    openxiv = str(Path(args.python).with_name("openxiv"))
+    for name in ("ingest", "reingest"):
+        res[name] = _timed([openxiv, "ingest", "--db", str(db), str(path)])
+        res[name]["db_bytes"] = db.stat().st_size
+        res[name]["papers_per_s"] = args.papers / res[name]["seconds"]
+    return res
+
+
 def step_build(args: argparse.Namespace) -> dict[str, Any]:
     work: Path = args.work
     root = work / f"index-{args.tag}"
@@ -190,7 +248,7 @@ def render(works: list[Path]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=("corpus", "build", "serve", "render"))
+    ap.add_argument("step", choices=("corpus", "oai", "build", "serve", "render"))
     ap.add_argument("--work", type=Path, nargs="+", required=True)
     ap.add_argument("--papers", type=int, default=250_000)
     ap.add_argument("--tag", default="new", help="build/serve: which snapshot (index-TAG)")
@@ -212,11 +270,11 @@ def main() -> None:
         return
     args.work = args.work[0]
     args.work.mkdir(parents=True, exist_ok=True)
-    name = args.step if args.step == "corpus" else f"{args.step}-{args.tag}"
+    name = args.step if args.step in ("corpus", "oai") else f"{args.step}-{args.tag}"
     if _out(args.work, name).exists() and not args.force:
         print(f"{name}: done ({_out(args.work, name)}); --force reruns it", flush=True)
         return
-    step = {"corpus": step_corpus, "build": step_build, "serve": step_serve}[args.step]
+    step = {"corpus": step_corpus, "oai": step_oai, "build": step_build, "serve": step_serve}[args.step]
     _save(args.work, name, step(args))
 
 
