@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openxiv.indexer.engine.sparse import SparseIndex, _VectorisedBM25, analyze
+from openxiv.indexer.engine.sparse import SparseIndex, _VectorisedBM25, analyze, empty_model
 
 __all__ = ["StreamingBM25"]
 
@@ -80,13 +80,7 @@ class StreamingBM25:
         model = _VectorisedBM25(k1=self.k1, b=self.b, backend="numpy")
         n_docs = self.n_docs
         if n_docs == 0:
-            model.scores = {
-                "data": np.zeros(0, np.float32),
-                "indices": np.zeros(0, np.int32),
-                "indptr": np.zeros(1, np.int32),
-                "num_docs": 0,
-            }
-            model.vocab_dict = {}
+            empty_model(model)
             shutil.rmtree(self.spill_dir, ignore_errors=True)
             return SparseIndex(model, self.stemmer)
         words = sorted(self.vocab)

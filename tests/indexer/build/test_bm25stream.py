@@ -4,32 +4,15 @@ streamed `DenseIndex` (empty `create`, then `add` per chunk) is the same file as
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from live_index import listing_texts
 
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.build.bm25stream import StreamingBM25
 from openxiv.indexer.engine.dense import DenseIndex
 from openxiv.indexer.engine.sparse import SparseIndex
-
-
-def _texts(n: int) -> list[str]:
-    data = SharedData.default()
-    listings = data.listings if data.available else []
-    if not listings:
-        pytest.skip(f"no listing files under {data.root}")
-    texts: list[str] = []
-    with gzip.open(listings[0], "rt", encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            texts.append(f"{obj.get('title') or ''}\n{obj.get('abstract') or ''}")
-            if len(texts) >= n:
-                break
-    return texts
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -38,7 +21,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("chunk", [1, 37, 1000])
 def test_streamed_bm25_is_the_same_bytes_as_the_in_memory_build(tmp_path: Path, chunk: int) -> None:
-    texts = _texts(400)
+    texts = listing_texts(400)
     texts[5] = ""  # an empty text (a paper with neither title nor abstract): a row of length 0
     texts[6] = "the of and"  # only stop words
     SparseIndex.build(texts, k1=1.5, b=0.7).save(tmp_path / "memory")

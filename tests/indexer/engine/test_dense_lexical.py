@@ -23,6 +23,10 @@ def qvecs(minilm: Encoder) -> list[np.ndarray]:
     return [minilm.encode_query(q) for q in QUERIES]
 
 
+def _mask(n: int, seed: int, share: float) -> np.ndarray:
+    return np.random.default_rng(seed).random(n) < share
+
+
 def _exact(vectors: np.ndarray, q: np.ndarray, allowed: np.ndarray, k: int) -> np.ndarray:
     rows = np.flatnonzero(allowed)
     s = vectors[rows] @ q
@@ -32,8 +36,7 @@ def _exact(vectors: np.ndarray, q: np.ndarray, allowed: np.ndarray, k: int) -> n
 def test_a_deep_list_covering_the_corpus_is_the_exact_answer(
     hnsw: DenseIndex, dense_vectors: np.ndarray, qvecs: list[np.ndarray]
 ) -> None:
-    rng = np.random.default_rng(3)
-    allowed = rng.random(hnsw.ntotal) < 0.4
+    allowed = _mask(hnsw.ntotal, 3, 0.4)
     for q in qvecs:
         s, r = search_among(hnsw, q, 20, allowed, None, deep=hnsw.ntotal, exact_max=0)
         assert r.tolist() == _exact(dense_vectors, q, allowed, 20).tolist()
@@ -43,8 +46,7 @@ def test_a_deep_list_covering_the_corpus_is_the_exact_answer(
 def test_the_lexical_top_is_scored_exactly_and_only_allowed_rows_come_back(
     hnsw: DenseIndex, dense_vectors: np.ndarray, qvecs: list[np.ndarray]
 ) -> None:
-    rng = np.random.default_rng(4)
-    allowed = rng.random(hnsw.ntotal) < 0.3
+    allowed = _mask(hnsw.ntotal, 4, 0.3)
     for q in qvecs:
         best = _exact(dense_vectors, q, allowed, 10)
         # a shallow deep list (10 of the whole corpus) misses most allowed rows: the known rows fill in
