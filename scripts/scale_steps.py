@@ -16,6 +16,8 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
 - ``oai``: the same recombined records (metadata only) as a ``--papers``-line OAI/Kaggle metadata
   snapshot file, ``openxiv ingest`` of it into a fresh database and again into the same one (a
   re-ingest must store nothing new): wall time, rate, peak RSS, database size.
+- ``dense``: the dense index by size (exact fp16, HNSW M=32, IVF + SQ8, IVF + PQ48) over ``--papers``
+  synthetic vectors: build time, peak RSS, bytes, top-100 latency (one thread), recall@100 vs exact.
 - ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
   another's to compare), under ``/usr/bin/time`` for the child's peak RSS (``%M``), into
   ``WORK/index-<tag>``: wall time, stages, sizes per part.
@@ -168,6 +170,79 @@ def step_oai(args: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
+def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any) -> dict[str, Any]:
+    """One FAISS index over ``vecs``: build time, peak RSS while built, bytes, top-100 latency one
+    query at a time on one thread, recall@100 against ``truth`` (the exact answer)."""
+    import faiss
+    import numpy as np
+    from bench_scale import pcts
+
+    n, dim = vecs.shape
+    t = time.perf_counter()
+    with PeakRSS() as rss:
+        if name == "exact fp16":
+            index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+        elif name == "hnsw M=32":
+            index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction, index.hnsw.efSearch = 200, 256
+        else:  # "ivf,sq8" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
+            nlist = int(4 * np.sqrt(n))
+            index = faiss.index_factory(
+                dim, f"IVF{nlist},{name.split(',')[1].upper()}", faiss.METRIC_INNER_PRODUCT
+            )
+            index.nprobe = max(1, nlist // 32)
+        if not index.is_trained:
+            index.train(vecs[np.random.default_rng(0).choice(n, min(n, 100_000), replace=False)])
+        for start in range(0, n, 100_000):
+            index.add(vecs[start : start + 100_000])
+    row: dict[str, Any] = {"build_s": time.perf_counter() - t, "peak_rss_mib": rss.peak / MIB}
+    row["bytes"] = int(faiss.serialize_index(index).size)
+    faiss.omp_set_num_threads(1)
+    ms, found = [], []
+    for q in qvecs:
+        t = time.perf_counter()
+        _, ids = index.search(q[None, :], 100)
+        ms.append((time.perf_counter() - t) * 1000)
+        found.append(ids[0])
+    faiss.omp_set_num_threads(os.cpu_count() or 1)
+    row.update(pcts(ms))
+    if truth is not None:
+        row["recall100_vs_exact"] = float(
+            np.mean([len(set(a) & set(b)) / 100 for a, b in zip(found, truth, strict=True)])
+        )
+    return {**row, "_ids": [f.tolist() for f in found]}
+
+
+def step_dense(args: argparse.Namespace) -> dict[str, Any]:
+    """Item 3: exact fp16, HNSW and IVF variants of FAISS over ``--papers`` synthetic paper vectors
+    (real cached vectors plus noise, as the corpus step makes them) and the 103 topic queries."""
+    import numpy as np
+    from bench_scale import real_vectors, topic_queries
+
+    from openxiv.indexer.encoders.embed import load_snapshot_encoder
+    from openxiv.indexer.encoders.vectors import normalize_rows
+
+    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    base = real_vectors(args.cache, encoder.fingerprint, 50_000)
+    rng = np.random.default_rng(args.seed)
+    vecs = np.empty((args.papers, base.shape[1]), dtype=np.float32)
+    for start in range(0, args.papers, 100_000):
+        m = min(100_000, args.papers - start)
+        pick = base[rng.integers(0, len(base), m)]
+        vecs[start : start + m] = normalize_rows(pick + rng.normal(0, 0.02, pick.shape).astype(np.float32))
+    qvecs = np.stack([encoder.encode_query(q) for q in topic_queries()]).astype(np.float32)
+    res: dict[str, Any] = {"vectors": args.papers, "loadavg_start": os.getloadavg(), "variants": {}}
+    truth = None
+    for name in ("exact fp16", "hnsw M=32", "ivf,sq8", "ivf,pq48"):
+        row = _dense_variant(name, vecs, qvecs, truth)
+        ids = row.pop("_ids")
+        truth = ids if truth is None else truth
+        res["variants"][name] = row
+        print(name, json.dumps(row), flush=True)
+    res["loadavg_end"] = os.getloadavg()
+    return res
+
+
 def step_build(args: argparse.Namespace) -> dict[str, Any]:
     work: Path = args.work
     root = work / f"index-{args.tag}"
@@ -248,7 +323,7 @@ def render(works: list[Path]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=("corpus", "oai", "build", "serve", "render"))
+    ap.add_argument("step", choices=("corpus", "oai", "dense", "build", "serve", "render"))
     ap.add_argument("--work", type=Path, nargs="+", required=True)
     ap.add_argument("--papers", type=int, default=250_000)
     ap.add_argument("--tag", default="new", help="build/serve: which snapshot (index-TAG)")
@@ -270,11 +345,18 @@ def main() -> None:
         return
     args.work = args.work[0]
     args.work.mkdir(parents=True, exist_ok=True)
-    name = args.step if args.step in ("corpus", "oai") else f"{args.step}-{args.tag}"
+    name = args.step if args.step in ("corpus", "oai", "dense") else f"{args.step}-{args.tag}"
     if _out(args.work, name).exists() and not args.force:
         print(f"{name}: done ({_out(args.work, name)}); --force reruns it", flush=True)
         return
-    step = {"corpus": step_corpus, "oai": step_oai, "build": step_build, "serve": step_serve}[args.step]
+    steps = {
+        "corpus": step_corpus,
+        "oai": step_oai,
+        "dense": step_dense,
+        "build": step_build,
+        "serve": step_serve,
+    }
+    step = steps[args.step]
     _save(args.work, name, step(args))
 
 
