@@ -318,7 +318,32 @@ def render(works: list[Path]) -> str:
         ]
         rows += [(f"rrf + {name}", v) for name, v in r["filters"].items()]
         lines += [f"| {n:,} | {m} | {v['p50']:.1f} | {v['p95']:.1f} |" for m, v in rows]
+    lines += _render_dense_oai(works)
     return "\n".join(lines)
+
+
+def _render_dense_oai(works: list[Path]) -> list[str]:
+    lines = ["", "| vectors | dense index | build s | peak RSS MiB | MB | p50 / p95 ms (top 100, 1 thread) | recall@100 vs exact |",
+             "|---:|---|---:|---:|---:|---|---:|"]  # fmt: skip
+    for work in works:
+        path = _out(work, "dense")
+        if path.exists():
+            r = json.loads(path.read_text())
+            for name, v in r["variants"].items():
+                rec = f"{v['recall100_vs_exact']:.3f}" if "recall100_vs_exact" in v else "1 (exact)"
+                lines.append(f"| {r['vectors']:,} | {name} | {v['build_s']:.0f} | {v['peak_rss_mib']:,.0f} | "
+                             f"{v['bytes'] / 1e6:,.0f} | {v['p50']:.1f} / {v['p95']:.1f} | {rec} |")  # fmt: skip
+    lines += ["", "| OAI lines | file MB | ingest s | papers/s | peak RSS MiB | DB MB | re-ingest s | re-ingest output |",
+              "|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    for work in works:
+        path = _out(work, "oai")
+        if path.exists():
+            r = json.loads(path.read_text())
+            i, again = r["ingest"], r["reingest"]
+            lines.append(f"| {r['papers']:,} | {r['file_bytes'] / 1e6:,.0f} | {i['seconds']:.0f} | {i['papers_per_s']:,.0f} | "
+                         f"{i['peak_rss_mib']:,.0f} | {i['db_bytes'] / 1e6:,.0f} | {again['seconds']:.0f} | "
+                         f"{again['stdout_tail'].strip().split(': ')[-1]} |")  # fmt: skip
+    return lines
 
 
 def main() -> None:
