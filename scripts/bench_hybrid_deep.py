@@ -73,23 +73,28 @@ def hnsw_twin(index: Path, work: Path) -> tuple[Path, float]:
     return dst, seconds
 
 
-def measure(path: Path, label: str, deeps: list[int], topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def measure(path: Path, label: str, deeps: list[int], topics: list[dict[str, Any]], saved: Path) -> None:
+    """Rows of ``label`` x ``deeps`` x `MODES` added to ``saved`` (JSON) one by one; a row already
+    there (an earlier run's) is not measured again."""
     settings = Settings.from_env()
-    rows = []
+    rows = json.loads(saved.read_text()) if saved.exists() else []
     with open_index(path, settings) as opened:
         base = opened.backend
         base.search("warm up the encoder and the numba kernels", top_k=10)
         for deep in deeps:
             for mode in MODES:
+                mode_name = mode or f"{settings.fusion} (default)"
+                if any((r["index"], r["deep"], r["mode"]) == (label, deep, mode_name) for r in rows):
+                    continue
                 backend = base.tuned(hnsw_deep=deep)
                 run, lat = run_queries(backend, topics, mode, 100)
                 scores = evaluate(topics, run, (10, 100))
-                row = {"index": label, "deep": deep, "mode": mode or f"{settings.fusion} (default)",
+                row = {"index": label, "deep": deep, "mode": mode_name,
                        "recall@100": scores["recall@100"], "recall@10": scores["recall@10"],
                        "p50_ms": statistics.median(lat), "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))]}  # fmt: skip
                 rows.append(row)
+                saved.write_text(json.dumps(rows, indent=1))
                 print(json.dumps(row), flush=True)
-    return rows
 
 
 def render(rows: list[dict[str, Any]], twin_s: float, load: tuple[float, float]) -> str:
@@ -131,9 +136,10 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     twin, twin_s = hnsw_twin(args.index, args.work)
     topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
-    rows = measure(snapshot_dir(args.index), "exact", [0], topics)
-    rows += measure(twin, "hnsw", [0, *args.deep], topics)
-    (args.work / "rows.json").write_text(json.dumps(rows, indent=1))
+    saved = args.work / "rows.json"
+    measure(snapshot_dir(args.index), "exact", [0], topics, saved)
+    measure(twin, "hnsw", [0, *args.deep], topics, saved)
+    rows = json.loads(saved.read_text())
     if not args.no_write:
         write_section(
             "Hybrid dense side over HNSW", render(rows, twin_s, (load0, os.getloadavg()[0])), after="Scale"
