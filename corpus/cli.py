@@ -13,7 +13,7 @@ import click
 from sqlalchemy.exc import DatabaseError
 
 from openxiv.corpus.completeness import completeness
-from openxiv.corpus.inputs import InputLedger, read_key
+from openxiv.corpus.inputs import InputLedger, file_keys
 from openxiv.corpus.parallel import ReadTask, read_tasks
 from openxiv.corpus.readers import FORMATS, read_file, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
@@ -157,7 +157,7 @@ def ingest(
     passed_over = 0
     try:
         with terminate_as_interrupt(), Store(db_path) as store:
-            ledger = InputLedger(store.engine, read_key(fmt, settings)) if skip_unchanged else None
+            ledger = InputLedger(store.engine, file_keys(fmt, settings)) if skip_unchanged else None
             if ledger is not None:
                 left = _unchanged_passed_over(ledger, tasks, db_path)
                 passed_over, tasks = len(tasks) - len(left), left

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -27,14 +27,17 @@ from sqlalchemy import Engine, Table, delete, insert, select, update
 from openxiv.corpus.schema import IngestInput
 from openxiv.corpus.settings.model import Settings
 
-__all__ = ["InputLedger", "read_key"]
+__all__ = ["InputLedger", "file_keys", "read_key"]
 
 INPUTS = cast(Table, IngestInput.__table__)
 
 
-def read_key(fmt: str | None, settings: Settings) -> str:
+def read_key(fmt: str | None, settings: Settings, references: bool = False) -> str:
     """What a file's records depend on besides its bytes: the format option, how passages are cut,
-    the openxiv version (readers change with it) and the data version of the stored values."""
+    the openxiv version (readers change with it) and the data version of the stored values; for an
+    unArXive file (``references``) also the version of what its bibliographies become
+    (`openxiv.corpus.references.REFERENCE_RULES`), so the key of listing, OAI, plain-text and PDF
+    files is the one they had before references were stored, and an unArXive file's key moved."""
     from importlib import metadata
 
     from openxiv.corpus.migrations import DATA_VERSION
@@ -43,16 +46,36 @@ def read_key(fmt: str | None, settings: Settings) -> str:
         version = metadata.version("openxiv")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
         version = "unknown"
-    return json.dumps(
-        {
-            "format": fmt,
-            "passage_words": settings.passage_words,
-            "passage_overlap": settings.passage_overlap,
-            "openxiv": version,
-            "data_version": DATA_VERSION,
-        },
-        sort_keys=True,
-    )
+    key: dict[str, object] = {
+        "format": fmt,
+        "passage_words": settings.passage_words,
+        "passage_overlap": settings.passage_overlap,
+        "openxiv": version,
+        "data_version": DATA_VERSION,
+    }
+    if references:
+        from openxiv.corpus.references import REFERENCE_RULES
+
+        key["references"] = REFERENCE_RULES
+    return json.dumps(key, sort_keys=True)
+
+
+def file_keys(fmt: str | None, settings: Settings) -> Callable[[Path], str]:
+    """The `read_key` of each input file: with ``references`` for the files read as unArXive (the
+    ``--format`` given, else the detected one; a file whose format cannot be told is not unArXive)."""
+    from openxiv.corpus.readers import FormatError, detect_format
+
+    plain, refs = read_key(fmt, settings), read_key(fmt, settings, references=True)
+
+    def key(file: Path) -> str:
+        if fmt is not None:
+            return refs if fmt == "unarxive" else plain
+        try:
+            return refs if detect_format(file) == "unarxive" else plain
+        except FormatError:
+            return plain
+
+    return key
 
 
 def _sha256(path: Path) -> str:
@@ -72,16 +95,17 @@ class _Seen:
 class InputLedger:
     """The ``ingest_inputs`` table of one (writable) corpus database."""
 
-    def __init__(self, engine: Engine, key: str) -> None:
+    def __init__(self, engine: Engine, key: str | Callable[[Path], str]) -> None:
         self.engine = engine
-        self.key = key
+        self.key_of: Callable[[Path], str] = (lambda _file: key) if isinstance(key, str) else key
+        """The read key of a file (`file_keys`), or one key for every file."""
         self._before: dict[str, _Seen] = {}
         """The stat of each file `split` let through, taken before it was read."""
 
     def split(self, files: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         """``(to_read, unchanged)``: ``files`` that must be read, and those recorded as they are now."""
         with self.engine.connect() as conn:
-            rows = {r.path: r for r in conn.execute(select(INPUTS).where(INPUTS.c.read_key == self.key))}
+            rows = {r.path: r for r in conn.execute(select(INPUTS))}
         to_read: list[Path] = []
         unchanged: list[Path] = []
         touched: list[tuple[str, int]] = []
@@ -89,7 +113,7 @@ class InputLedger:
             name = str(file.resolve())
             st = file.stat()
             row = rows.get(name)
-            same = row is not None and row.size == st.st_size
+            same = row is not None and row.read_key == self.key_of(file) and row.size == st.st_size
             if row is not None and same and row.mtime_ns != st.st_mtime_ns:
                 same = _sha256(file) == row.sha256
                 if same:
@@ -125,7 +149,7 @@ class InputLedger:
                     "size": st.st_size,
                     "mtime_ns": st.st_mtime_ns,
                     "sha256": digest,
-                    "read_key": self.key,
+                    "read_key": self.key_of(file),
                     "run_id": run_id,
                 }
             )

@@ -42,7 +42,7 @@ from openxiv.corpus.records import (
 )
 from openxiv.corpus.titles import derive_title
 
-__all__ = ["PaperState", "content_hash", "merge_record", "sections_hash", "source_name"]
+__all__ = ["PaperState", "content_hash", "is_older", "merge_record", "sections_hash", "source_name"]
 
 _SCALARS = ("title", "abstract", "comment", "license", "journal_ref", "doi")
 _TITLE_RANK = {name: len(TITLE_SOURCES) - i for i, name in enumerate(TITLE_SOURCES)}
@@ -129,6 +129,11 @@ def _compare(cur: PaperState, rec: PaperRecord) -> int:
     return 1 if rd > cd else -1
 
 
+def is_older(cur: PaperState | None, rec: PaperRecord) -> bool:
+    """``rec`` is older than the stored ``cur`` by the rules above (nothing is older than nothing)."""
+    return cur is not None and _compare(cur, rec) < 0
+
+
 def _min(a: date | None, b: date | None) -> date | None:
     return b if a is None else a if b is None else min(a, b)
 
@@ -165,6 +170,7 @@ def state_from_record(rec: PaperRecord) -> PaperState:
     sections = tuple(s for s in rec.sections if s.text.strip()) if rec.sections else ()
     values = rec.__dict__.copy()  # every field of the record (a dataclass without slots), by name
     del values["source"]  # the record's own fields: `source` becomes `sources`, `sections` is set below
+    del values["references"]  # stored beside the paper (`openxiv.corpus.references`), not in its state
     for name in _SCALARS:
         values[name] = values[name] or None  # "" is unknown
     values["authors"] = tuple(rec.authors)

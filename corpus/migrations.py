@@ -170,15 +170,17 @@ def add_missing_columns(engine: Engine, metadata: MetaData) -> list[str]:
 def create_or_migrate(engine: Engine, metadata: MetaData) -> list[str]:
     """Create the tables of a new database at `DATA_VERSION`, or bring an older one up to date.
 
-    Returns what was migrated: ``table.column`` of each column added, ``data.<n>`` of each data step.
+    Returns what was migrated: ``table.column`` of each column added, ``table:<name>`` of each table
+    created (empty: ``paper_references`` came after the first databases), ``data.<n>`` of each data step.
     """
-    new = not inspect(engine).get_table_names()
+    existing = set(inspect(engine).get_table_names())
     metadata.create_all(engine)
-    if new:
+    if not existing:
         with engine.begin() as conn:
             set_data_version(conn)
         return []
-    return add_missing_columns(engine, metadata) + migrate_data(engine)
+    tables = [f"table:{t.name}" for t in metadata.sorted_tables if t.name not in existing]
+    return tables + add_missing_columns(engine, metadata) + migrate_data(engine)
 
 
 def _refold_norms(conn: Connection) -> None:

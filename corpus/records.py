@@ -25,6 +25,7 @@ from openxiv.corpus.ids import id_month
 
 __all__ = [
     "FIELD_NAMES",
+    "REFERENCE_CHARS",
     "TITLE_SOURCES",
     "DatePrecision",
     "Paper",
@@ -32,6 +33,7 @@ __all__ = [
     "PaperRecord",
     "Passage",
     "ReadError",
+    "Reference",
     "Section",
     "SectionRecord",
     "TitleSource",
@@ -131,6 +133,20 @@ class SectionRecord:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """One entry of a paper's bibliography: the arXiv id it resolves to, its text as printed, or both."""
+
+    arxiv_id: str | None
+    """Canonical, version-free id of the cited paper; ``None`` when the entry resolves to none."""
+    text: str | None
+    """The entry as the source prints it (whitespace folded, at most `REFERENCE_CHARS` characters)."""
+
+
+REFERENCE_CHARS = 1000
+"""Longest reference text kept (a bibliography entry longer than this is a parsing accident)."""
+
+
+@dataclass(frozen=True)
 class PaperRecord(PaperFields):
     """What a reader knows about one paper from one input."""
 
@@ -141,6 +157,9 @@ class PaperRecord(PaperFields):
     """Primary category first."""
     sections: list[SectionRecord] = field(default_factory=list)
     """Full text by section; empty when the source has metadata only."""
+    references: list[Reference] = field(default_factory=list)
+    """The bibliography in the source's order; empty when the source carries none (only unArXive
+    does: `openxiv.corpus.references`)."""
 
     @property
     def has_fulltext(self) -> bool:

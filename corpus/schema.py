@@ -6,6 +6,7 @@ the record the rest of openxiv reads, and `openxiv.corpus.writer` maps one to th
 One row per paper (canonical arXiv id, unique), with its ordered authors and categories in child
 tables (for filtering) and, denormalised on the paper row, as JSON arrays (so a paper reads in one
 query). Full text is stored as ordered sections and the passages cut from them at ingest time.
+A paper's bibliography (unArXive only) is in ``paper_references``.
 Every input the readers had to skip lands in ``ingest_errors`` with the run that met it.
 
 Connections run with ``PRAGMA foreign_keys=ON``; writable databases use WAL journaling.
@@ -38,6 +39,7 @@ __all__ = [
     "IngestRun",
     "PaperRow",
     "PassageRow",
+    "ReferenceRow",
     "SectionRow",
     "SourceRow",
 ]
@@ -149,6 +151,22 @@ class PassageRow(Base):
     text: Mapped[str] = mapped_column(Text, nullable=False)
     char_start: Mapped[int] = mapped_column(Integer, nullable=False)
     char_end: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class ReferenceRow(Base):
+    """One entry of a paper's bibliography, in its order (`openxiv.corpus.references`). Only unArXive
+    inputs carry bibliographies; a database made before this table gets it empty on its next writable
+    open, and re-ingesting its unArXive files fills it."""
+
+    __tablename__ = "paper_references"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cited_id: Mapped[str | None] = mapped_column(String(64))
+    """Canonical arXiv id of the cited paper (in the corpus or not); null when the entry resolves to none."""
+    text: Mapped[str | None] = mapped_column(Text)
+    """The entry as printed."""
 
 
 class IngestRun(Base):

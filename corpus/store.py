@@ -298,12 +298,19 @@ class Store:
                 yield self._passage(r)
 
     def fingerprint(self) -> str:
-        """SHA-256 over every (arxiv_id, content_hash): changes iff indexed content changes."""
+        """SHA-256 over every (arxiv_id, content_hash), and over the papers' references when the
+        database holds any (`openxiv.corpus.references.digest`; a database without references keeps
+        the fingerprint it had): changes iff indexed content changes."""
+        from openxiv.corpus.references import digest
+
         h = hashlib.sha256()
         q = select(P.c.arxiv_id, P.c.content_hash).order_by(P.c.arxiv_id)
         with self.engine.connect() as conn:
             for aid, ch in conn.execution_options(yield_per=5000).execute(q):
                 h.update(f"{aid}\t{ch}\n".encode())
+            refs = digest(conn)
+        if refs is not None:
+            h.update(f"references\t{refs}\n".encode())
         return h.hexdigest()
 
     def find_by_title(self, title: str) -> list[str]:

@@ -21,6 +21,11 @@ invented. Definitions (also in ``docs/service.md``):
   address or URL, no report number or arXiv id, no TeX residue (``at 11pt``), no affiliation
   (``Department of ...``), no "preprint"/"submitted to"/"typeset"/"Keywords:" line, no note about
   the paper (``Contributed paper to ...``, ``To appear in ...``, ``Supported by ...``). No real sentence: no tldr.
+- **TeX residue** (`without_residue`): the plain texts keep citations and references as
+  ``[\\cite=key]``/``[\\ref=key]`` and formulas as ``[formula]`` (unarXive texts ``[cite]``,
+  ``[formula]``, ``[figure]``, ``[table]``); a tldr and a hit's evidence show
+  each run of them as ``…`` (``described in [\\cite=a], [\\cite=b]`` reads ``described in …``). The
+  sentences are chosen as before; only the text shown changes.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ __all__ = [
     "split_sentences",
     "tldr",
     "tldr_of",
+    "without_residue",
 ]
 
 TLDR_MIN_CHARS = 120
@@ -158,16 +164,27 @@ def real_sentences(text: str | None) -> Iterator[str]:
     return (s for s in labelled if not is_boilerplate(s))
 
 
+_MARKER = r"(?:\[\\[A-Za-z]+\*?=[^\]\n]*\]|\[(?:formula|cite|figure|table)\])"
+_RESIDUE = re.compile(rf"{_MARKER}(?:[ \t]*,?[ \t]*{_MARKER})*")
+"""A run of ``[\\cite=...]``, ``[\\ref=...]`` (any ``[\\command=...]``) and ``[formula]`` markers (and the
+unarXive reader's ``[cite]``, ``[figure]``, ``[table]``)."""
+
+
+def without_residue(text: str) -> str:
+    """``text`` with each run of TeX residue markers shown as ``…`` (see the module docstring)."""
+    return _RESIDUE.sub("…", text) if "[" in text else text
+
+
 def tldr_of(sentences: Iterable[str]) -> str | None:
     """The tldr made of the first two of ``sentences`` (real ones): the first, plus the second when
-    the first is short."""
+    the first is short; TeX residue shown as ``…`` (`without_residue`)."""
     first_two = list(islice(sentences, 2))
     if not first_two:
         return None
     out = first_two[0]
     if len(out) < TLDR_MIN_CHARS and len(first_two) > 1:
         out = f"{out} {first_two[1]}"
-    return shorten(out, TLDR_MAX_CHARS)
+    return shorten(without_residue(out), TLDR_MAX_CHARS)
 
 
 def paper_tldr(paper: Paper, sections: list[Section] | None = None) -> str | None:

@@ -7,7 +7,8 @@ each record reads is derived from its fields (`record_columns`).
 A batch is merged in memory against the stored papers it touches (one query each for papers and
 sources), then written with ``executemany`` inside the caller's transaction: new papers get ids
 assigned here, changed papers are updated in place, and child rows (authors, categories, sources,
-sections, passages) are rewritten only when they changed.
+sections, passages) are rewritten only when they changed; so are the references
+(`openxiv.corpus.references`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.normalize import normalize_names, normalize_title
 from openxiv.corpus.passages import chunk_sections
 from openxiv.corpus.records import Paper, PaperFields, PaperRecord, best_date
+from openxiv.corpus.references import ReferenceOffers
 from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, SectionRow, SourceRow
 
 __all__ = [
@@ -239,31 +241,44 @@ def write_batch(
     counts = BatchCounts()
     ids = list(dict.fromkeys(r.arxiv_id for r in records))
     stored = _load(conn, ids)
-    states = _merge(records, {k: v.state for k, v in stored.items()}, counts)
+    offers = ReferenceOffers()
+    states = _merge(records, {k: v.state for k, v in stored.items()}, counts, offers)
     next_id = (conn.execute(select(func.max(P.c.id))).scalar() or 0) + 1
     rows = _BatchRows()
+    pid_of: dict[str, int] = {}
     for aid in ids:
         st = states[aid]
         old = stored.get(aid)
+        pid = old.paper_id if old is not None else next_id
+        pid_of[aid] = pid
         if old is not None and st.same_stored(old.state):
             continue
         counts.changed_ids.append(aid)
-        pid = old.paper_id if old is not None else next_id
         if old is None:
             next_id += 1
         passages_hash = rows.add_text(pid, st, old, passage_words, passage_overlap)
         rows.add_paper(pid, st, old, passages_hash)
     rows.write(conn)
+    changed = set(counts.changed_ids)
+    for aid in offers.write(conn, pid_of):  # a paper whose only change is its references was updated
+        if aid not in changed:
+            counts.changed_ids.append(aid)
+            counts.updated += 1
+            counts.unchanged = max(0, counts.unchanged - 1)
     return counts
 
 
 def _merge(
-    records: Sequence[PaperRecord], states: dict[str, PaperState], counts: BatchCounts
+    records: Sequence[PaperRecord],
+    states: dict[str, PaperState],
+    counts: BatchCounts,
+    offers: ReferenceOffers,
 ) -> dict[str, PaperState]:
     """Each record merged into ``states`` (the stored papers, by id), in order; ``counts`` says which
-    records added, updated or changed nothing."""
+    records added, updated or changed nothing; ``offers`` hears each record's references."""
     for rec in records:
         cur = states.get(rec.arxiv_id)
+        offers.offer(cur, rec)
         new = merge_record(cur, rec)
         if cur is None:
             counts.added += 1

@@ -14,10 +14,12 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "DeadlineExceeded",
+    "NoVectors",
     "PaperHit",
     "SearchBackend",
     "SearchFilters",
     "SearchResult",
+    "UnknownPapers",
     "UnsupportedFilter",
     "check_deadline",
     "check_page",
@@ -26,6 +28,15 @@ __all__ = [
 
 class UnsupportedFilter(ValueError):
     """A filter this snapshot cannot answer (e.g. venues on a snapshot built before they were indexed)."""
+
+
+class NoVectors(LookupError):
+    """The snapshot holds no paper vectors (built with ``--embed none`` or ``passages``), so nothing can
+    be ranked by a paper's own vector (`SearchBackend.similar`)."""
+
+
+class UnknownPapers(LookupError):
+    """Seed papers of `SearchBackend.similar` that are not in the snapshot (``args[0]``: their ids)."""
 
 
 class DeadlineExceeded(TimeoutError):
@@ -124,6 +135,21 @@ class SearchBackend(Protocol):
 
         ``deadline`` (a ``time.monotonic()`` value) is checked between stages: past it, the search
         raises `DeadlineExceeded` instead of going on."""
+        ...
+
+    def similar(
+        self,
+        arxiv_ids: tuple[str, ...],
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+        deadline: float | None = None,
+    ) -> SearchResult:
+        """Papers nearest to the seeds' own stored vectors (their mean, re-normalised, for several),
+        the seeds left out, ``filters`` applied before the cut; ``total_count`` is every paper passing
+        the filters but the seeds. `NoVectors` without paper vectors, `UnknownPapers` for a seed the
+        snapshot lacks."""
         ...
 
     def info(self) -> dict[str, Any]:

@@ -112,6 +112,7 @@ def index() -> None:
 )
 @setting_option("backend", type=click.Choice(["embedded", "milvus"]))
 @setting_option("milvus_uri")
+@setting_option("build_until", "--until", type=click.DateTime(formats=["%Y-%m-%d"]), metavar="YYYY-MM-DD")
 @progress_option()
 def build(
     settings: Settings, cache: Path | None, keep: int, if_changed: bool, wait: float, progress: bool | None
@@ -157,6 +158,12 @@ def _summary(report: BuildReport, root: Path) -> None:
     c, emb = m.counts, m.embedding
     click.echo(f"Built snapshot {report.path}")
     click.echo(f"  papers:   {c.papers:,}")
+    cut = m.corpus.cutoff
+    if cut is not None:
+        click.echo(
+            f"  until:    {cut.until} (left out: {cut.removed_later:,} submitted later, "
+            f"{cut.removed_undated:,} without a date)"
+        )
     click.echo(f"  passages: {c.passages:,}")
     vec = f"{c.paper_vectors:,} paper + {c.passage_vectors:,} passage"
     if emb.embedded != "none":

@@ -15,6 +15,8 @@ INDEX_DIR/
     tldr/                      every paper's tldr by row, made at build (`openxiv.indexer.build.tldrs`)
     sentences/                 every abstract's sentences and analysed terms by row, made at build
                                (`openxiv.indexer.build.sentences`: the evidence of hits without a passage)
+    references/                every paper's references and cited-by, made at build
+                               (`openxiv.indexer.build.references`)
     encoder/                   the encoder that made the vectors (when embedded): encoder.json, and
                                for onnx-int8 the ONNX model + tokenizer.json that serving loads
   snapshots/.tmp-*/            a build in progress, or a snapshot being pruned (never read; leftovers
@@ -40,3 +42,4 @@ DENSE_PASSAGES = "dense_passages"
 ENCODER = "encoder"
 TLDR = "tldr"
 SENTENCES = "sentences"
+REFERENCES = "references"

@@ -29,10 +29,12 @@ __all__ = [
     "BuildInfo",
     "CorpusInfo",
     "Counts",
+    "CutoffInfo",
     "EmbeddingInfo",
     "FusionInfo",
     "Manifest",
     "MilvusInfo",
+    "ReferencesInfo",
     "SentencesInfo",
     "TldrInfo",
     "read",
@@ -48,6 +50,19 @@ class _Part(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class CutoffInfo(_Part):
+    """A build-time cutoff (``--until``, `openxiv.indexer.build.cutoff`): the last submission day the
+    snapshot holds and the papers of the source left out."""
+
+    until: str
+    """ISO day: no paper first submitted after it is in the snapshot."""
+    kept: int
+    removed_later: int
+    """Papers first submitted after ``until`` (a month-only date counts as the month's last day)."""
+    removed_undated: int
+    """Papers with no date at all, left out because they cannot be shown to be older."""
+
+
 class CorpusInfo(_Part):
     """What the snapshot's corpus copy holds; ``fingerprint`` decides whether a rebuild is needed."""
 
@@ -56,6 +71,8 @@ class CorpusInfo(_Part):
     papers_with_fulltext: int | None = None
     sections: int | None = None
     fingerprint: str | None = None
+    cutoff: CutoffInfo | None = None
+    """Set when the build had a cutoff (``--until``): the source's later papers are not in the copy."""
 
 
 class Counts(_Part):
@@ -160,6 +177,23 @@ class SentencesInfo(_Part):
     sentences: int = 0
 
 
+class ReferencesInfo(_Part):
+    """The papers' references and cited-by written at build (``references/``,
+    `openxiv.indexer.build.references`); absent in snapshots built before them, which answer
+    references and cited-by requests with a 409 naming the snapshot."""
+
+    papers_with_references: int = 0
+    """Papers of the corpus with a bibliography (only unArXive inputs carry one)."""
+    references: int = 0
+    """Bibliography entries in all."""
+    resolved: int = 0
+    """Entries that resolve to an arXiv id."""
+    resolved_in_corpus: int = 0
+    """Resolved entries whose paper is in the corpus."""
+    cited_papers: int = 0
+    cited_papers_in_corpus: int = 0
+
+
 class Manifest(_Part):
     """The typed manifest; fields not declared here are kept as extras. Fields are declared in the
     order a build writes them, so ``manifest.json`` reads top-down as the build ran."""
@@ -177,6 +211,7 @@ class Manifest(_Part):
     fusion: FusionInfo | None = None
     tldr: TldrInfo | None = None
     sentences: SentencesInfo | None = None
+    references: ReferencesInfo | None = None
     versions: dict[str, str | None] = {}
     settings: dict[str, Any] = {}
     snapshot: str | None = None

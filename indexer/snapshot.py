@@ -376,6 +376,7 @@ def _open_leased(snap: Path, settings: Settings, encoder: Any | None, lease: Sna
     except BaseException:
         store.close()
         raise
+    backend.titles = store.find_by_title  # exact-title queries pin their paper first (engine.tiling)
     meta = backend.meta
     table = TldrTable.load(snap / layout.TLDR, meta.n, meta.row_of)
     sentences = SentenceTable.load(snap / layout.SENTENCES, meta.n, meta.row_of, stemmer_of(manifest))

@@ -24,7 +24,9 @@ COMMANDS: dict[str, str] = {
     "config": "openxiv.corpus.settings.command:config",
     "search": "openxiv.service.terminal.cli:search",
     "paper": "openxiv.service.terminal.cli:paper",
+    "similar": "openxiv.service.terminal.similar_cli:similar",
     "mcp": "openxiv.service.mcp.cli:mcp",
+    "skill": "openxiv.service.skill:skill",
 }
 
 HELP: dict[str, str] = {
@@ -38,7 +40,9 @@ HELP: dict[str, str] = {
     "config": "Print the effective settings and where each value came from.",
     "search": "Search an index snapshot from the terminal, without a server.",
     "paper": "Read a paper (metadata and sections, one section, or the full text) from the terminal.",
-    "mcp": "Serve the index to agents over MCP (stdio or streamable HTTP).",
+    "similar": "Papers similar to one or more seed papers (by their stored vectors), from the terminal.",
+    "mcp": "Serve the index to agents over MCP (stdio, streamable HTTP or SSE).",
+    "skill": "Print the guide (SKILL.md) an LLM agent can be given to use openxiv's API and MCP tools.",
 }
 
 

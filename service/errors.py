@@ -8,7 +8,7 @@ commands a CLI error.
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "BadRequest", "NotFound", "NotImplementedHere", "NotReady"]
+__all__ = ["ApiError", "BadRequest", "Conflict", "NotFound", "NotImplementedHere", "NotReady"]
 
 
 class ApiError(Exception):
@@ -29,6 +29,14 @@ class NotFound(ApiError, LookupError):
     """An unknown paper or section; the message says what exists."""
 
     status_code = 404
+
+
+class Conflict(ApiError):
+    """The request is right but this snapshot cannot answer it (built before the part the request
+    needs, e.g. references, or without paper vectors for similar papers); the message names the
+    snapshot and says how to build one that can."""
+
+    status_code = 409
 
 
 class NotImplementedHere(ApiError):

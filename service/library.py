@@ -2,7 +2,8 @@
 
 `Library` wraps an `IndexHolder` (the one the HTTP service uses, so the same borrowing and reload
 rules apply) and calls the service's use cases: `openxiv.service.search.deepxiv_search` (the ``POST
-/search`` model) and `openxiv.service.reading.read` (the ``GET /arxiv/?type=...`` models). Parameters are checked by
+/search`` model) and `openxiv.service.reading.read` (the ``GET /arxiv/?type=...`` models), `openxiv.service.similar` and
+`openxiv.service.find`. Parameters are checked by
 `openxiv.service.params`; every problem is an `ApiError` (`BadRequest`, `NotFound`, ...) whose
 message names the parameter, which the callers turn into a tool error or a CLI error.
 """
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest
+from openxiv.service.find import FIND_TOP_K, find
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import (
@@ -27,7 +29,10 @@ from openxiv.service.params import (
     check_range,
 )
 from openxiv.service.reading import PREVIEW_CHARS, read
+from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
+from openxiv.service.similar import seed_ids, similar, similar_response
+from openxiv.service.tool_models import FindResponse
 
 __all__ = ["Library"]
 
@@ -88,3 +93,39 @@ class Library:
             raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
         out: BaseModel = read(self.holder, kind, arxiv_id, section, characters)
         return out
+
+    def references(self, kind: str, arxiv_id: str) -> ReferencesResponse | CitedByResponse:
+        """``references`` or ``cited_by`` of one paper (`openxiv.service.references`)."""
+
+        if not arxiv_id or not arxiv_id.strip():
+            raise BadRequest("arxiv_id: required (an arXiv id such as 2212.11790)")
+        return reference_op(self.holder, kind, arxiv_id)
+
+    def similar(
+        self,
+        arxiv_ids: str | list[str],
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: FilterParams = NO_FILTERS,
+        top_k_name: str = "top_k",
+    ) -> SearchResponse:
+        """Papers similar to the seeds (`openxiv.service.similar`) in the ``POST /search`` shape."""
+        seeds = seed_ids(arxiv_ids)
+        out = similar(
+            self.holder,
+            seeds,
+            settings=self.settings,
+            top_k=top_k,
+            offset=offset,
+            filters=filters.build(),
+            top_k_name=top_k_name,
+        )
+        return similar_response(out)
+
+    def find(self, arxiv_id: str, query: str, top_k: int | None = None) -> FindResponse:
+        """The best passages of one paper for ``query`` (`openxiv.service.find`)."""
+        if not arxiv_id or not arxiv_id.strip():
+            raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
+        top = FIND_TOP_K if top_k is None else top_k
+        return find(self.holder, arxiv_id, query, max_query_chars=self.settings.max_query_chars, top_k=top)

@@ -14,10 +14,11 @@ the DeepXiv SDK's own code iterates it. Dates are ISO 8601 (``YYYY-MM-DD``).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from openxiv.corpus.records import TitleSource
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, Offset, TopK
 
@@ -51,6 +52,23 @@ __all__ = [
 ]
 
 StrOrList = str | list[str] | None
+
+ServedTitleSource = Annotated[
+    TitleSource,
+    Field(
+        description="Where `title` comes from: metadata (a listing, OAI or unarXive record, PDF metadata), "
+        "text (the opening of the paper's text), or derived: no source gave a title, so it is the paper's "
+        "first real sentence (at most 120 characters, … marks a cut), or arXiv:<id> without one."
+    ),
+]
+SubjectClasses = Annotated[
+    list[str],
+    Field(
+        default_factory=list,
+        description="MSC/ACM subject class codes (68T45, I.2.10) the source listed among the categories: "
+        "not arXiv categories, so the category filter does not take them.",
+    ),
+]
 
 
 class ErrorResponse(BaseModel):
@@ -106,6 +124,9 @@ class SearchRequest(BaseModel):
         default=None, description="Keep papers whose journal reference names this year."
     )
     mode: str | None = Field(default=None, description=mode_help())
+    use_fine_rerank: bool | None = Field(
+        default=None, description="DeepXiv's; true is said ignored in `warnings` (no second-stage reranker)."
+    )
 
 
 class Author(BaseModel):
@@ -126,6 +147,7 @@ class Hit(BaseModel):
 
     arxiv_id: str = Field(description="Bare, version-free arXiv id.")
     title: str | None
+    title_source: ServedTitleSource
     score: float = Field(description="Fused ranking score; comparable only within one response.")
     abstract: str | None
     tldr: str | None = Field(description="Extractive: first sentence(s) of the abstract.")
@@ -137,6 +159,7 @@ class Hit(BaseModel):
     )
     citation_count: int | None = Field(default=None, description="Always null: citation counts are unknown.")
     categories: list[str]
+    subject_classes: SubjectClasses
     contents: list[Content] | None = Field(
         default=None, description="`[{section_title, section_contents: [evidence passage]}]` when asked for."
     )
@@ -171,7 +194,7 @@ class SearchResponse(BaseModel):
 # ---------------------------------------------------------------- DeepXiv-compatible reading
 class HeadSection(BaseModel):
     name: str
-    idx: int = Field(description="0-based position in the paper.")
+    idx: int = Field(description="0-based position in the paper; -1 for the abstract, listed first.")
     number: str | None = Field(default=None, description="Section number as printed, when known.")
     tldr: str | None
     token_count: int = Field(description="Estimate: words × 1.3.")
@@ -180,9 +203,11 @@ class HeadSection(BaseModel):
 class HeadResponse(BaseModel):
     arxiv_id: str
     title: str | None
+    title_source: ServedTitleSource
     abstract: str | None
     authors: list[Author]
     categories: list[str]
+    subject_classes: SubjectClasses
     publish_at: str | None
     token_count: int = Field(description="Estimate for the whole text (words × 1.3).")
     sections: list[HeadSection]
@@ -193,6 +218,7 @@ class HeadResponse(BaseModel):
 class BriefResponse(BaseModel):
     arxiv_id: str
     title: str | None
+    title_source: ServedTitleSource
     tldr: str | None
     keywords: list[str] | None = Field(default=None, description="Always null: no keywords in the corpus.")
     publish_at: str | None
@@ -235,6 +261,7 @@ class PaperHeadOut(BaseModel):
     arxiv_id: str
     version: int | None
     title: str | None
+    title_source: ServedTitleSource
     abstract: str | None
 
 
@@ -253,6 +280,7 @@ class PaperMetadataOut(BaseModel):
 class _PaperJsonPeople(BaseModel):
     authors: list[Author]
     categories: list[str]
+    subject_classes: SubjectClasses
 
 
 class PaperJson(PaperMetadataOut, _PaperJsonPeople, PaperHeadOut):
@@ -305,9 +333,11 @@ class V1Hit(BaseModel):
     rank: int
     arxiv_id: str
     title: str | None
+    title_source: ServedTitleSource
     score: float
     authors: list[str]
     categories: list[str]
+    subject_classes: SubjectClasses
     date: dt.date | None
     date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
     tldr: str | None
@@ -338,6 +368,7 @@ class _V1PaperSummary(BaseModel):
     tldr: str | None
     authors: list[str]
     categories: list[str]
+    subject_classes: SubjectClasses
     date: dt.date | None
     date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
 

@@ -51,6 +51,7 @@ from openxiv.service.errors import BadRequest
 
 __all__ = [
     "DATE_SEARCH_TYPES",
+    "FINE_RERANK_IGNORED",
     "MAX_BATCH",
     "MAX_FILTER_VALUES",
     "MAX_QUERY_FILTER_WORK",
@@ -68,6 +69,7 @@ __all__ = [
     "check_work",
     "clamp_top_k",
     "lenient_batch",
+    "note_fine_rerank",
     "parse_period",
     "split_list",
     "unsupported_filters",
@@ -93,13 +95,14 @@ UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ][0-9:.+\-Z]*)?$")
 
 
-def split_list(values: str | Iterable[str] | None, name: str) -> tuple[str, ...]:
-    """Repeated keys and comma-separated values, flattened, stripped, de-duplicated in order."""
+def split_list(values: str | Iterable[str] | None, name: str, unique: bool = True) -> tuple[str, ...]:
+    """Repeated keys and comma-separated values, flattened, stripped, de-duplicated in order (with
+    ``unique``; without, a value given twice stays twice: ``date_str`` of ``between X and X``)."""
     if values is None:
         return ()
     if isinstance(values, str):
         values = [values]
-    out: dict[str, None] = {}
+    out: list[str] = []
     for value in values:
         if not isinstance(value, str):
             raise BadRequest(f"{name}: expected strings, got {type(value).__name__}")
@@ -109,7 +112,9 @@ def split_list(values: str | Iterable[str] | None, name: str) -> tuple[str, ...]
                 continue
             if len(part) > _MAX_VALUE_CHARS:
                 raise BadRequest(f"{name}: value longer than {_MAX_VALUE_CHARS} characters")
-            out[part] = None
+            out.append(part)
+    if unique:
+        out = list(dict.fromkeys(out))
     if len(out) > MAX_FILTER_VALUES:
         raise BadRequest(f"{name}: at most {MAX_FILTER_VALUES} values, got {len(out)}")
     return tuple(out)
@@ -150,6 +155,8 @@ def _date_range(
     if date_from or date_to:
         raise BadRequest("give either date_search_type/date_str or date_from/date_to, not both")
     want = 2 if kind == "between" else 1
+    if want == 1:  # the same date given twice is that date
+        date_str = tuple(dict.fromkeys(date_str))
     if len(date_str) != want:
         raise BadRequest(
             f"date_str: date_search_type={kind} needs {want} date value(s), got {len(date_str)}"
@@ -191,7 +198,7 @@ def build_filters(
     names = split_list(authors, "authors")
     lo, hi = _date_range(
         date_search_type.strip() if date_search_type and date_search_type.strip() else None,
-        split_list(date_str, "date_str"),
+        split_list(date_str, "date_str", unique=False),  # between X and X is two values
         date_from.strip() if date_from and date_from.strip() else None,
         date_to.strip() if date_to and date_to.strip() else None,
     )
@@ -329,6 +336,18 @@ def unsupported_filters(settings: Settings, **given: object) -> list[str]:
             + " (leave the parameter out; an operator can set OPENXIV_LENIENT_FILTERS=1 to ignore it with a warning)"
         )
     return [f"{name} is not applied: the corpus has no {what}" for name, what in asked]
+
+
+FINE_RERANK_IGNORED = (
+    "use_fine_rerank: ignored; openxiv has no second-stage reranker, the hybrid ranking is the final order"
+)
+
+
+def note_fine_rerank(value: bool | None, warnings: list[str]) -> None:
+    """DeepXiv's ``use_fine_rerank=true`` is accepted (its clients send it) and never silently: it is
+    said ignored in ``warnings``. ``false`` or absent asks for nothing and adds nothing."""
+    if value:
+        warnings.append(FINE_RERANK_IGNORED)
 
 
 def lenient_batch(query: str | list[str], warnings: list[str]) -> str | list[str]:

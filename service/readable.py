@@ -20,9 +20,11 @@ from openxiv.service.models import (
     SectionResponse,
 )
 from openxiv.service.text import section_label
+from openxiv.service.tool_models import FindResponse
 
 __all__ = [
     "brief_text",
+    "find_text",
     "head_text",
     "hit_lines",
     "preview_text",
@@ -32,6 +34,8 @@ __all__ = [
 ]
 
 MAX_AUTHORS = 5
+DERIVED_MARK = "[derived title]"
+"""After a title no source of the paper gave (``title_source: derived``: its first real sentence)."""
 ABSTRACT_CHARS = 400
 
 
@@ -51,10 +55,15 @@ def _cut(text: str | None, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _title(title: str | None, source: str) -> str:
+    """A served title, marked when it was derived (no source of the paper gave one)."""
+    return f"{title} {DERIVED_MARK}" if source == "derived" else title or "(untitled)"
+
+
 def hit_lines(rank: int, hit: Hit) -> list[str]:
     """One search hit: title, id/date/categories, authors, tldr and the evidence passage."""
     lines = [
-        f"{rank}. {hit.title or '(untitled)'}",
+        f"{rank}. {_title(hit.title, hit.title_source)}",
         f"   arXiv ID: {hit.arxiv_id} | Published: {hit.date or 'unknown'} | "
         f"Categories: {', '.join(hit.categories) or 'none'} | Score: {hit.score:.4f}",
         f"   Authors: {_authors(hit.authors)}",
@@ -74,8 +83,8 @@ def search_text(response: SearchResponse, query: str, offset: int = 0) -> str:
     total = response.total_count
     if not hits:
         if total and offset:
-            return f"No papers on this page: '{query}' matches {_papers(total)} and offset {offset} is past the end."
-        return f"No papers found for '{query}'. Try other keywords or fewer filters."
+            return f"No papers on this page: '{query}' matches {_papers(total)} and offset {offset} is past the end.\n"
+        return f"No papers found for '{query}'. Try other keywords or fewer filters.\n"
     first, last = offset + 1, offset + len(hits)
     out = [f"Found {_papers(total)} for '{query}' (showing {first}-{last}):", ""]
     for i, hit in enumerate(hits, start=first):
@@ -90,9 +99,10 @@ def head_text(head: HeadResponse) -> str:
     """Title, authors, categories, date, size, abstract and the section list with token counts."""
     out = [
         f"Paper: {head.arxiv_id}",
-        f"Title: {head.title or '(untitled)'}",
+        f"Title: {_title(head.title, head.title_source)}",
         f"Authors ({len(head.authors)}): {_authors(head.authors, 20)}",
-        f"Categories: {', '.join(head.categories) or 'none'}",
+        f"Categories: {', '.join(head.categories) or 'none'}"
+        + (f" | Subject classes: {', '.join(head.subject_classes)}" if head.subject_classes else ""),
         f"Published: {head.publish_at or 'unknown'}",
         f"Total tokens: {head.token_count}",
         f"URL: {head.url}",
@@ -101,8 +111,9 @@ def head_text(head: HeadResponse) -> str:
         (head.abstract or "(no abstract in this corpus)").strip(),
         "",
     ]
-    if not head.sections:
-        out.append("Sections: none (this corpus holds no full text for this paper).")
+    if all(s.idx < 0 for s in head.sections):  # at most the abstract, listed as a section
+        listed = "; its abstract reads as section Abstract" if head.sections else ""
+        out.append(f"Sections: none (this corpus holds no full text for this paper){listed}.")
     else:
         out.append(f"Sections ({len(head.sections)}; read one with its name or index):")
         for s in head.sections:
@@ -116,7 +127,7 @@ def head_text(head: HeadResponse) -> str:
 def brief_text(brief: BriefResponse) -> str:
     out = [
         f"Paper: {brief.arxiv_id}",
-        f"Title: {brief.title or '(untitled)'}",
+        f"Title: {_title(brief.title, brief.title_source)}",
         f"Authors: {_authors(brief.authors)}",
         f"Published: {brief.publish_at or 'unknown'}",
         f"PDF: {brief.src_url}",
@@ -139,3 +150,17 @@ def preview_text(preview: PreviewResponse) -> str:
     if preview.is_truncated:
         text += f"\n\n[Preview truncated. Total paper size: {preview.total_characters} characters]"
     return text
+
+
+def find_text(found: FindResponse) -> str:
+    """The best passages of one paper for a query, each under its section, query words marked."""
+    where = "full-text passages" if found.source == "fulltext" else "abstract sentences (no full text here)"
+    head = f"'{found.query}' in {found.arxiv_id} ({found.title or 'untitled'}): searched {found.searched} {where}"
+    if not found.result:
+        return f"{head}; none holds a query word.\n"
+    out = [f"{head}; {found.total_count} hold a query word, best {len(found.result)}:", ""]
+    for hit in found.result:
+        out.append(f"{hit.rank}. [{hit.section or 'text'}] (score {hit.score:.2f})")
+        out.append(" ".join(hit.text.split()))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

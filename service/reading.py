@@ -10,6 +10,8 @@ that says what exists).
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 from openxiv.corpus.ids import InvalidArxivId, canonical_id
@@ -19,7 +21,8 @@ from openxiv.service import views
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import PreviewResponse, RawResponse, SectionResponse, V1Paper, V1Section
-from openxiv.service.text import match_section, section_label
+from openxiv.service.text import match_section, section_label, with_abstract
+from openxiv.service.titles import titled
 
 __all__ = [
     "KINDS",
@@ -36,14 +39,20 @@ __all__ = [
 
 KINDS = ("head", "brief", "section", "raw", "preview", "json")
 """The reading operations of ``GET /arxiv/?type=...`` (``retrieve`` is a search)."""
+_INDEX = re.compile(r"-?[0-9]+")
 PREVIEW_CHARS = 10_000
 """What ``preview`` shows unless asked otherwise."""
 
 
 def check_id(arxiv_id: str) -> str:
-    """The canonical id, or a `BadRequest` naming the malformed id."""
+    """The canonical id, or a `BadRequest` naming the malformed id. The id is NFKC-normalised first:
+    full-width digits and letters (``１５０２.０３１６７``, what some input methods type) are the
+    ASCII ones; other digits (``١٥٠٢``) are refused."""
+    text = unicodedata.normalize("NFKC", arxiv_id).strip()
+    if not text.isascii():
+        raise BadRequest(f"arxiv_id: {arxiv_id!r} is not an arXiv id (ids are written in ASCII)")
     try:
-        return canonical_id(arxiv_id.strip())
+        return canonical_id(text)
     except InvalidArxivId as exc:
         raise BadRequest(f"arxiv_id: {arxiv_id!r} is not an arXiv id ({exc})") from exc
 
@@ -53,18 +62,28 @@ def load_paper(index: OpenIndex, arxiv_id: str) -> Paper:
     paper = index.store.get_paper(canonical)
     if paper is None:
         raise NotFound(f"paper {canonical} is not in this corpus")
-    return paper
+    return titled(index.store, paper)
 
 
 def find_section(index: OpenIndex, paper: Paper, name: str) -> Section:
+    """The section ``name`` asks for (`openxiv.service.text.match_section` over the abstract and the
+    paper's sections: printed numbers and names first), else the one whose ``idx`` it is (0-based;
+    the abstract's is -1)."""
     sections = index.store.sections(paper.arxiv_id)
+    listed = with_abstract(paper, sections)
+    pos = match_section(name, [s.name for s in listed], [s.number for s in listed], by_index=False)
+    if pos is not None:
+        return listed[pos]
+    wanted = name.strip()
+    if _INDEX.fullmatch(wanted):
+        for s in listed:
+            if s.idx == int(wanted):
+                return s
     if not sections:
-        raise NotFound(f"paper {paper.arxiv_id} has no full text in this corpus, so no sections")
-    pos = match_section(name, [s.name for s in sections], [s.number for s in sections])
-    if pos is None:
-        names = "; ".join(s.name for s in sections)
-        raise NotFound(f"paper {paper.arxiv_id} has no section {name!r}; its sections are: {names}")
-    return sections[pos]
+        what = "only its abstract (section=Abstract)" if listed else "no abstract either"
+        raise NotFound(f"paper {paper.arxiv_id} has no full text in this corpus, so no sections; {what}")
+    names = "; ".join(s.name for s in sections) + ("; and Abstract" if len(listed) > len(sections) else "")
+    raise NotFound(f"paper {paper.arxiv_id} has no section {name!r}; its sections are: {names}")
 
 
 def raw_markdown(paper: Paper, sections: list[Section]) -> str:

@@ -28,7 +28,14 @@ import numpy as np
 from openxiv.corpus.records import Paper, Passage
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import UnknownMode
-from openxiv.corpus.text import TLDR_MAX_CHARS, TLDR_MIN_CHARS, paper_tldr, shorten, split_sentences
+from openxiv.corpus.text import (
+    TLDR_MAX_CHARS,
+    TLDR_MIN_CHARS,
+    paper_tldr,
+    shorten,
+    split_sentences,
+    without_residue,
+)
 from openxiv.indexer.backend import (
     DeadlineExceeded,
     PaperHit,
@@ -43,6 +50,7 @@ from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse
 from openxiv.service.params import check_work
+from openxiv.service.titles import titled
 from openxiv.service.views import ResolvedHit, to_deepxiv_hit
 
 __all__ = [
@@ -145,11 +153,14 @@ def _evidence(
         return None
     if choice.source == "passage" and passage is not None:
         return Evidence(
-            text=passage.text, section=passage.section_name, passage_id=passage.passage_id, source="passage"
+            text=without_residue(passage.text),
+            section=passage.section_name,
+            passage_id=passage.passage_id,
+            source="passage",
         )
     if choice.source == "abstract" and choice.sentence is not None:
         return Evidence(
-            text=sentence_with_context(sentences, choice.sentence),
+            text=without_residue(sentence_with_context(sentences, choice.sentence)),
             section="Abstract",
             passage_id=None,
             source="abstract",
@@ -160,7 +171,9 @@ def _evidence(
 def hydrate(index: OpenIndex, query: str, hits: list[PaperHit], contents: bool) -> list[ResolvedHit]:
     """The backend's ``hits`` joined with their papers, tldrs and (with ``contents``) evidence, all
     read from ``index``'s store and stored tables; a hit whose paper is missing is dropped."""
-    papers = index.store.get_papers([h.arxiv_id for h in hits])
+    papers = {
+        aid: titled(index.store, p) for aid, p in index.store.get_papers([h.arxiv_id for h in hits]).items()
+    }
     passages: dict[int, Passage] = {}
     if contents:
         pids = [h.passage_id for h in hits if h.passage_id is not None]

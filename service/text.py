@@ -10,16 +10,24 @@ How a hit's evidence sentence is shown is `openxiv.service.search.sentence_with_
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from openxiv.corpus.normalize import heading_key
+from openxiv.corpus.records import Paper, Section
 
 __all__ = [
+    "ABSTRACT_IDX",
     "clean_section_name",
     "match_section",
     "section_label",
     "token_count",
+    "with_abstract",
 ]
+
+_INTEGER = re.compile(r"-?[0-9]+")
+ABSTRACT_IDX = -1
+"""The ``idx`` of the abstract served as a section: before the paper's first section (0)."""
 
 
 def token_count(text: str | None) -> int:
@@ -34,17 +42,35 @@ def section_label(number: str | None, name: str) -> str:
     return f"{number} {name}" if number else name
 
 
+def with_abstract(paper: Paper, sections: Sequence[Section]) -> list[Section]:
+    """The sections a reader can ask for: the abstract first (named ``Abstract``, idx `ABSTRACT_IDX`)
+    when the paper has one and no section of its own is named so, then the paper's sections."""
+    if not paper.abstract or any(heading_key(s.name) == "abstract" for s in sections):
+        return list(sections)
+    return [Section(idx=ABSTRACT_IDX, name="Abstract", text=paper.abstract), *sections]
+
+
 def clean_section_name(name: str) -> str:
     """Lower-case, white space normalised, leading numbering (``3.2``, ``IV.``, ``A.``) removed."""
     return heading_key(name, strip_number=True)
 
 
-def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None] = ()) -> int | None:
+def _number_key(text: str) -> str:
+    """A printed section number as compared: ``"3.2."`` -> ``"3.2"``, ``"IV"`` -> ``"iv"``."""
+    return text.strip().rstrip(".):").lower()
+
+
+def match_section(
+    query: str, names: Sequence[str], numbers: Sequence[str | None] = (), *, by_index: bool = True
+) -> int | None:
     """Position in ``names`` of the section ``query`` asks for, or ``None``.
 
-    In order: exact name (case-insensitive, white space normalised); ``"<number> <name>"`` as
-    printed; the names with leading numbering stripped on both sides; the stripped query as a
-    substring of a stripped name (first in reading order); a bare integer as the 0-based index.
+    Printed numbers and names first, in order: the exact name (case-insensitive, white space
+    normalised); ``"<number> <name>"`` as printed; the printed number alone (``3`` is the section
+    printed "3 ...", ``3.2`` the one printed "3.2 ...", ``A`` appendix A; a trailing dot does not
+    count); the names with leading numbering stripped on both sides; the stripped query as a
+    substring of a stripped name (first in reading order). Only when none matches, and with
+    ``by_index``, a bare integer is the 0-based index.
     """
     q = heading_key(query)
     if not q:
@@ -52,18 +78,20 @@ def match_section(query: str, names: Sequence[str], numbers: Sequence[str | None
     lowered = [heading_key(n) for n in names]
     if q in lowered:
         return lowered.index(q)
-    nums = list(numbers) + [None] * (len(names) - len(numbers))
+    nums = [_number_key(n) if n else None for n in numbers] + [None] * (len(names) - len(numbers))
     for i, (n, num) in enumerate(zip(lowered, nums, strict=True)):
-        if num and q in (f"{num} {n}".lower(), f"{num}. {n}".lower()):
+        if num and q in (f"{num} {n}", f"{num}. {n}"):
             return i
+    if _number_key(q) in nums:
+        return nums.index(_number_key(q))
     qc = clean_section_name(query)
     cleaned = [clean_section_name(n) for n in names]
     if qc and qc in cleaned:
         return cleaned.index(qc)
-    if qc:
+    if qc and not _INTEGER.fullmatch(qc):  # a number is not part of a name ("3" in "3D scenes")
         for i, c in enumerate(cleaned):
             if qc in c:
                 return i
-    if q.isdigit() and int(q) < len(names):
+    if by_index and q.isdigit() and int(q) < len(names):
         return int(q)
     return None

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from openxiv.corpus.categories import split_categories
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.text import paper_tldr, tldr
 from openxiv.indexer.backend import PaperHit
@@ -30,7 +31,8 @@ from openxiv.service.models import (
     V1Section,
     V1SectionSummary,
 )
-from openxiv.service.text import token_count
+from openxiv.service.text import token_count, with_abstract
+from openxiv.service.titles import with_title
 
 __all__ = [
     "ResolvedHit",
@@ -74,10 +76,19 @@ M = TypeVar("M", bound=BaseModel)
 def _from_paper(model: type[M], paper: Paper, **values: Any) -> M:
     """``model`` made of ``values`` plus, for each of its other fields named like an attribute of
     `Paper`, that attribute (pydantic turns the tuples into lists). This is the one place paper
-    metadata is copied into an answer: a field added to both reaches it without another line."""
+    metadata is copied into an answer: a field added to both reaches it without another line.
+
+    What is served is not always what is stored: a paper is served with a title and its source
+    (`openxiv.service.titles.with_title`; the use cases already filled them in from the store), and
+    its stored categories as arXiv categories and subject classes (`split_categories`)."""
+    paper = with_title(paper)
     taken = {
         name: getattr(paper, name) for name in (model.model_fields.keys() & _PAPER_ATTRS) - values.keys()
     }
+    if "categories" in taken:
+        taken["categories"], classes = split_categories(paper.categories)
+        if "subject_classes" in model.model_fields and "subject_classes" not in values:
+            taken["subject_classes"] = classes
     return model(**taken, **values)
 
 
@@ -148,7 +159,7 @@ def head(paper: Paper, sections: list[Section]) -> HeadResponse:
         authors=authors_of(paper),
         publish_at=iso(paper),
         token_count=_token_count(paper, sections),
-        sections=[HeadSection(**_section_summary(s)) for s in sections],
+        sections=[HeadSection(**_section_summary(s)) for s in with_abstract(paper, sections)],
         url=abs_url(paper.arxiv_id),
     )
 

@@ -22,6 +22,7 @@ from live_index import (
     require_shared,
     service_settings,
 )
+from refs_index import RESNET_PDF, build_refs_index
 
 SLOW_KINDS = {
     "live_server": "starts a real `openxiv serve` (or `openxiv mcp`) process",
@@ -37,6 +38,7 @@ the fast inner loop."""
 KIND_OF_FIXTURE = {
     "server": "live_server",
     "client": "live_server",
+    "refs_server": "live_server",
     "test_index": "model",
     "milvus_index": "milvus",
     "minilm": "model",
@@ -108,6 +110,15 @@ def test_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
         stats = ingest_subset(db, settings)
         build(db, tmp / "index", settings, cache)
     return BuiltIndex(root=tmp / "index", db=db, settings=settings, cache=cache, stats=stats)
+
+
+@pytest.fixture(scope="session")
+def refs_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
+    """The unArXive sample and the ResNet PDF, BM25-only (tests/refs_index.py): references tests."""
+    require_shared()
+    if not RESNET_PDF.is_file():
+        pytest.skip(f"shared PDF not found ({RESNET_PDF})")
+    return build_refs_index(tmp_path_factory.mktemp("openxiv-refs"))
 
 
 @pytest.fixture(scope="session")

@@ -122,3 +122,13 @@ def test_docs_and_code_name_no_absolute_path_of_a_machine() -> None:
         if MACHINE_PATH.search(line)
     ]
     assert found == [], "\n".join(found)
+
+
+def test_the_readme_search_answer_has_the_served_fields_and_values(readme: str) -> None:
+    """README's ``POST /search`` example names every field of a hit, and author ``orgs`` as served:
+    ``[]``, never ``null`` (it said ``null`` after the service had changed, issue 21)."""
+    from openxiv.service.models import Hit
+
+    example = readme.split('{"status": "success", "total_count"', 1)[1].split("```", 1)[0]
+    assert set(Hit.model_fields) <= set(re.findall(r'"(\w+)":', example))
+    assert '"orgs": []' in example and '"orgs": null' not in readme and "`orgs` (`[]`" in readme

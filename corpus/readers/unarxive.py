@@ -2,7 +2,7 @@
 
 Keys used: ``paper_id``, ``metadata`` (the OAI snapshot schema, read as in `readers.oai`),
 ``abstract`` (``{"section", "text", ...}`` or a string), ``body_text`` (paragraphs with
-``section`` and ``sec_number``). Consecutive paragraphs with the same ``(sec_number, section)``
+``section`` and ``sec_number``), ``bib_entries`` (the bibliography: `references`). Consecutive paragraphs with the same ``(sec_number, section)``
 form one section; ``{{formula:…}}``, ``{{cite:…}}``, ``{{figure:…}}`` and ``{{table:…}}`` markers
 become ``[formula]``, ``[cite]``, ``[figure]``, ``[table]``.
 """
@@ -15,18 +15,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers._jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, str_value
 from openxiv.corpus.readers.oai import parse_oai
-from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord
+from openxiv.corpus.records import REFERENCE_CHARS, PaperRecord, ReadError, Reference, SectionRecord
 
-__all__ = ["FORMAT", "UNTITLED", "clean_markers", "parse_unarxive", "read_unarxive"]
+__all__ = ["FORMAT", "UNTITLED", "clean_markers", "parse_unarxive", "read_unarxive", "references"]
 
 FORMAT = "unarxive"
 UNTITLED = "Body"
 """Name given to text that stands under no heading."""
 
+_ARXIV_IN_TEXT = re.compile(
+    r"\barxiv\s*(?:preprint\s*)?(?:e-prints?\s*)?[:,]?\s*(?:abs/)?"
+    r"(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z.-]*(?:\.[a-z]{2})?/\d{7}(?:v\d+)?)",
+    re.IGNORECASE,
+)
+"""An arXiv id written after ``arXiv`` in a reference's text (``arXiv:1411.2539``, ``arXiv preprint
+hep-th/9901001``)."""
 _MARKER = re.compile(r"\{\{(formula|cite|figure|table|ref)(?::[^}]*)?\}\}")
 
 
@@ -83,6 +91,57 @@ def _sections(body: object) -> list[SectionRecord]:
     return sections
 
 
+def _cited_id(entry: dict[str, Any]) -> str | None:
+    """The arXiv id a bibliography entry resolves to: ``ids.arxiv_id`` (unarXive's match through
+    OpenAlex), else the first arXiv id unarXive found in the entry (``contained_arXiv_ids``), else one
+    the entry's text names after ``arXiv`` (``arXiv preprint arXiv:1411.2539``, which unarXive leaves
+    unmatched); canonical,
+    version stripped (``math/0510508v1`` -> ``math/0510508``); ``None`` when neither is an arXiv id."""
+    ids = entry.get("ids")
+    if isinstance(ids, dict) and (found := try_canonical_id(ids.get("arxiv_id"))):
+        return found
+    contained = entry.get("contained_arXiv_ids")
+    for item in contained if isinstance(contained, list) else ():
+        value = item.get("id") if isinstance(item, dict) else item
+        if found := try_canonical_id(value):
+            return found
+    raw = entry.get("bib_entry_raw")
+    for match in _ARXIV_IN_TEXT.finditer(raw if isinstance(raw, str) else ""):
+        if found := try_canonical_id(match.group(1)):
+            return found
+    return None
+
+
+def references(bib: object) -> list[Reference]:
+    """``bib_entries`` (an object keyed by entry hash, in the paper's order, or an array) as
+    references: each entry's resolved arXiv id (`_cited_id`) and its ``bib_entry_raw`` text, whitespace
+    folded and cut to `REFERENCE_CHARS`. An entry with neither is dropped; a paper cited twice is
+    kept once (its first entry)."""
+    if bib is None:
+        return []
+    if isinstance(bib, dict):
+        entries = list(bib.values())
+    elif isinstance(bib, list):
+        entries = bib
+    else:
+        raise FieldError(f"bib_entries: expected an object or an array, got {json_type(bib)}")
+    out: list[Reference] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise FieldError(f"bib_entries[{i}]: expected an object, got {json_type(entry)}")
+        raw = entry.get("bib_entry_raw")
+        text = (normalize_whitespace(raw) or "")[:REFERENCE_CHARS] or None if isinstance(raw, str) else None
+        cited = _cited_id(entry)
+        if cited is not None:
+            if cited in seen:
+                continue
+            seen.add(cited)
+        if cited is not None or text:
+            out.append(Reference(cited, text))
+    return out
+
+
 def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
     meta_obj = obj.get("metadata")
     if meta_obj is None:
@@ -101,7 +160,8 @@ def parse_unarxive(obj: dict[str, Any], source: str) -> PaperRecord:
         meta_obj["title"] = "untitled"
     rec = parse_oai(meta_obj, source)
     title = None if title_missing else rec.title
-    return replace(rec, title=title, abstract=_abstract(obj, rec), sections=sections)
+    refs = references(obj.get("bib_entries"))
+    return replace(rec, title=title, abstract=_abstract(obj, rec), sections=sections, references=refs)
 
 
 def read_unarxive(path: str | Path) -> Iterator[PaperRecord | ReadError]:

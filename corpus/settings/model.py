@@ -13,6 +13,7 @@ and nothing here depends on them. Loading, validation errors and provenance live
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from openxiv.corpus.settings.sources import ENV_PREFIX, ConfigError, load, valid
 
 __all__ = ["SECRET_FIELDS", "Settings", "get_settings", "repo_root", "shared_dir"]
 
-SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token", "judge_api_key"})
+SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token", "judge_api_key", "answer_api_key"})
 """Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
@@ -106,6 +107,13 @@ class Settings(BaseSettings):
     matching a query term (plus the lexical sides' top papers, scored exactly) instead of walking
     the graph under a mask of every match (docs/scale.md); 0 = the masked walk. Exact indexes and
     small match sets are unaffected."""
+    build_until: date | None = None
+    """Index build cutoff (`YYYY-MM-DD`, flag `--until`): papers first submitted after this day are
+    left out of the snapshot entirely.
+
+    A paper's submission day is its v1 date, else its first listing day; with only the month its id
+    encodes, the month's last day (so a June paper is out of a cutoff of June 15th). A paper with no
+    date at all is left out too. The cutoff is recorded in the manifest (`cutoff`) and `/v1/index`."""
     ray_address: str | None = None
     """Ray cluster for `openxiv index embed` and `openxiv ingest --ray`: unset starts a local Ray
     (`ray.init()`); `auto` joins the cluster of this node, `ray://host:10001` a remote one."""
@@ -250,6 +258,19 @@ class Settings(BaseSettings):
 
     Checked between the queries of a batch and the stages of each search; past it the worker is free
     again."""
+
+    # --- answer LLM of the agent search (service: POST /arxiv/agent/search) ----------------------
+    answer_base_url: str | None = None
+    """OpenAI-compatible endpoint, up to `/v1`, that writes the short answer of `POST
+    /arxiv/agent/search` from its sources; unset: no LLM, the answer lists the sources with their
+    evidence. Separate from the judge's: a judge configured for scoring never makes a server call an LLM."""
+    answer_model: str | None = None
+    """Model name sent to `answer_base_url` (required with it)."""
+    answer_api_key: str | None = Field(default=None, repr=False)
+    """Bearer key of `answer_base_url` (unset: no `Authorization` header)."""
+    answer_timeout: float = Field(60.0, gt=0.0)
+    """Seconds the answer LLM may stay silent (connecting, before its answer, or between two pieces
+    of a streamed one) before the request ends with an error naming the endpoint."""
 
     # --- LLM judge (evaluator: openxiv eval finder / deft / drmi --task planning|reasoning) -------
     judge_backend: Literal["none", "openai", "replay"] = "none"

@@ -8,7 +8,8 @@ into the manifest's ``build.stages_s``:
    below reads that copy, so an ingest running meanwhile cannot make the parts disagree;
 2. ``read`` / ``tldr`` / ``sentences`` (`read_corpus`): papers -> metadata arrays and texts,
    passages, the stored per-row tldr and sentence tables;
-3. the backend's stages, which fill the typed `Manifest`: `openxiv.indexer.build.embedded`
+3. the backend's stages, then ``references`` (`openxiv.indexer.build.references`: the papers'
+   references and cited-by as arrays), which fill the typed `Manifest`: `openxiv.indexer.build.embedded`
    (``bm25_papers``, ``bm25_passages``, ``load_model``, ``embed_papers``, ``embed_passages``: bm25s
    matrices and FAISS indexes) or `openxiv.indexer.build.milvus` (the embed stages,
    ``milvus_analyse``, ``milvus_papers``, ``milvus_passages``: collections); neither imports the other;
@@ -45,6 +46,7 @@ from typing import Any
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.build import sentences, tldrs
+from openxiv.indexer.build.references import write_references
 from openxiv.indexer.build.stages import (
     EMBED_CHOICES,
     BuildContext,
@@ -54,7 +56,7 @@ from openxiv.indexer.build.stages import (
     read_corpus,
 )
 from openxiv.indexer.locks import BuildLock, BuildLocked
-from openxiv.indexer.manifest import BuildInfo, Manifest
+from openxiv.indexer.manifest import BuildInfo, Manifest, ReferencesInfo
 from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.manifest import write as write_manifest
 from openxiv.indexer.snapshot import (
@@ -190,15 +192,19 @@ class BuildJob:
         ), fingerprint
 
     def _stages(self, ctx: BuildContext) -> Manifest:
-        """The read stages, then the backend's stages; the manifest they filled."""
+        """The read stages, then the backend's stages, then ``references``; the manifest they filled."""
         corpus = read_corpus(ctx)
         if self.settings.backend == "milvus":
             from openxiv.indexer.build.milvus import write_milvus
 
-            return write_milvus(ctx, corpus)
-        from openxiv.indexer.build.embedded import write_embedded
+            manifest = write_milvus(ctx, corpus)
+        else:
+            from openxiv.indexer.build.embedded import write_embedded
 
-        return write_embedded(ctx, corpus)
+            manifest = write_embedded(ctx, corpus)
+        with self.timer("references"):
+            manifest.references = ReferencesInfo(**write_references(ctx.tmp / layout.CORPUS, ctx.tmp / layout.REFERENCES))
+        return manifest
 
     def _publish(
         self, ctx: BuildContext, manifest: Manifest, lock: BuildLock, t_start: float
@@ -253,6 +259,7 @@ def _tables_current(m: Manifest) -> bool:
         and m.tldr.rules == tldrs.rules()
         and m.sentences is not None
         and m.sentences.rules == sentences.rules()
+        and m.references is not None  # built before references: their requests would be a 409
     )
 
 

@@ -4,6 +4,7 @@
 the temporary directory, settings, progress flag, encoder and cache path passed by hand to each
 step. The stages here are the ones both backends run:
 
+- ``cutoff`` (`cut_at_until`, only with ``--until``): later papers deleted from the corpus copy;
 - ``read`` (`read_corpus`): papers and passages of the snapshot's corpus copy, the paper metadata
   arrays; ``tldr`` and ``sentences``: the stored per-row tables (`openxiv.indexer.build.tldrs`,
   `openxiv.indexer.build.sentences`);
@@ -35,7 +36,14 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.milvus_common import redact_uri
-from openxiv.indexer.manifest import CorpusInfo, EmbeddingInfo, FusionInfo, SentencesInfo, TldrInfo
+from openxiv.indexer.manifest import (
+    CorpusInfo,
+    CutoffInfo,
+    EmbeddingInfo,
+    FusionInfo,
+    SentencesInfo,
+    TldrInfo,
+)
 
 log = logging.getLogger("openxiv.indexer")
 """Stage lines (start, end and seconds) at INFO: `openxiv index build` shows them on stderr when that
@@ -50,6 +58,7 @@ __all__ = [
     "CorpusRead",
     "StageTimer",
     "build_config",
+    "cut_at_until",
     "embed_parts",
     "embed_vectors",
     "fusion_info",
@@ -159,6 +168,7 @@ def build_config(settings: Settings) -> dict[str, Any]:
         "bm25_b": settings.bm25_b,
         "bm25_stemmer": settings.bm25_stemmer,
         "format_version": layout.FORMAT_VERSION,
+        **({"until": settings.build_until.isoformat()} if settings.build_until is not None else {}),
         **(
             {"backend": "milvus", "milvus_uri": redact_uri(settings.milvus_uri or "")}
             if settings.backend == "milvus"
@@ -202,6 +212,8 @@ class CorpusRead:
     """What `openxiv.indexer.build.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
     sentences: SentencesInfo | None = None
     """What `openxiv.indexer.build.sentences.write_sentences` wrote (the manifest's ``sentences``)."""
+    cutoff: CutoffInfo | None = None
+    """What the ``cutoff`` stage left out (``--until``; `openxiv.indexer.build.cutoff`)."""
     chunk: int = READ_CHUNK
 
     @property
@@ -243,12 +255,30 @@ class CorpusRead:
         return [t for chunk in self.passage_text_chunks() for t in chunk]
 
     def corpus_info(self) -> CorpusInfo:
-        return CorpusInfo(
+        info = CorpusInfo(
             papers=self.n_papers,
             passages=self.n_passages,
             papers_with_fulltext=self.stats.get("papers_with_fulltext"),
             sections=self.stats.get("sections"),
         )
+        if self.cutoff is not None:  # set only then, so a build without one writes no key
+            info.cutoff = self.cutoff
+        return info
+
+
+def cut_at_until(ctx: BuildContext) -> CutoffInfo | None:
+    """The ``cutoff`` stage (``--until``): the papers submitted after it deleted from the snapshot's
+    corpus copy before anything is read from it (`openxiv.indexer.build.cutoff`)."""
+    until = ctx.settings.build_until
+    if until is None:
+        return None
+    from openxiv.indexer.build.cutoff import apply_cutoff
+
+    with ctx.timer("cutoff"):
+        info = apply_cutoff(ctx.tmp / layout.CORPUS, until)
+    if info.kept == 0:
+        raise BuildError(f"--until {until.isoformat()}: no paper of the corpus was submitted by then")
+    return info
 
 
 def read_corpus(ctx: BuildContext) -> CorpusRead:
@@ -259,6 +289,7 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
     from openxiv.indexer.build.sentences import write_sentences
     from openxiv.indexer.build.tldrs import build_tldrs, write_tldrs
 
+    cutoff = cut_at_until(ctx)
     db = ctx.tmp / layout.CORPUS
     store = Store.open_readonly(db)
     try:
@@ -274,7 +305,12 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
                 rows.append(row)
                 ids.append(pv.passage_id)
             out = CorpusRead(
-                db, meta, stats, np.frombuffer(rows, dtype=np.int32), np.frombuffer(ids, dtype=np.int64)
+                db,
+                meta,
+                stats,
+                np.frombuffer(rows, dtype=np.int32),
+                np.frombuffer(ids, dtype=np.int64),
+                cutoff=cutoff,
             )
         with ctx.timer("tldr"):
             tldrs = (t for chunk in out.paper_chunks() for t in build_tldrs(chunk, store.lead_sections))

@@ -20,9 +20,11 @@ title + abstract or its best passage), so a paper with full text is not counted 
 families (``bm25``, ``dense``) are then fused (`openxiv.indexer.engine.fusion`) by ``mode`` (default
 ``Settings.fusion``): ``weighted``, ``zscore`` or ``rrf`` (these also fuse the pseudo-relevance feedback
 list ``bm25_feedback``, `openxiv.indexer.engine.prf`, and their fused list is then reordered below its
-head by the category prior, `openxiv.indexer.engine.prior`); ``bm25`` / ``dense`` use that family alone; a side name
-(``bm25_passages``...) uses that side alone. Each side returns ``max(Settings.candidates, offset + top_k)`` papers, so any page up
-to that depth is exact. Order is deterministic: score, then arxiv_id ascending. Nothing per query
+head by the category prior, `openxiv.indexer.engine.prior`, with papers of the query's exact title
+pinned first); ``bm25`` / ``dense`` use that family alone; a side name (``bm25_passages``...) uses that
+side alone. Each side returns ``Settings.candidates`` papers; a deeper page adds blocks ranked at
+doubled depths (`openxiv.indexer.engine.tiling`), so every page is a slice of one ranking of the
+query. Order is deterministic: score, then arxiv_id ascending. Nothing per query
 is stored on the backend, so one instance serves many threads; only the query encoder is called
 under a lock (tokenizers of transformer models are not safe to share across threads).
 """
@@ -43,11 +45,12 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import FAMILIES, SIDES, ModeUnavailable
 from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
-from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check_deadline, check_page
+from openxiv.indexer.backend import SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.engine.dense_lexical import search_among
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap
+from openxiv.indexer.engine.pages import page_hits
 from openxiv.indexer.engine.prf import (
     DocTerms,
     confident,
@@ -63,9 +66,10 @@ from openxiv.indexer.engine.ranking import (
     SideResult,
     encoder_for,
     ms_since,
-    ranks_of,
 )
+from openxiv.indexer.engine.similar import VectorSimilar
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
+from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
 from openxiv.indexer.manifest import Manifest
 
 __all__ = ["HybridBackend"]
@@ -97,6 +101,8 @@ class _Query:
     head: int = 0
     """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.engine.prf`)."""
     dense_ms: dict[str, float] = field(default_factory=dict)
+    qvec: np.ndarray | None = None
+    """The query's vector once encoded (a deeper block of the same search reuses it)."""
 
     def dense_sides(self, dense: dict[str, Any]) -> list[str]:
         return [s for s in self.sides if s in dense]
@@ -109,7 +115,7 @@ def _lexical_top(q: _Query) -> np.ndarray | None:
     return np.unique(np.concatenate(tops)) if tops else None
 
 
-class HybridBackend(Ranking):
+class HybridBackend(VectorSimilar, Ranking):
     supports_feedback = True
 
     def __init__(
@@ -191,7 +197,8 @@ class HybridBackend(Ranking):
         deadline: float | None,
         alone: bool,
     ) -> SearchResult:
-        """`search` as named stages: filter -> lexical -> feedback -> dense -> fuse -> prior -> page.
+        """`search` as named stages: filter -> lexical -> feedback -> dense -> fuse -> prior (`_rank`),
+        then exact titles pinned and blocks tiled (`openxiv.indexer.engine.tiling`) -> page.
 
         The overlap (`openxiv.indexer.engine.overlap`) shows here: when ``alone`` and the mode runs
         both families, the query's encoding starts on the helper thread before the lexical stage
@@ -199,8 +206,41 @@ class HybridBackend(Ranking):
         t0 = time.perf_counter()
         check_page(top_k, offset)
         sides, method = self._plan(mode)
-        q = _Query(query, sides, max(self.settings.candidates, offset + top_k), deadline)
-        self._filter(q, filters)
+        first = self._rank(
+            _Query(query, sides, self.settings.candidates, deadline), method, mode, filters, alone
+        )
+        q0: _Query = first.context
+        shown = q0.lexical if q0.lexical is not None else q0.allowed  # the papers this search may show
+        pinned = (
+            pin(first, title_rows(self.titles, self.meta.row_of, query, shown)) if self._fuses(mode) else None
+        )
+
+        def rank_at(depth: int) -> Block:  # a deeper block: the same query, its vector and mask reused
+            q = _Query(query, sides, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
+            block = self._rank(q, method, mode, q0.allowed, alone=False)
+            for k, ms in q.timings.items():
+                q0.timings[k] = round(q0.timings.get(k, 0.0) + ms, 3)
+            return block
+
+        tiled = tile(first, rank_at, offset + top_k, q0.total, pinned)
+        t = time.perf_counter()
+        hits = page_hits(self.meta, self.passages, tiled, offset, offset + top_k)
+        q0.timings["fuse"] = round(q0.timings["fuse"] + ms_since(t), 3)
+        q0.timings["total"] = ms_since(t0)
+        return SearchResult(hits=hits, total_count=q0.total, timings_ms=q0.timings)
+
+    def _rank(
+        self,
+        q: _Query,
+        method: str,
+        mode: str | None,
+        filters: SearchFilters | np.ndarray | None,
+        alone: bool,
+    ) -> Block:
+        """The fused ranking at ``q.depth``: filter -> lexical -> feedback -> dense -> fuse -> prior.
+        ``filters`` as a mask: the one an earlier block of the same search made."""
+        if not isinstance(filters, np.ndarray):
+            self._filter(q, filters)
         encoding = self._start_encoding(q) if alone else None  # overlap: encode beside lexical
         self._lexical(q)
         feedback = self._feedback_stage(q, mode, queued=encoding is not None)  # overlap: after encode
@@ -211,14 +251,12 @@ class HybridBackend(Ranking):
         q.timings.update(q.dense_ms)
         if encoding is not None and not q.dense_ms:
             encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
-        check_deadline(deadline, "fuse")
+        check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
         rows, scores = self._fuse(q, method)
         rows, scores = self._with_prior(rows, scores, mode)
-        hits = self._page(q, rows[offset : offset + top_k], scores[offset : offset + top_k])
         q.timings["fuse"] = ms_since(t)
-        q.timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=q.total, timings_ms=q.timings)
+        return Block(q.depth, rows, scores, q)
 
     # --- the stages of one search --------------------------------------------------------------------
     def _filter(self, q: _Query, filters: SearchFilters | None) -> None:
@@ -230,7 +268,11 @@ class HybridBackend(Ranking):
 
     def _start_encoding(self, q: _Query) -> Future[tuple[np.ndarray, float]] | None:
         """The query's encoding on the overlap's helper thread, when the mode also runs BM25."""
-        if not q.dense_sides(self.dense) or not any(s.startswith("bm25") for s in q.sides):
+        if (
+            q.qvec is not None
+            or not q.dense_sides(self.dense)
+            or not any(s.startswith("bm25") for s in q.sides)
+        ):
             return None
         check_deadline(q.deadline, "encode")
         return self.overlap.submit(lambda: self._encode(q.text))
@@ -282,13 +324,16 @@ class HybridBackend(Ranking):
         dense_sides = q.dense_sides(self.dense)
         if not dense_sides or q.total <= 0:
             return dense
-        if encoding is None:
+        if q.qvec is not None:
+            qvec = q.qvec
+        elif encoding is None:
             check_deadline(q.deadline, "encode")
             qvec, q.dense_ms["encode"] = self._encode(q.text)
         else:
             qvec, q.dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
         check_deadline(q.deadline, "dense")
         t = time.perf_counter()
+        q.qvec = qvec
         for side in dense_sides:
             dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed, _lexical_top(q))
         q.dense_ms["dense"] = ms_since(t)
@@ -303,25 +348,6 @@ class HybridBackend(Ranking):
             )
             return keep_head(plain_head, fed, q.head)
         return fuse(families, method, self.settings.rrf_k)
-
-    def _page(self, q: _Query, page_rows: np.ndarray, page_scores: np.ndarray) -> list[PaperHit]:
-        """The page's hits: each with its winning passage (a side's, else its best BM25 passage)
-        and its rank on every side."""
-        hits = []
-        ranks = {n: ranks_of(r.rows, page_rows) for n, r in q.results.items()}
-        for row, score in zip(page_rows.tolist(), page_scores.tolist(), strict=True):
-            pid: int | None = None
-            for name in ("bm25_passages", "dense_passages"):
-                if name in q.results and row in q.results[name].passages:
-                    pid = q.results[name].passages[row]
-                    break
-            if pid is None and self.passages is not None and self.passages.has_passages(np.array([row]))[0]:
-                if q.passage_scores is None:
-                    q.passage_scores = self.passages.sparse.scores(self.passages.sparse.query_tokens(q.text))
-                pid = self.passages.best_passage(row, q.passage_scores)
-            signals = {f"{n}_rank": ranks[n].get(row) for n in q.results}
-            hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), pid, signals))
-        return hits
 
     def info(self) -> dict[str, Any]:
         """Live facts only: the manifest is the snapshot's record and is shown once, by whoever holds it

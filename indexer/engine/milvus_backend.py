@@ -51,6 +51,7 @@ from openxiv.indexer.engine.ranking import (
     ms_since,
     ranks_of,
 )
+from openxiv.indexer.engine.similar import MilvusSimilar
 from openxiv.indexer.manifest import BadIndexError, Manifest, MilvusInfo
 
 __all__ = ["MilvusBackend", "collection_counts"]
@@ -80,7 +81,7 @@ def collection_counts(spec: MilvusInfo, settings: Settings | None = None) -> dic
         client.close()
 
 
-class MilvusBackend(Ranking):
+class MilvusBackend(MilvusSimilar, Ranking):
     def __init__(
         self,
         path: Path,

@@ -230,14 +230,15 @@ def keep_head(
     """The fused ranking with feedback (``fed``: rows, scores) below the first ``head`` rows of the
     one without (``plain``). The tail keeps ``fed``'s scores; the kept rows keep ``plain``'s score
     differences, shifted to sit just above the tail's best, so scores decrease down the list and
-    the kept rows tie only where ``plain`` tied them (then in its arxiv_id order)."""
+    the kept rows tie only where ``plain`` tied them (then in its arxiv_id order). Without a tail
+    (every candidate kept: a narrowly filtered search) the kept rows keep ``plain``'s scores, which
+    were shifted to 1e-06 before (issue 21)."""
     kept_rows, kept_scores = plain[0][:head], plain[1][:head].astype(np.float64)
     fed_rows, fed_scores = fed
     tail = ~np.isin(fed_rows, kept_rows)
     tail_scores = fed_scores[tail].astype(np.float64)
-    if kept_rows.size:
-        floor = float(tail_scores[0]) if tail_scores.size else 0.0
-        kept_scores = floor + HEAD_STEP + (kept_scores - kept_scores[-1])
+    if kept_rows.size and tail_scores.size:  # no tail: the kept rows keep their own scores
+        kept_scores = float(tail_scores[0]) + HEAD_STEP + (kept_scores - kept_scores[-1])
     rows = np.concatenate([kept_rows, fed_rows[tail]]).astype(np.int64)
     return rows, np.concatenate([kept_scores, tail_scores])
 

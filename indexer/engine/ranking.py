@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ class Ranking:
     passage_scale: float
     category_prior: CategoryPrior
     """The snapshot's category prior (`openxiv.indexer.engine.prior`), shared by every `tuned` view."""
+    titles: Callable[[str], Sequence[str]] | None = None
+    """Ids of the papers whose normalised title equals a query's (the snapshot store's
+    ``find_by_title``, set when the snapshot is opened): the fusion modes pin them first
+    (`openxiv.indexer.engine.tiling.pin`)."""
 
     def ranking_info(self) -> dict[str, Any]:
         """The ranking settings in force (``/v1/index``)."""

@@ -18,7 +18,16 @@ from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder, reload_triggers
-from openxiv.service.http import routes_arxiv, routes_search, routes_ui, routes_unserved, routes_v1
+from openxiv.service.http import (
+    routes_agent,
+    routes_arxiv,
+    routes_refs,
+    routes_search,
+    routes_tools,
+    routes_ui,
+    routes_unserved,
+    routes_v1,
+)
 from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
 from openxiv.service.http.guard import RequestGuardMiddleware
 from openxiv.service.http.security import AdminMiddleware, AuthMiddleware
@@ -30,9 +39,12 @@ __all__ = ["app_from_env", "create_app", "serve_concurrency"]
 DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
 
 * **DeepXiv-compatible**: `POST /search` (the AutoResearchBench agent's request; also at
-  `/arxiv/retrieve` and `/`) and `GET /arxiv/?type=retrieve|head|brief|section|raw|preview|json`
+  `/arxiv/retrieve` and `/`) and `GET /arxiv/?type=retrieve|head|brief|section|raw|preview|json|similar|find`
   (what `deepxiv_sdk.Reader(base_url=...)` calls).
-* **v1**: `/v1/search`, `/v1/papers/{id}`, `/v1/papers/{id}/sections/{name}`, `/v1/index`.
+* **Agents' tool shapes**: `POST /arxiv/agent/search` (+ `/stream`, NDJSON; DeepXiv's agent
+  search) and `POST /retrieve` (Search-R1's retriever).
+* **v1**: `/v1/search`, `/v1/papers/{id}`, `/v1/papers/{id}/sections/{name}`, `/v1/similar`, `/v1/find`,
+  `/v1/index`.
 
 Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names the problem.
 """
@@ -71,7 +83,10 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     install_handlers(app)
     app.include_router(routes_search.router)
     app.include_router(routes_arxiv.router)
+    app.include_router(routes_refs.router)  # before routes_v1: /v1/papers/{id:path} would take the suffix
     app.include_router(routes_v1.router)
+    app.include_router(routes_agent.router)  # DeepXiv's agent search, Search-R1's /retrieve
+    app.include_router(routes_tools.router)
     app.include_router(routes_unserved.router)
     app.include_router(routes_ui.router)  # the web page at /ui; GET / redirects there
     # Middleware added last runs first: catch-all, admin guard, search token, then body/text checks.

@@ -15,7 +15,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
-from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import holder_of, json_response, settings_of
+from openxiv.service.http.routes_tools import TOOL_ERRORS, TOOL_TYPES, arxiv_tool
 from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
     BriefResponse,
@@ -35,32 +36,40 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    note_fine_rerank,
     unsupported_filters,
 )
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
+from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search, search_json
+from openxiv.service.tool_models import FindResponse
 
 __all__ = ["TYPES", "router"]
 
 router = APIRouter()
 
-TYPES = ("retrieve", *KINDS)
+TYPES = ("retrieve", *KINDS, *REF_KINDS, *TOOL_TYPES)
 
 DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 
 - `retrieve`: `query`, `top_k` (or `size`) 1-{TOP_K_MAX}, `offset` 0-{OFFSET_MAX}, `categories`, `authors`,
   `date_search_type` (between|exact|after|before) with `date_str` (YYYY, YYYY-MM, YYYY-MM-DD; two
   values for between), `return_contents` (default false) -> `{{status, total_count, result}}`.
-- `head`: `arxiv_id` -> title, abstract, authors, categories, publish_at, token_count,
-  `sections: [{{name, idx, tldr, token_count}}]`.
+- `head`: `arxiv_id` -> title, title_source, abstract, authors, categories, subject_classes,
+  publish_at, token_count, `sections: [{{name, idx, tldr, token_count}}]` (the abstract first, idx -1).
 - `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
-- `section`: `arxiv_id`, `section` (name, case-insensitive, numbering optional, or 0-based index)
+- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, else 0-based index)
   -> `{{content}}`.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
+- `references`: `arxiv_id` -> the paper's bibliography, each entry with its arXiv id, `in_corpus`, the
+  title of a paper in the corpus and the printed text; `cited_by`: `arxiv_id` -> the corpus papers
+  whose bibliography cites it. Only unArXive inputs carry bibliographies; a snapshot built before
+  references were stored is a 409.
 
 `venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
-`authors`. `token`, `source=arxiv` and `use_fine_rerank` are accepted; `source=biorxiv|medrxiv` is
+`authors`. `token` and `source=arxiv` are accepted; `use_fine_rerank=true` is accepted and said
+ignored in `warnings` (there is no second-stage reranker); `source=biorxiv|medrxiv` is
 501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
 counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
@@ -69,7 +78,7 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 @router.get(
     "/arxiv/",
     responses={
-        **ERRORS,
+        **TOOL_ERRORS,
         200: {
             "description": "Depends on `type`",
             "content": {"application/json": {}},
@@ -79,11 +88,14 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
             | SectionResponse
             | RawResponse
             | PreviewResponse
-            | PaperJson,
+            | PaperJson
+            | ReferencesResponse
+            | CitedByResponse
+            | FindResponse,
         },
     },
     tags=["DeepXiv-compatible"],
-    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json)",
+    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by, similar, find)",
     description=DOC,
 )
 def arxiv(
@@ -110,7 +122,9 @@ def arxiv(
     return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
     section: Annotated[str | None, Query()] = None,
     characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
-    use_fine_rerank: Annotated[bool | None, Query(description="Accepted, no effect")] = None,
+    use_fine_rerank: Annotated[
+        bool | None, Query(description="Accepted; true is said ignored in `warnings` (no reranker)")
+    ] = None,
     token: Annotated[
         str | None, Query(description="Accepted; checked only when the server has a token")
     ] = None,
@@ -132,14 +146,6 @@ def arxiv(
     )
     if kind not in TYPES:
         raise BadRequest(f"type: {type!r} is not one of {', '.join(TYPES)}" if type else "type: required")
-    if kind != "retrieve":
-        if arxiv_id is None or not arxiv_id.strip():
-            raise BadRequest(f"arxiv_id: required for type={kind}")
-        return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
-
-    if query is None:
-        raise BadRequest("query: required for type=retrieve")
-    _check_source(source)
     filters = FilterParams(
         categories=categories,
         authors=authors,
@@ -150,6 +156,18 @@ def arxiv(
         venue=venue,
         venue_year=venue_year,
     )
+    if kind in TOOL_TYPES:
+        return arxiv_tool(request, kind, arxiv_id, query, top_k, offset, filters)
+    if kind != "retrieve":
+        if arxiv_id is None or not arxiv_id.strip():
+            raise BadRequest(f"arxiv_id: required for type={kind}")
+        if kind in REF_KINDS:
+            return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
+        return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
+
+    if query is None:
+        raise BadRequest("query: required for type=retrieve")
+    _check_source(source)
     return _retrieve(
         request,
         query,
@@ -161,6 +179,7 @@ def arxiv(
         search_mode=search_mode,
         unappliable={"orgs": orgs, "min_citation": min_citation},
         contents=return_contents,
+        fine_rerank=use_fine_rerank,
     )
 
 
@@ -184,6 +203,7 @@ def _retrieve(
     search_mode: str | None,
     unappliable: dict[str, object],
     contents: bool,
+    fine_rerank: bool | None = None,
 ) -> Response:
     """``type=retrieve``: the parameters checked in order, then `deepxiv_search` as ``POST /search``."""
     n = top_k if top_k is not None else check_size(size) if size is not None else 10
@@ -191,6 +211,7 @@ def _retrieve(
     ranking = check_mode(mode, "mode") if mode else legacy
     settings = settings_of(request)
     warnings = unsupported_filters(settings, **unappliable)
+    note_fine_rerank(fine_rerank, warnings)
     built = filters.build()
     queries = check_queries(query, settings.max_query_chars)
     response, timings = deepxiv_search(

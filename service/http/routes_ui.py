@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from openxiv.corpus.categories import split_categories
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
 from openxiv.corpus.text import paper_tldr
@@ -28,6 +29,7 @@ from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.http import routes_ui_reports
 from openxiv.service.http.helpers import holder_of, settings_of
 from openxiv.service.http.security import UI_COOKIE, is_ui_path, ui_cookie_value
+from openxiv.service.http.ui_refs import expand_urls, expand_view
 from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries
 from openxiv.service.reading import find_section, load_paper
@@ -118,12 +120,13 @@ def _hit_view(r: ResolvedHit, query: str, base: str, language: str, back: str) -
     return {
         "arxiv_id": p.arxiv_id,
         "title": highlight(p.title or p.arxiv_id, query, language),
+        "derived": p.title_source == "derived",
         "url": _paper_url(base, p.arxiv_id, query, back=back),
         "abs_url": abs_url(p.arxiv_id),
         "pdf_url": pdf_url(p.arxiv_id),
         "authors": _names(p.authors),
         "date": p.date.isoformat() if p.date else "",
-        "categories": list(p.categories),
+        "categories": split_categories(p.categories)[0],
         "evidence": excerpt(ev.text, query, language) if ev else None,
         "evidence_where": (ev.section or "") if ev else "",
         "evidence_url": _paper_url(base, p.arxiv_id, query, ev.section, back) + "#text"
@@ -199,9 +202,10 @@ def _paper_view(
     return {
         "arxiv_id": paper.arxiv_id,
         "title": paper.title or paper.arxiv_id,
+        "derived": paper.title_source == "derived",
         "authors": list(paper.authors),
         "date": paper.date.isoformat() if paper.date else "",
-        "categories": list(paper.categories),
+        "categories": split_categories(paper.categories)[0],
         "journal_ref": paper.journal_ref,
         "doi": paper.doi,
         "abs_url": abs_url(paper.arxiv_id),
@@ -227,6 +231,7 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
     section's text (names are matched like ``/v1/papers/{id}/sections/{name}``)."""
     query = request.query_params.get("q", "")
     wanted = request.query_params.get("section", "")
+    expand = request.query_params.get("expand", "")
     back = request.query_params.get("back", "")
     back = _safe_next(back) if back else ""
     base = request.scope.get("root_path", "")
@@ -242,6 +247,14 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
                 chosen, error, status = None, exc.detail, exc.status_code
                 if sections:  # the API's message lists them all; the page lists them anyway
                     error = f"this paper has no section {wanted!r}; its sections are listed below"
+            expanded = None
+            try:
+                if expand:
+                    expanded = expand_view(
+                        index, paper.arxiv_id, expand, lambda a: _paper_url(base, a, back=back)
+                    )
+            except ApiError as exc:
+                error, status = exc.detail, exc.status_code
     except ApiError as exc:
         return render(request, "error.html", status=exc.status_code, error=exc.detail, title="Paper")
     section = (
@@ -259,6 +272,8 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
         status=status,
         paper=_paper_view(paper, sections, chosen, query, (base, back), language),
         section=section,
+        expanded=expanded,
+        expand_urls=expand_urls(_paper_url(base, paper.arxiv_id, query, back=back)),
         error=error,
         query=query,
         back=base + back if back else "",

@@ -21,8 +21,6 @@ router = APIRouter()
 SERVES = "openxiv serves arXiv search and paper reading over its local corpus only (see /docs)"
 
 UNSERVED: dict[str, str] = {
-    "/arxiv/agent/search": "DeepXiv's agentic arXiv search (an LLM that answers from search results)",
-    "/arxiv/agent/search/stream": "DeepXiv's agentic arXiv search (an LLM that answers from search results)",
     "/web/agent/search": "DeepXiv's agentic web search",
     "/web/agent/search/stream": "DeepXiv's agentic web search",
     "/websearch": "web search",

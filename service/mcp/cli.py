@@ -1,4 +1,4 @@
-"""``openxiv mcp``: the MCP server on stdio (desktop agents, IDEs) or streamable HTTP (remote agents).
+"""``openxiv mcp``: the MCP server on stdio (desktop agents, IDEs), streamable HTTP or SSE (remote agents).
 
 The ``mcp`` SDK is an optional dependency (``pip install 'openxiv[mcp]'``, included in ``dev``); it is
 imported only when the command runs, so the rest of the CLI works without it.
@@ -6,7 +6,7 @@ imported only when the command runs, so the rest of the CLI works without it.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -19,6 +19,12 @@ from openxiv.corpus.settings.options import (
 )
 from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from openxiv.service.library import Library
+    from openxiv.service.mcp.server import LogLevel
+
 __all__ = ["mcp"]
 
 
@@ -27,10 +33,40 @@ __all__ = ["mcp"]
 @index_option(help="The index to serve.")
 @click.option(
     "--transport",
-    type=click.Choice(["stdio", "http"]),
+    type=click.Choice(["stdio", "http", "sse"]),
     default="stdio",
     show_default=True,
-    help="stdio for a desktop agent or IDE that starts the server; http for streamable HTTP at /mcp.",
+    help="stdio for a desktop agent or IDE that starts the server; http for streamable HTTP at /mcp; "
+    "sse for the older SSE transport (event stream at /mcp, messages at /messages/).",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(["deepxiv", "browsecomp"]),
+    default="deepxiv",
+    show_default=True,
+    help="deepxiv: DeepXiv's six tools; browsecomp: BrowseComp-Plus' search(query) -> [{docid, score, "
+    "snippet}] and get_document(docid).",
+)
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=5,
+    show_default=True,
+    help="browsecomp: papers every search returns.",
+)
+@click.option(
+    "--snippet-max-tokens",
+    type=int,
+    default=512,
+    show_default=True,
+    help="browsecomp: snippet budget in tokens (estimated as words x 1.3); -1 = the whole text.",
+)
+@click.option(
+    "--get-document/--no-get-document",
+    default=True,
+    show_default=True,
+    help="browsecomp: also offer get_document.",
 )
 @setting_option("host", help="http:")
 @setting_option("mcp_port", "--port", help="http:", type=click.IntRange(0, 65535))
@@ -41,16 +77,26 @@ __all__ = ["mcp"]
     help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=).",
 )
 @log_level_option("warning", help="Log level (logs go to stderr; stdout carries the protocol on stdio).")
-def mcp(settings: Settings, transport: str, log_level: str) -> None:
+def mcp(
+    settings: Settings,
+    transport: str,
+    profile: str,
+    k: int,
+    snippet_max_tokens: int,
+    get_document: bool,
+    log_level: str,
+) -> None:
     """Serve the index to agents over the Model Context Protocol (MCP).
 
     Tools: search_papers, get_paper_brief, get_paper_metadata, get_paper_section, get_full_paper,
-    get_paper_preview (DeepXiv's MCP tool names). The snapshot is read in-process; SIGHUP (and
-    OPENXIV_WATCH_INTERVAL) reload it as for `openxiv serve`.
+    get_paper_preview (DeepXiv's MCP tool names); with --profile browsecomp, BrowseComp-Plus' search
+    and get_document, k and the snippet budget fixed at start. The snapshot is read in-process;
+    SIGHUP (and OPENXIV_WATCH_INTERVAL) reload it as for `openxiv serve`.
 
     \b
     Desktop agent:  {"command": "openxiv", "args": ["mcp", "--index", "/path/to/index"]}
     Remote agents:  openxiv mcp --transport http --port 8001 --token T   (URL http://HOST:8001/mcp)
+    BrowseComp-Plus: openxiv mcp --profile browsecomp --k 5 --snippet-max-tokens 512 --transport sse
     """
     limit_threads(settings)
     try:
@@ -63,7 +109,13 @@ def mcp(settings: Settings, transport: str, log_level: str) -> None:
 
     root = settings.index_root
     snapshot = check_index(root)
-    server = build_server(Library(root, settings), cast(LogLevel, log_level.upper()))
+    library = Library(root, settings)
+    level = cast(LogLevel, log_level.upper())
+    load = transport != "sse"  # the SSE app keeps the snapshot open itself (service/mcp/sse.py)
+    if profile == "browsecomp":
+        server = _browsecomp(library, level, k, snippet_max_tokens, get_document, load)
+    else:
+        server = build_server(library, level, load=load)
     if transport == "stdio":
         click.echo(f"openxiv mcp: serving {snapshot.name} from {root} on stdio", err=True)
         server.run("stdio")
@@ -73,10 +125,30 @@ def mcp(settings: Settings, transport: str, log_level: str) -> None:
 
     warn_without_token(settings, "MCP ")
     click.echo(
-        f"openxiv mcp: serving {snapshot.name} from {root} on http://{settings.host}:{settings.mcp_port}{MCP_PATH}",
+        f"openxiv mcp: serving {snapshot.name} from {root} ({profile} tools) on {transport} "
+        f"http://{settings.host}:{settings.mcp_port}{MCP_PATH}",
         err=True,
     )
-    app = http_app(server, settings.host, settings.api_token)
+    if transport == "sse":
+        from openxiv.service.mcp.sse import sse_app
+
+        app = sse_app(server, library, settings.host, settings.api_token)
+    else:
+        app = http_app(server, settings.host, settings.api_token)
     uvicorn.run(
         app, host=settings.host, port=settings.mcp_port, log_level=log_level, log_config=log_config(log_level)
     )
+
+
+def _browsecomp(
+    library: Library, level: LogLevel, k: int, snippet_max_tokens: int, get_document: bool, load: bool
+) -> MCPServer:
+    from openxiv.service.browsecomp import BrowseCompTools
+    from openxiv.service.mcp.browsecomp import build_browsecomp_server
+
+    if snippet_max_tokens == 0 or snippet_max_tokens < -1:
+        raise click.BadParameter(
+            "a positive number, or -1 for the whole text", param_hint="--snippet-max-tokens"
+        )
+    tools = BrowseCompTools(library, k=k, snippet_max_tokens=snippet_max_tokens)
+    return build_browsecomp_server(tools, level, get_document=get_document, load=load)

@@ -31,6 +31,8 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
+from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
+from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -50,7 +52,7 @@ from openxiv.service.readable import (
 )
 from openxiv.service.reading import PREVIEW_CHARS
 
-__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app"]
+__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving"]
 
 MCP_PATH = "/mcp"
 TOOLS = (
@@ -60,12 +62,16 @@ TOOLS = (
     "get_paper_section",
     "get_full_paper",
     "get_paper_preview",
+    *REFERENCE_TOOLS,
+    *PAPER_TOOLS,
 )
 
 INSTRUCTIONS = """Search and read arXiv papers from a local openxiv corpus (a frozen snapshot).
 Start with search_papers; then get_paper_brief or get_paper_metadata (sections with token counts)
 to decide what to read, get_paper_section for one section, get_paper_preview for the first
-characters and get_full_paper only when the whole text is needed (it can be long)."""
+characters and get_full_paper only when the whole text is needed (it can be long). find_in_paper
+says where in one paper something is; similar_papers finds papers like one you have; references and
+cited_by follow a paper's bibliography one hop either way."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 
@@ -97,27 +103,38 @@ def _tool_errors() -> Iterator[None]:
         raise ToolError(exc.detail) from exc
 
 
-def build_server(library: Library, log_level: LogLevel = "WARNING") -> MCPServer:
-    """The MCP server with the six tools; the snapshot is opened in its lifespan and closed after."""
+@asynccontextmanager
+async def serving(library: Library) -> AsyncIterator[None]:
+    """The snapshot open (and reloading under the service's rules) while the context lasts."""
+    await anyio.to_thread.run_sync(library.load)
+    try:
+        async with reload_triggers(library.holder, library.settings):
+            yield
+    finally:
+        library.close()
+
+
+def build_server(library: Library, log_level: LogLevel = "WARNING", *, load: bool = True) -> MCPServer:
+    """The MCP server with the six reading tools and `REFERENCE_TOOLS`; the snapshot is opened in its lifespan and closed after.
+    ``load=False``: the caller keeps the snapshot open (`serving`), as the SSE transport must, since
+    it runs a server's lifespan once per connection."""
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(library.load)
-        try:
-            async with reload_triggers(library.holder, library.settings):
-                yield
-        finally:
-            library.close()
+        async with serving(library):
+            yield
 
     server: MCPServer = MCPServer(
         name="openxiv",
         instructions=INSTRUCTIONS,
         version=version("openxiv"),
-        lifespan=lifespan,
+        lifespan=lifespan if load else None,
         log_level=log_level,
     )
     _add_search_tool(server, library)
     _add_reading_tools(server, library)
+    add_reference_tools(server, library)
+    add_paper_tools(server, library)
     return server
 
 

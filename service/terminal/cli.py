@@ -9,7 +9,11 @@ with the message the HTTP API would give (a 400 there); an unknown paper or sect
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -22,7 +26,7 @@ from openxiv.corpus.settings.options import emit_json, index_option, json_option
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.launch import check_index
 
-__all__ = ["filter_options", "paper", "search"]
+__all__ = ["filter_options", "paper", "search", "wrap_lines"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,6 +84,41 @@ def _library(settings: Settings) -> Iterator[Any]:
         raise click.ClickException(exc.detail) from exc
     finally:
         library.close()
+
+
+def _width() -> int | None:
+    """The width to wrap text to: ``COLUMNS`` when set, else the terminal's; ``None`` when the output
+    is no terminal (a pipe or a file keeps its lines: ``openxiv paper ID --full > paper.md``)."""
+    if os.environ.get("COLUMNS", "").strip().isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+_NUMBERED = re.compile(r"\d+\. ")
+
+
+def wrap_lines(text: str, width: int | None) -> str:
+    """Every line of ``text`` longer than ``width`` wrapped at spaces; continuation lines keep the
+    line's indent (a numbered line's under its text). Long words (URLs) are not broken. ``None``:
+    ``text`` as it is."""
+    if width is None:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        hang = " " * len(m.group(0)) if (m := _NUMBERED.match(line)) else ""
+        out += textwrap.wrap(
+            line,
+            max(20, width),
+            initial_indent="",
+            subsequent_indent=indent + hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [line]
+    return "\n".join(out)
 
 
 def _table(response: Any, offset: int, width: int) -> str:
@@ -146,11 +185,11 @@ def search(
     if json_out is not None:
         emit_json(json.loads(search_json(response)), json_out)
     elif long_form or not response.result:
-        click.echo(search_text(response, query.strip(), offset), nl=False)
+        click.echo(wrap_lines(search_text(response, query.strip(), offset), _width()), nl=False)
     else:
         shown = f"{offset + 1}-{offset + len(response.result)}"
         click.echo(f"{response.total_count} papers match; showing {shown} (snapshot {snapshot})")
-        click.echo(_table(response, offset, shutil.get_terminal_size().columns))
+        click.echo(_table(response, offset, _width() or shutil.get_terminal_size().columns))
         for w in response.warnings or []:
             click.echo(f"Note: {w}", err=True)
 
@@ -160,37 +199,74 @@ def search(
 @click.argument("arxiv_id")
 @index_option(help="The index to read from.")
 @click.option(
-    "--section", default=None, help="Print this section (name, case-insensitive, or 0-based index)."
+    "--section",
+    default=None,
+    help="Print this section: its printed number (3.2), name (case-insensitive), Abstract, or 0-based index.",
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
+@click.option(
+    "--references", is_flag=True, help="Print its bibliography (unArXive papers), with titles in the corpus."
+)
+@click.option("--cited-by", is_flag=True, help="Print the corpus papers whose bibliography cites it.")
+@click.option(
+    "--find", "find_query", default=None, help="Print the passages that best match this query, words marked."
+)
+@click.option("--top-k", "-k", type=int, default=3, show_default=True, help="Passages --find shows, 1-20.")
 @json_option(help="Print one JSON object, the GET /arxiv/ response.")
 def paper(
-    settings: Settings, arxiv_id: str, section: str | None, full: bool, brief: bool, json_out: str | None
+    settings: Settings,
+    arxiv_id: str,
+    section: str | None,
+    full: bool,
+    brief: bool,
+    references: bool,
+    cited_by: bool,
+    find_query: str | None,
+    top_k: int,
+    json_out: str | None,
 ) -> None:
-    """Read a paper: its metadata and sections (default), one --section, --brief or --full.
+    """Read a paper: its metadata and sections (default), one --section, --brief, --full, its
+    --references, what it is --cited-by, or where it says something (--find).
 
     \b
     openxiv paper 1706.03762
     openxiv paper 1706.03762 --section introduction
+    openxiv paper 2212.11790 --references
+    openxiv paper 1706.03762 --find "learning rate schedule"
     """
     from openxiv.service import readable
+    from openxiv.service.references import cited_by_text, references_text
 
-    chosen = [
-        name for name, on in (("--section", section is not None), ("--full", full), ("--brief", brief)) if on
-    ]
+    flags = [("--section", section is not None), ("--full", full), ("--brief", brief)]
+    flags += [("--references", references), ("--cited-by", cited_by), ("--find", find_query is not None)]
+    chosen = [name for name, on in flags if on]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
+    if find_query is not None:
+        with _library(settings) as library:
+            found = library.find(arxiv_id, find_query, top_k)
+        if json_out is not None:
+            emit_json(json.loads(found.model_dump_json()), json_out)
+        else:
+            click.echo(readable.find_text(found), nl=False)
+        return
     kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
+    kind = "references" if references else "cited_by" if cited_by else kind
     render: dict[str, Callable[[Any], str]] = {
         "head": readable.head_text,
         "section": readable.section_text,
         "raw": readable.raw_text,
         "brief": readable.brief_text,
+        "references": lambda r: references_text(r) + "\n",
+        "cited_by": lambda r: cited_by_text(r) + "\n",
     }
     with _library(settings) as library:
-        out = library.paper(kind, arxiv_id, section)
+        if kind in ("references", "cited_by"):
+            out = library.references(kind, arxiv_id)
+        else:
+            out = library.paper(kind, arxiv_id, section)
     if json_out is not None:
         emit_json(json.loads(out.model_dump_json()), json_out)
     else:
-        click.echo(render[kind](out), nl=False)
+        click.echo(wrap_lines(render[kind](out), _width()), nl=False)

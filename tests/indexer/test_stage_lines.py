@@ -65,6 +65,7 @@ def test_stage_lines_without_a_terminal(corpus_db: Path, tmp_path: Path) -> None
         "bm25_passages",
         "load_model",
         "embed_papers",
+        "references",
         "switch",
     ], done.stderr
     for stage in started:

@@ -160,3 +160,17 @@ def test_manifest_names_the_collections_behind_the_aliases(
 def test_manifest_uri_carries_no_secret() -> None:
     assert redact_uri("http://root:Milvus@milvus.lab:19530?token=x") == "http://milvus.lab:19530"
     assert redact_uri("/data/openxiv.db") == "/data/openxiv.db"
+
+
+def test_similar_papers_agree(pair: tuple[OpenIndex, OpenIndex]) -> None:
+    """Similar papers by the seeds' stored vectors: FAISS (fp16) and Milvus rank alike, count alike
+    and leave the seeds out, with and without a filter."""
+    for seeds, filters in (
+        (("1706.03762",), None),
+        (("1706.03762", "1502.03167"), SearchFilters(categories=("cs.CL",), date_to=date(2025, 3, 31))),
+    ):
+        embedded, milvus = (ix.backend.similar(seeds, top_k=10, filters=filters) for ix in pair)
+        a, b = [h.arxiv_id for h in embedded.hits], [h.arxiv_id for h in milvus.hits]
+        assert len(a) == len(b) == 10 and not set(seeds) & (set(a) | set(b))
+        assert len(set(a) & set(b)) >= 8, (a, b)
+        assert embedded.total_count == milvus.total_count

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openxiv.corpus.text import TLDR_MIN_CHARS, real_sentences, split_sentences, tldr, tldr_of
+from openxiv.corpus.text import (
+    TLDR_MIN_CHARS,
+    real_sentences,
+    split_sentences,
+    tldr,
+    tldr_of,
+    without_residue,
+)
 from openxiv.service.errors import BadRequest
 from openxiv.service.params import build_filters, check_mode, check_queries, parse_period, split_list
 from openxiv.service.text import clean_section_name, match_section, token_count
@@ -174,3 +181,33 @@ def test_lazy_tldr_equals_the_eager_one_on_real_abstracts_and_sections() -> None
     for t in texts:
         tldr.cache_clear()
         assert tldr(t) == tldr_of(list(real_sentences(t))), t[:200]  # every sentence tested first
+
+
+def test_printed_section_numbers_come_before_positions() -> None:
+    """``section=3`` is the section printed "3", ``3.2`` the one printed "3.2" (issue 21: the index
+    answered first and "3.2" was a 404); a bare number is never part of a name."""
+    names = ["Body", "Introduction", "Results on 3D scenes", "Method", "Setup", "Conclusion"]
+    numbers = [None, "1", "2", "3", "3.1", "4"]
+    assert match_section("3", names, numbers) == 3
+    assert match_section("3.1", names, numbers) == 4
+    assert match_section("3.1.", names, numbers) == 4
+    assert match_section("5", names, numbers) == 5  # nothing printed "5": the 0-based index
+    assert match_section("5", names, numbers, by_index=False) is None
+    assert match_section("iv", ["A", "B"], ["III", "IV."]) == 1
+
+
+def test_tex_residue_is_shown_as_an_ellipsis() -> None:
+    assert (
+        without_residue("described in [\\cite=Multidecay], [\\cite=Section1]. Then") == "described in …. Then"
+    )
+    assert without_residue("radii of [formula], where ([\\ref=eq1])") == "radii of …, where (…)"
+    assert without_residue("no [brackets] here") == "no [brackets] here"
+    text = "We solve the equations [\\cite=a] of QED in a strong field. It works [\\cite=b]."
+    assert tldr(text) == "We solve the equations … of QED in a strong field. It works …."
+
+
+def test_a_between_date_range_may_have_equal_ends() -> None:
+    assert split_list(["2025-04", "2025-04"], "date_str", unique=False) == ("2025-04", "2025-04")
+    filters = build_filters(date_search_type="between", date_str=["2025-04", "2025-04"])
+    assert (filters.date_from, filters.date_to) == (date(2025, 4, 1), date(2025, 4, 30))
+    assert build_filters(date_search_type="exact", date_str="2025-04,2025-04").date_to == date(2025, 4, 30)

@@ -67,11 +67,15 @@ def _request_text(case: Any) -> str:
 
 
 def _is_json(response: Any) -> bool:
-    """``response`` is a schemathesis ``Response``: headers map lower-case names to lists of values."""
+    """``response`` is a schemathesis ``Response``: headers map lower-case names to lists of values.
+    A stream (``application/x-ndjson``, the agent search's) counts when every line is JSON."""
     content_type = (response.headers.get("content-type") or [""])[0]
-    if not content_type.startswith("application/json"):
-        return False
     try:
+        if content_type.startswith("application/x-ndjson"):
+            lines = response.content.splitlines()
+            return bool(lines) and all(json.loads(line) is not None for line in lines)
+        if not content_type.startswith("application/json"):
+            return False
         json.loads(response.content)
     except ValueError:
         return False

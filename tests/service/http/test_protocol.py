@@ -99,8 +99,6 @@ def test_lenient_mode_answers_unfiltered_with_warnings(
 @pytest.mark.parametrize(
     ("method", "path", "needle"),
     [
-        ("POST", "/arxiv/agent/search", "agentic arXiv search"),
-        ("POST", "/arxiv/agent/search/stream", "agentic arXiv search"),
         ("POST", "/web/agent/search", "agentic web search"),
         ("POST", "/websearch", "web search"),
         ("GET", "/semantic_scholar?id=1502.03167", "Semantic Scholar"),
@@ -139,7 +137,7 @@ def test_sdk_raises_on_unserved_endpoints_instead_of_returning_none(server: Live
     with pytest.raises(ServerError, match="501"):
         reader.biomed_search("protein folding")
     with pytest.raises(ServerError, match="openxiv does not provide"):
-        reader.agent_search("what is attention?")
+        reader.agent_search("what is attention?", source="web")  # the arXiv one is served
     with pytest.raises(APIError, match="openxiv does not provide the 1stAuthor"):
         reader.fa().search("talent", "graph neural networks")
 

@@ -86,9 +86,12 @@ def test_head(reader: Reader) -> None:
     assert isinstance(head["token_count"], int) and head["token_count"] > 1000
     sections = head["sections"]
     assert isinstance(sections, list) and len(sections) >= 3
-    for i, s in enumerate(sections):
+    abstract, *own = sections  # the abstract is listed first, as a section (idx -1)
+    assert (abstract["name"], abstract["idx"]) == ("Abstract", -1)
+    for i, s in enumerate(own):
         assert set(s) >= {"name", "idx", "tldr", "token_count"} and s["idx"] == i
     assert any(s["name"].lower() == "introduction" for s in sections)
+    assert head["title_source"] == "text"  # the PDF's title block
 
 
 def test_brief(reader: Reader) -> None:
@@ -104,6 +107,37 @@ def test_section_by_sdk_name_matching(reader: Reader) -> None:
     assert isinstance(intro, str) and len(intro) > 200
     with pytest.raises(ValueError):  # the SDK resolves names through head() first
         reader.section(PDF_ID, "no such section anywhere")
+
+
+def test_the_sdk_reads_the_abstract_as_a_section(reader: Reader) -> None:
+    """``Reader.section(id, "abstract")`` matches names through ``head`` and raised (issue 21)."""
+    assert reader.section(PDF_ID, "abstract") == reader.head(PDF_ID)["abstract"]
+
+
+def test_a_between_range_with_equal_ends_is_that_period(reader: Reader, server: LiveServer) -> None:
+    """``date_from=X, date_to=X`` (the SDK sends ``between`` with ``date_str=[X, X]``) was a 400
+    "needs 2 date value(s), got 1" (issue 21); it is the period X, on the SDK and ``POST /search``."""
+    import httpx
+
+    ids = [
+        h["arxiv_id"]
+        for h in reader.search("dark matter halo", size=10, date_from="2025-04", date_to="2025-04")["result"]
+    ]
+    exact = reader.search("dark matter halo", size=10, date_search_type="exact", date_str="2025-04")["result"]
+    assert len(ids) == 10 and ids == [h["arxiv_id"] for h in exact]
+    body = {
+        "query": "dark matter halo",
+        "top_k": 10,
+        "date_search_type": "between",
+        "date_str": ["2025-04", "2025-04"],
+    }
+    posted = httpx.post(f"{server.url}/search", json=body, timeout=60).json()
+    assert [h["arxiv_id"] for h in posted["result"]] == ids
+    day = {**body, "date_str": "2025-04-17,2025-04-17"}
+    assert all(
+        h["date"] == "2025-04-17"
+        for h in httpx.post(f"{server.url}/search", json=day, timeout=60).json()["result"]
+    )
 
 
 def test_raw_and_preview(reader: Reader) -> None:

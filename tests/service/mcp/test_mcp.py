@@ -165,14 +165,23 @@ def test_stdio_tools_answer_like_the_http_api(test_index: BuiltIndex, client: ht
 
 # ------------------------------------------------------------------------------ streamable HTTP
 class McpHttpServer:
-    """``openxiv mcp --transport http`` in a subprocess; ``url`` once it accepts connections."""
+    """``openxiv mcp --transport http`` (or ``sse``, with ``args``) in a subprocess; ``url`` once it
+    accepts connections (for SSE, whose ``url`` is an endless event stream, its messages path)."""
 
-    def __init__(self, index: BuiltIndex, token: str | None, root: Path | None = None) -> None:
+    def __init__(
+        self,
+        index: BuiltIndex,
+        token: str | None,
+        root: Path | None = None,
+        transport: str = "http",
+        *args: str,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{MCP_PATH}"
         self.log = index.root.parent / f"mcp-{self.port}.log"
-        cmd = [str(BIN / "openxiv"), "mcp", "--index", str(root or index.root), "--transport", "http"]
-        cmd += ["--port", str(self.port)] + (["--token", token] if token else [])
+        cmd = [str(BIN / "openxiv"), "mcp", "--index", str(root or index.root), "--transport", transport]
+        cmd += ["--port", str(self.port), *args] + (["--token", token] if token else [])
+        probe = self.url if transport == "http" else f"http://127.0.0.1:{self.port}/messages/"
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")} | _env(index)
         self._fh = self.log.open("w")
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._fh, stderr=subprocess.STDOUT)
@@ -181,7 +190,7 @@ class McpHttpServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"openxiv mcp exited with {self.proc.returncode}:\n{self.log.read_text()}")
             try:
-                httpx.get(self.url, timeout=2)
+                httpx.get(probe, timeout=2)
                 return
             except httpx.HTTPError:
                 time.sleep(0.3)

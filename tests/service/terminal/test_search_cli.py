@@ -109,8 +109,8 @@ def test_paper_prints_metadata_sections_and_text(run: Run, client: httpx.Client)
     ).json()
     assert section.exit_code == 0 and want["content"].strip() in section.output
     assert section.output.startswith(f"=== {want['name']} (Paper: {PAPER}, section {want['idx']}) ===")
-    by_index = json.loads(run("paper", PAPER, "--section", "2", "--json").output)
-    assert by_index["name"] == head["sections"][2]["name"]
+    printed = json.loads(run("paper", PAPER, "--section", "2", "--json").output)  # printed "2 ...", not idx 2
+    assert printed["name"] == next(s["name"] for s in head["sections"] if s["number"] == "2")
 
     raw = client.get("/arxiv/", params={"type": "raw", "arxiv_id": PAPER}).json()["raw"]
     assert run("paper", PAPER, "--full").output == raw

@@ -1,0 +1,205 @@
+"""DeepXiv's agent search (``POST /arxiv/agent/search`` and ``.../stream``) over the hybrid search.
+
+deepxiv-sdk 1.2's ``Reader.agent_search``/``agent_search_stream`` send ``{query, effort, verbose,
+stream_answer, max_answer_tokens, top_k, language?}`` (`AgentSearchRequest`). openxiv answers with
+one search round: the sources are the hybrid search's top ``top_k`` papers, and the answer is
+
+- without an LLM (``OPENXIV_ANSWER_BASE_URL`` unset): a readable list of the sources, each with the
+  passage that matched (`openxiv.service.agent_answer.source_list`), cut to ``max_answer_tokens``;
+- with one: a short answer from the OpenAI-compatible endpoint, citing the sources by arXiv id
+  (`openxiv.service.llm`).
+
+`events` yields the stream's events in order (``start``, ``tool_call``/``tool_result`` when
+``verbose``, ``sources``, ``answer_start``, ``answer_delta``s or one ``answer``, ``done``; a
+``warning`` for what openxiv does not do, e.g. more effort; a failure after the stream has started
+is an ``error`` event with its ``stage`` and ``message``, the last event); `answer` collects them into
+the blocking response ``{status, answer, sources, stats, quota, trace?, warnings?}``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.service.agent_answer import EXTRACTIVE, llm_messages, source_list
+from openxiv.service.errors import ApiError
+from openxiv.service.holder import IndexHolder
+from openxiv.service.llm import ChatEndpoint, Completion
+from openxiv.service.models import Hit
+from openxiv.service.params import FilterParams, check_queries
+from openxiv.service.search import deepxiv_search
+
+__all__ = ["AgentSearchRequest", "answer", "check", "events"]
+
+Event = dict[str, Any]
+TOP_K_MAX = 30
+
+
+class AgentSearchRequest(BaseModel):
+    """Body of ``POST /arxiv/agent/search`` (and ``/stream``), as deepxiv-sdk 1.2 sends it."""
+
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={"examples": [{"query": "how do agents manage long-term memory", "top_k": 5}]},
+    )
+
+    query: str = Field(description="The question, 1-2000 characters.")
+    effort: Literal["default", "high", "xhigh"] = Field(
+        "default", description="Accepted; openxiv runs one search round at every effort (said in a warning)."
+    )
+    verbose: bool = Field(
+        False, description="Add the search call (stream: tool_call/tool_result; blocking: trace)."
+    )
+    stream_answer: bool = Field(
+        True, description="Stream only: the answer as answer_delta events (false: one answer event)."
+    )
+    max_answer_tokens: int = Field(4096, ge=256, le=16384, description="Cap on the answer's length.")
+    top_k: int = Field(10, ge=1, le=TOP_K_MAX, description=f"Sources to retrieve, 1-{TOP_K_MAX}.")
+    language: str | None = Field(default=None, max_length=40, description="Answer language (LLM only).")
+
+
+def _source(hit: Hit) -> dict[str, Any]:
+    """A source as DeepXiv lists it (``arxiv_id, title, url``) plus its date, score and evidence."""
+    ev = hit.contents[0] if hit.contents else None
+    return {
+        "arxiv_id": hit.arxiv_id,
+        "title": hit.title,
+        "url": hit.url,
+        "date": hit.date,
+        "score": hit.score,
+        "evidence": {"section": ev.section_title, "text": ev.section_contents[0]} if ev else None,
+    }
+
+
+def _warnings(req: AgentSearchRequest, endpoint: ChatEndpoint | None) -> list[str]:
+    out = []
+    if req.effort != "default":
+        out.append(f"effort={req.effort}: openxiv runs one search round at every effort")
+    if req.language and endpoint is None:
+        out.append("language: no answer LLM is configured; the answer lists the sources as they are")
+    return out
+
+
+def _answer_events(
+    req: AgentSearchRequest, hits: list[Hit], total: int, endpoint: ChatEndpoint | None, stream: bool
+) -> Iterator[Event | Completion]:
+    """The answer as pieces (``answer_delta`` events), then its `Completion`; the LLM is asked to
+    stream only when the client streams the answer."""
+    if endpoint is None:
+        pieces, truncated = source_list(req.query, hits, total, req.max_answer_tokens)
+        yield from ({"event": "answer_delta", "text": p} for p in pieces)
+        yield Completion("".join(pieces), truncated)
+        return
+    messages = llm_messages(req.query, hits, req.language)
+    if not stream:
+        yield endpoint.complete(messages, req.max_answer_tokens)
+        return
+    for item in endpoint.stream(messages, req.max_answer_tokens):
+        yield item if isinstance(item, Completion) else {"event": "answer_delta", "text": item}
+
+
+def events(
+    holder: IndexHolder, settings: Settings, req: AgentSearchRequest, *, stream_answer: bool
+) -> Iterator[Event]:
+    """The agent search as DeepXiv's NDJSON events. ``req`` is checked by the caller (`check`);
+    whatever fails after the first event is an ``error`` event, the last one."""
+    t0 = time.perf_counter()
+    endpoint = ChatEndpoint.from_settings(settings)
+    stage = "search"
+    yield {
+        "event": "start",
+        "run_id": uuid.uuid4().hex,
+        "model": endpoint.model if endpoint else EXTRACTIVE,
+        "effort": req.effort,
+        "max_rounds": 1,
+        "top_k": req.top_k,
+    }
+    for w in _warnings(req, endpoint):
+        yield {"event": "warning", "stage": "plan", "message": w}
+    try:
+        arguments = {"query": req.query, "top_k": req.top_k}
+        if req.verbose:
+            yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
+        t_search = time.perf_counter()
+        response, _ = deepxiv_search(
+            holder, [req.query], top_k=req.top_k, offset=0, filters=FilterParams().build(), mode=None,
+            contents=True, batch=False, settings=settings,
+        )  # fmt: skip
+        hits, total = response.result, response.total_count
+        if req.verbose:
+            yield {
+                "event": "tool_result", "round": 1, "name": "search", "ok": True,
+                "elapsed_ms": round((time.perf_counter() - t_search) * 1000, 1),
+                "summary": f"{total} papers match; the best {len(hits)} are the sources",
+            }  # fmt: skip
+        yield {"event": "sources", "papers": [_source(h) for h in hits]}
+        stage = "answer"
+        yield {"event": "answer_start"}
+        done: Completion | None = None
+        for item in _answer_events(req, hits, total, endpoint, stream_answer):
+            if isinstance(item, Completion):
+                done = item
+            elif stream_answer:
+                yield item
+        assert done is not None
+        if not stream_answer:
+            yield {"event": "answer", "text": done.text}
+    except ApiError as exc:
+        yield {"event": "error", "stage": stage, "message": exc.detail, "status": exc.status_code}
+        return
+    yield {
+        "event": "done",
+        "answer_truncated": done.truncated,
+        "elapsed_ms": round((time.perf_counter() - t0) * 1000, 1),
+        "sources": len(hits),
+        "total_count": total,
+    }
+
+
+def check(settings: Settings, req: AgentSearchRequest) -> AgentSearchRequest:
+    """The request with its query checked like every search's (400 naming ``query``), and the answer
+    LLM's settings checked, before a stream starts."""
+    query = check_queries(req.query, settings.max_query_chars)[0]
+    ChatEndpoint.from_settings(settings)
+    return req.model_copy(update={"query": query})
+
+
+def answer(holder: IndexHolder, settings: Settings, req: AgentSearchRequest) -> dict[str, Any]:
+    """The blocking response: the stream's events collected; an ``error`` event is raised again as
+    the `ApiError` it was (a search's 400/503, the answer LLM's 502)."""
+    out: dict[str, Any] = {"status": "success", "answer": "", "sources": []}
+    trace: list[Event] = []
+    warnings: list[str] = []
+    model = EXTRACTIVE
+    for ev in events(holder, settings, req, stream_answer=False):
+        kind = ev["event"]
+        if kind == "error":
+            error = ApiError(f"{ev['stage']}: {ev['message']}")
+            error.status_code = ev["status"]
+            raise error
+        if kind == "sources":
+            out["sources"] = ev["papers"]
+        elif kind == "answer":
+            out["answer"] = ev["text"]
+        elif kind in ("tool_call", "tool_result"):
+            trace.append(ev)
+        elif kind == "warning":
+            warnings.append(ev["message"])
+        elif kind == "start":
+            model = ev["model"]
+        elif kind == "done":
+            out["stats"] = {
+                "answer_truncated": ev["answer_truncated"], "rounds": 1, "model": model,
+                "total_count": ev["total_count"], "elapsed_ms": ev["elapsed_ms"],
+            }  # fmt: skip
+    out["quota"] = {"tier": "local", "used": 0, "remaining": None}
+    if req.verbose:
+        out["trace"] = trace
+    if warnings:
+        out["warnings"] = warnings
+    return out

@@ -1,0 +1,132 @@
+"""Paper tools over HTTP: similar papers and find in a paper.
+
+``GET /arxiv/?type=similar|find`` (answered here for `openxiv.service.http.routes_arxiv`, which
+parses the DeepXiv parameters) and their ``/v1`` routes: ``GET /v1/similar`` (the ``/v1/search``
+shape) and ``GET /v1/find``. The logic is the use cases' (`openxiv.service.similar`,
+`openxiv.service.find`); these are thin adapters.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from openxiv.service.errors import BadRequest
+from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX, find
+from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.models import ErrorResponse, V1SearchResponse
+from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK
+from openxiv.service.search import search_json
+from openxiv.service.similar import MAX_SEEDS, seed_ids, similar, similar_response
+from openxiv.service.tool_models import FindResponse
+from openxiv.service.views import to_v1_hit
+
+__all__ = ["TOOL_ERRORS", "TOOL_TYPES", "arxiv_tool", "router"]
+
+router = APIRouter()
+
+TOOL_TYPES = ("similar", "find")
+"""The ``GET /arxiv/`` types answered here."""
+TOOL_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    409: {"model": ErrorResponse, "description": "The snapshot has no paper vectors (similar papers)"},
+}
+
+
+def arxiv_tool(
+    request: Request,
+    kind: str,
+    arxiv_id: str | None,
+    query: str | None,
+    top_k: int | None,
+    offset: int,
+    filters: FilterParams,
+) -> Response:
+    """``type=similar`` (seeds ``arxiv_id``, the search filters, ``top_k``/``offset``) or ``type=find``
+    (``arxiv_id`` and ``query``, ``top_k`` passages, 3 by default). Several seeds are comma-separated."""
+    settings = settings_of(request)
+    if kind == "find":
+        if not arxiv_id or not arxiv_id.strip():
+            raise BadRequest("arxiv_id: required for type=find (one arXiv id)")
+        out = find(
+            holder_of(request),
+            arxiv_id,
+            query or "",
+            max_query_chars=settings.max_query_chars,
+            top_k=top_k if top_k is not None else FIND_TOP_K,
+        )
+        return json_response(out.model_dump_json())
+    seeds = seed_ids(arxiv_id)
+    found = similar(
+        holder_of(request),
+        seeds,
+        settings=settings,
+        top_k=top_k if top_k is not None else 10,
+        offset=offset,
+        filters=filters.build(),
+    )
+    return json_response(search_json(similar_response(found)), found.timings_ms)
+
+
+@router.get(
+    "/v1/similar",
+    response_model=V1SearchResponse,
+    responses=TOOL_ERRORS,
+    tags=["v1"],
+    summary="Papers similar to one or more seed papers",
+)
+def v1_similar(
+    request: Request,
+    arxiv_id: Annotated[
+        list[str], Query(description=f"Seed paper(s): repeat or comma-separate, at most {MAX_SEEDS}.")
+    ],
+    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
+    offset: Annotated[Offset, Query()] = 0,
+    category: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
+    author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
+    date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+) -> Response:
+    """Ranked by the seeds' own stored paper vectors (their mean for several), the seeds left out,
+    the filters applied before the cut. 409 when the snapshot was built without paper vectors."""
+    filters = FilterParams(categories=category, authors=author, date_from=date_from, date_to=date_to)
+    out = similar(
+        holder_of(request),
+        seed_ids(arxiv_id),
+        settings=settings_of(request),
+        top_k=top_k,
+        offset=offset,
+        filters=filters.build(),
+    )
+    response = V1SearchResponse(
+        query=out.query,
+        total_count=out.total_count,
+        offset=offset,
+        top_k=top_k,
+        hits=[to_v1_hit(h, offset + i + 1) for i, h in enumerate(out.hits)],
+        timings_ms=out.timings_ms,
+        snapshot=out.snapshot,
+    )
+    return json_response(response.model_dump_json(), out.timings_ms)
+
+
+@router.get(
+    "/v1/find",
+    response_model=FindResponse,
+    responses=ERRORS,
+    tags=["v1"],
+    summary="The passages of one paper that best match a query",
+)
+def v1_find(
+    request: Request,
+    arxiv_id: Annotated[str, Query(description="The paper, any id spelling.")],
+    q: Annotated[str, Query(description="What to find in it, in words.")],
+    top_k: Annotated[int, Query(ge=1, le=FIND_TOP_K_MAX, description="Passages to show.")] = FIND_TOP_K,
+) -> Response:
+    """Full-text passages (with their section) when the paper has a full text, else its abstract's
+    sentences; ranked by BM25 within the paper, query words marked `**like this**`."""
+    out = find(
+        holder_of(request), arxiv_id, q, max_query_chars=settings_of(request).max_query_chars, top_k=top_k
+    )
+    return json_response(out.model_dump_json())

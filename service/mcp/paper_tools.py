@@ -1,0 +1,82 @@
+"""The MCP tools ``similar_papers`` and ``find_in_paper`` (the use cases `openxiv.service.similar`
+and `openxiv.service.find`, through the server's `Library`); added to the server by `add_paper_tools`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from openxiv.service.errors import ApiError
+from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX
+from openxiv.service.library import Library
+from openxiv.service.models import SearchResponse
+from openxiv.service.params import FilterParams
+from openxiv.service.readable import find_text, search_text
+from openxiv.service.similar import MAX_SEEDS
+from openxiv.service.tool_models import FindResponse
+
+__all__ = ["PAPER_TOOLS", "add_paper_tools"]
+
+PAPER_TOOLS = ("similar_papers", "find_in_paper")
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+StrOrList = str | list[str] | None
+
+
+def _result(text: str, structured: dict[str, object]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def add_paper_tools(server: MCPServer, library: Library) -> None:
+    @server.tool(annotations=READ_ONLY)
+    def similar_papers(
+        arxiv_id: Annotated[
+            str | list[str],
+            Field(description=f"Seed paper id, or up to {MAX_SEEDS} ids (a list or comma-separated)"),
+        ],
+        size: Annotated[int, Field(description="Number of results, 1-100")] = 10,
+        offset: Annotated[int, Field(description="Results to skip (paging), 0-10000")] = 0,
+        categories: Annotated[
+            StrOrList, Field(description="arXiv categories or archives, a list or comma-separated")
+        ] = None,
+        authors: Annotated[StrOrList, Field(description="Author names, a list or comma-separated")] = None,
+        date_from: Annotated[
+            str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")
+        ] = None,
+        date_to: Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")] = None,
+    ) -> Annotated[CallToolResult, SearchResponse]:
+        """Papers most similar to a seed paper (or to several: their average), by the papers' own
+        embedding vectors; the seeds are left out. Same result shape and filters as search_papers."""
+        try:
+            response = library.similar(
+                arxiv_id,
+                top_k=size,
+                offset=offset,
+                filters=FilterParams(
+                    categories=categories, authors=authors, date_from=date_from, date_to=date_to
+                ),
+                top_k_name="size",
+            )
+        except ApiError as exc:
+            raise ToolError(exc.detail) from exc
+        seeds = arxiv_id if isinstance(arxiv_id, str) else ", ".join(arxiv_id)
+        text = search_text(response, f"similar to {seeds}", offset)
+        return _result(text, response.model_dump(mode="json", exclude={"results", "warnings"}))
+
+    @server.tool(annotations=READ_ONLY)
+    def find_in_paper(
+        arxiv_id: Annotated[str, Field(description="arXiv id, any spelling: 1706.03762, arXiv:1706.03762v7")],
+        query: Annotated[str, Field(description="What to find in the paper, in words")],
+        top_k: Annotated[int, Field(description=f"Passages to return, 1-{FIND_TOP_K_MAX}")] = FIND_TOP_K,
+    ) -> Annotated[CallToolResult, FindResponse]:
+        """Where in one paper something is: its best passages for the query with their section names,
+        query words marked **like this** (the abstract's sentences when the paper has no full text).
+        Cheaper than reading sections: follow up with get_paper_section on the section named."""
+        try:
+            found = library.find(arxiv_id, query, top_k)
+        except ApiError as exc:
+            raise ToolError(exc.detail) from exc
+        return _result(find_text(found), found.model_dump(mode="json"))

@@ -1,0 +1,88 @@
+"""The similar-papers use case: papers nearest to one or more seed papers' own vectors (no HTTP here).
+
+Every front calls `similar`: ``GET /arxiv/?type=similar`` (the DeepXiv ``retrieve`` shape) and
+``GET /v1/similar`` (the ``/v1/search`` shape), the MCP tool ``similar_papers`` and ``openxiv
+similar``. The ranking is the backend's (`openxiv.indexer.backend.SearchBackend.similar`: the
+seeds' stored paper vectors, their mean for several, the seeds left out, the filters of a search
+applied before the cut); hits are hydrated like search hits (`openxiv.service.search.hydrate`),
+without evidence: there is no query to show evidence for.
+
+Errors: a malformed id or more than `MAX_SEEDS` seeds is a 400, a seed the corpus lacks a 404, a
+snapshot without paper vectors a 409 (`Conflict`) that says how to build one with them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.backend import DeadlineExceeded, NoVectors, SearchFilters, UnknownPapers
+from openxiv.service.errors import BadRequest, Conflict, NotFound
+from openxiv.service.holder import IndexHolder
+from openxiv.service.models import SearchResponse
+from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, check_range, split_list
+from openxiv.service.reading import check_id
+from openxiv.service.search import Outcome, OverBudget, deadline_for, hydrate
+from openxiv.service.views import to_deepxiv_hit
+
+__all__ = ["MAX_SEEDS", "seed_ids", "similar", "similar_response"]
+
+MAX_SEEDS = 20
+"""Seed papers one request may give (their vectors are averaged)."""
+
+
+def seed_ids(arxiv_id: str | list[str] | tuple[str, ...] | None, name: str = "arxiv_id") -> tuple[str, ...]:
+    """The canonical seed ids from one id, a comma-separated list or repeated values; a `BadRequest`
+    naming ``name`` when none is given, one is malformed or there are more than `MAX_SEEDS`."""
+    given = split_list(arxiv_id, name)
+    if not given:
+        raise BadRequest(f"{name}: required (one arXiv id, or several comma-separated)")
+    if len(given) > MAX_SEEDS:
+        raise BadRequest(f"{name}: at most {MAX_SEEDS} seed papers, got {len(given)}")
+    return tuple(dict.fromkeys(check_id(a) for a in given))
+
+
+def similar(
+    holder: IndexHolder,
+    seeds: tuple[str, ...],
+    *,
+    settings: Settings,
+    top_k: int = 10,
+    offset: int = 0,
+    filters: SearchFilters | None = None,
+    top_k_name: str = "top_k",
+) -> Outcome:
+    """The papers most similar to ``seeds`` (canonical ids, `seed_ids`) on the snapshot ``holder``
+    serves now, as an `Outcome` whose ``query`` names the seeds."""
+    check_range(top_k, top_k_name, 1, TOP_K_MAX)
+    check_range(offset, "offset", 0, OFFSET_MAX)
+    with holder.acquire() as index:
+        missing = [s for s in seeds if index.store.get_paper(s) is None]
+        if missing:
+            raise NotFound(f"arxiv_id: {', '.join(missing)} not in this corpus")
+        try:
+            result = index.backend.similar(
+                seeds, top_k=top_k, offset=offset, filters=filters, deadline=deadline_for(settings)
+            )
+        except NoVectors as exc:
+            raise Conflict(str(exc)) from exc
+        except UnknownPapers as exc:  # in the store but not the index: a snapshot at odds with itself
+            raise NotFound(f"arxiv_id: {', '.join(exc.args[0])} not in this index") from exc
+        except DeadlineExceeded as exc:
+            raise OverBudget(f"request time budget exhausted while ranking similar papers ({exc})") from exc
+        hits = hydrate(index, "", list(result.hits), contents=False)
+        snapshot = Path(index.path).name
+    timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
+    return Outcome(
+        query="similar to " + ", ".join(seeds),
+        hits=hits,
+        total_count=result.total_count,
+        timings_ms=timings,
+        snapshot=snapshot,
+    )
+
+
+def similar_response(out: Outcome, warnings: list[str] | None = None) -> SearchResponse:
+    """An `Outcome` of `similar` in the DeepXiv ``retrieve`` shape (no ``contents``)."""
+    hits = [to_deepxiv_hit(h, contents=False) for h in out.hits]
+    return SearchResponse(total_count=out.total_count, result=hits, warnings=warnings or None)

@@ -1,0 +1,64 @@
+"""``openxiv similar``: papers similar to one or more seed papers, from the terminal, no server.
+
+The same use case as ``GET /arxiv/?type=similar`` (`openxiv.service.similar`, through `Library`), so
+``--json`` prints exactly what that answers. A bad id exits 2, an unknown paper 1, a snapshot without
+paper vectors 1 with the message saying how to build one with them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+import click
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
+from openxiv.service.terminal.cli import _library, _table, filter_options
+
+__all__ = ["similar"]
+
+
+@click.command("similar")
+@settings_from_flags
+@click.argument("arxiv_ids", nargs=-1, required=True)
+@index_option(help="The index to search.")
+@click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
+@click.option("--offset", type=int, default=0, show_default=True, help="Hits to skip (paging), 0-10000.")
+@filter_options
+@click.option("--long", "long_form", is_flag=True, help="Print authors and TLDR under each hit.")
+@json_option(help="Print one JSON object, the GET /arxiv/?type=similar response.")
+def similar(
+    settings: Settings,
+    arxiv_ids: tuple[str, ...],
+    top_k: int,
+    offset: int,
+    long_form: bool,
+    json_out: str | None,
+    **filter_args: Any,
+) -> None:
+    """Papers most similar to ARXIV_ID by its stored vector (several ids: their mean), itself left out.
+
+    \b
+    openxiv similar 1706.03762 -k 5
+    openxiv similar 2503.00001 2503.00002 --category cs.CL --date-from 2025-04
+    """
+    from openxiv.service.params import FilterParams
+    from openxiv.service.readable import search_text
+    from openxiv.service.search import search_json
+
+    with _library(settings) as library:
+        response = library.similar(
+            list(arxiv_ids), top_k=top_k, offset=offset, filters=FilterParams(**filter_args)
+        )
+        snapshot = library.snapshot
+    label = "similar to " + ", ".join(arxiv_ids)
+    if json_out is not None:
+        emit_json(json.loads(search_json(response)), json_out)
+    elif long_form or not response.result:
+        click.echo(search_text(response, label, offset), nl=False)
+    else:
+        shown = f"{offset + 1}-{offset + len(response.result)}"
+        click.echo(f"{response.total_count} papers ranked {label}; showing {shown} (snapshot {snapshot})")
+        click.echo(_table(response, offset, shutil.get_terminal_size().columns))
