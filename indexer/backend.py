@@ -114,6 +114,9 @@ class SearchResult:
     a similarity (the list itself still ends at the candidate depth)."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     """Time spent in each stage (``encode``, ``dense``, ``bm25``, ``fuse``...)."""
+    notes: list[str] = field(default_factory=list)
+    """What the caller should know about this answer (e.g. a ``total_count`` that is a lower bound);
+    the service passes them on in the response's ``warnings``."""
 
 
 @runtime_checkable

@@ -76,6 +76,8 @@ class Outcome:
     timings_ms: dict[str, float] = field(default_factory=dict)
     snapshot: str = ""
     """The name of the snapshot that answered (set by `search`)."""
+    notes: list[str] = field(default_factory=list)
+    """The backend's notes on this answer (`SearchResult.notes`), passed on in ``warnings``."""
 
 
 class OverBudget(ApiError):
@@ -252,7 +254,9 @@ def run_search(
     hits = hydrate(index, query, list(result.hits), contents)
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
     timings["hydrate"] = round((time.perf_counter() - t0) * 1000, 3)
-    return Outcome(query=query, hits=hits, total_count=int(result.total_count), timings_ms=timings)
+    out = Outcome(query=query, hits=hits, total_count=int(result.total_count), timings_ms=timings)
+    out.notes = list(result.notes)
+    return out
 
 
 def search(
@@ -326,6 +330,7 @@ def deepxiv_search(
             for k, v in out.timings_ms.items():
                 timings[k] = timings.get(k, 0.0) + v
             hits = [to_deepxiv_hit(h, contents) for h in out.hits]
+            warnings = _noted(warnings, out.notes)
             per_query.append(QueryResult(query=q, total_count=out.total_count, result=hits))
     if batch:
         merged = merge_round_robin(per_query)
@@ -335,6 +340,15 @@ def deepxiv_search(
         response = SearchResponse(total_count=only.total_count, result=only.result)
     response.warnings = warnings or None
     return response, timings
+
+
+def _noted(warnings: list[str] | None, notes: list[str]) -> list[str] | None:
+    """``warnings`` with the backend's ``notes`` of one query added (each once)."""
+    if not notes:
+        return warnings
+    out = list(warnings or [])
+    out += [n for n in notes if n not in out]
+    return out
 
 
 def merge_round_robin(results: list[QueryResult]) -> list[Hit]:

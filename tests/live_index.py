@@ -11,7 +11,9 @@ still the model's, computed once); by default it lives in the session's temporar
 
 from __future__ import annotations
 
+import gzip
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -49,6 +51,23 @@ def require_shared() -> None:
     ]
     if missing:
         pytest.skip(f"shared data not found ({missing[0]}); set OPENXIV_SHARED to the shared folder")
+
+
+def listing_texts(n: int) -> list[str]:
+    """Title + newline + abstract (what BM25 indexes per paper) of the first ``n`` papers of the first
+    shared listing file; skips the test when there is none."""
+    data = SharedData.default()
+    listings = data.listings if data.available else []
+    if not listings:
+        pytest.skip(f"no listing files under {data.root}")
+    texts: list[str] = []
+    with gzip.open(listings[0], "rt", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            texts.append(f"{obj.get('title') or ''}\n{obj.get('abstract') or ''}")
+            if len(texts) >= n:
+                break
+    return texts
 
 
 def service_settings(tmp: Path) -> Settings:

@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     BENCHMARKS.md, "Dense ANN vs exact", has the measured speed and recall."""
     ann_threshold: int = 200_000
     """Vector count above which HNSW replaces exact FAISS search."""
+    hnsw_deep: int = Field(2000, ge=0)
+    """HNSW neighbours a hybrid query's dense side takes unfiltered, of which it keeps the papers
+    matching a query term (plus the lexical sides' top papers, scored exactly) instead of walking
+    the graph under a mask of every match (docs/scale.md); 0 = the masked walk. Exact indexes and
+    small match sets are unaffected."""
     build_until: date | None = None
     """Index build cutoff (`YYYY-MM-DD`, flag `--until`): papers first submitted after this day are
     left out of the snapshot entirely.
@@ -134,6 +139,10 @@ class Settings(BaseSettings):
     (standalone, cluster). Serving defaults to the URI the manifest recorded."""
     milvus_token: str | None = Field(default=None, repr=False)
     """Milvus credentials (`user:password` or an API key); never written to a manifest."""
+    milvus_exact_count: bool = False
+    """Count every lexical match inside Milvus for `total_count` (`TEXT_MATCH` + `count(*)`: seconds
+    per query on milvus-lite). Off: past the candidate lists `total_count` is a lower bound, said in
+    the response's `warnings` (docs/scale.md, "The Milvus backend")."""
     milvus_prefix: str = "openxiv"
     """Prefix of the Milvus collections and aliases a build writes (`<prefix>_papers`, ...)."""
 

@@ -18,36 +18,45 @@ from openxiv.indexer.build.stages import (
     BuildContext,
     CorpusRead,
     build_config,
-    embed_vectors,
+    embed_parts,
     fusion_info,
     paper_bm25_text,
     versions,
 )
-from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex, SparseIndex
+from openxiv.indexer.build.bm25stream import StreamingBM25
+from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest
 
 __all__ = ["write_embedded"]
 
 
 def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
-    """The ``bm25_papers`` and ``bm25_passages`` stages."""
+    """The ``bm25_papers`` and ``bm25_passages`` stages, each one streaming pass over the corpus copy
+    (`openxiv.indexer.build.bm25stream`: the same matrix as an in-memory build)."""
     s = ctx.settings
     kw: dict[str, Any] = {"k1": s.bm25_k1, "b": s.bm25_b, "stemmer": s.bm25_stemmer}
     with ctx.timer("bm25_papers"):
-        texts = [paper_bm25_text(d.title, d.abstract) for d in corpus.docs]
-        papers = SparseIndex.build(texts, progress=ctx.progress, **kw)
+        builder = StreamingBM25(ctx.tmp / ".bm25-spill", **kw)
+        for chunk in ctx.bar(corpus.paper_chunks(), -(-corpus.n_papers // corpus.chunk), "bm25 papers"):
+            builder.add([paper_bm25_text(d.title, d.abstract) for d in chunk])
+        papers = builder.finish()
         papers.save(ctx.tmp / layout.BM25_PAPERS)
-    passages: PassageIndex | None = None
-    if corpus.texts:
+        params = papers.params
+        del papers, builder
+    passages: dict[str, object] | None = None
+    if corpus.n_passages:
         with ctx.timer("bm25_passages"):
-            rows, ids = np.asarray(corpus.rows), np.asarray(corpus.ids)
-            passages = PassageIndex.build(
-                corpus.texts, rows, ids, len(corpus.docs), progress=ctx.progress, **kw
-            )
-            passages.save(ctx.tmp / layout.BM25_PASSAGES)
+            builder = StreamingBM25(ctx.tmp / ".bm25-spill", **kw)
+            chunks = corpus.passage_text_chunks()
+            for texts in ctx.bar(chunks, -(-corpus.n_passages // corpus.chunk), "bm25 passages"):
+                builder.add(texts)
+            index = PassageIndex(builder.finish(), corpus.rows, corpus.ids, corpus.n_papers)
+            index.save(ctx.tmp / layout.BM25_PASSAGES)
+            passages = index.sparse.params
+            del index, builder
     return Bm25Info(
         library="bm25s",
-        method=papers.model.method,
+        method=str(params["method"]),
         k1=s.bm25_k1,
         b=s.bm25_b,
         tokenizer={
@@ -57,33 +66,38 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
             "stemmer": s.bm25_stemmer,
         },
         paper_text="title + newline + abstract",
-        papers=papers.params,
-        passages=passages.sparse.params if passages is not None else None,
+        papers=params,
+        passages=passages,
     )
 
 
 def _dense(ctx: BuildContext, corpus: CorpusRead, counts: Counts) -> EmbeddingInfo:
-    """The embed stages and a FAISS index of each part's vectors."""
+    """The embed stages and a FAISS index of each part's vectors, filled a chunk at a time straight
+    from the embedding cache (`openxiv.indexer.build.stages.embed_parts`)."""
     info = EmbeddingInfo(embedded=ctx.embed)
     if ctx.embed == "none":
         return info
     from openxiv.indexer.engine.dense import DenseIndex, use_all_cores
 
     use_all_cores()  # explicit: importing dense no longer sizes FAISS's thread pool
-    for sub, vectors in embed_vectors(ctx, corpus, info):
-        index = DenseIndex.build(vectors, ctx.settings.ann_threshold, storage=ctx.settings.dense_storage)
+    for sub, n, chunks in embed_parts(ctx, corpus, info):
+        s = ctx.settings
+        index = DenseIndex.create(n, int(info.dim or 0), s.ann_threshold, storage=s.dense_storage)
+        for vectors in chunks:
+            index.add(vectors)
         index.save(ctx.tmp / sub)
         if sub == layout.DENSE_PAPERS:
             info.dense_papers, counts.paper_vectors = index.info(), int(index.ntotal)
         else:
             info.dense_passages, counts.passage_vectors = index.info(), int(index.ntotal)
+        del index
     return info
 
 
 def write_embedded(ctx: BuildContext, corpus: CorpusRead) -> Manifest:
     """Write the snapshot's BM25 and dense parts; the manifest of the build so far."""
     bm25 = _bm25(ctx, corpus)
-    counts = Counts(papers=len(corpus.docs), passages=len(corpus.texts), paper_vectors=0, passage_vectors=0)
+    counts = Counts(papers=corpus.n_papers, passages=corpus.n_passages, paper_vectors=0, passage_vectors=0)
     embedding = _dense(ctx, corpus, counts)
     return Manifest(
         format_version=layout.FORMAT_VERSION,

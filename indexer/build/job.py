@@ -21,13 +21,14 @@ The whole build runs under the index root's build lock (`openxiv.indexer.locks.B
 second build on the same root fails at once naming the first (or waits, ``wait=``). Any failure
 removes the temporary directory and leaves ``CURRENT`` and the last good snapshot alone.
 
-Streaming (records in chunks, bounded memory) plugs in at step 2 without reshaping the job: the
-read stage is the only one that touches the store, and every later stage takes a `CorpusRead`. A
-streaming build makes `read_corpus` hand out an iterator of record chunks (``Store.iter_papers``
-already yields rows lazily) and gives each backend stage a per-chunk step and a finish step (bm25s
-and FAISS append per chunk, the per-row tldr/sentence tables already write row by row through
-`openxiv.indexer.build.rowtable`, Milvus inserts in batches); the job's order of stages, its
-context, the manifest it fills and the publish step stay as they are.
+The build streams (issue 24, docs/scale.md «The streaming build»): the read stage keeps only the
+metadata arrays and each passage's row and id (`CorpusRead`), and every later stage reads the
+corpus copy again ``READ_CHUNK`` records at a time (`CorpusRead.paper_chunks`,
+`CorpusRead.passage_text_chunks`): bm25s matrices from spilled per-chunk postings
+(`openxiv.indexer.build.bm25stream`), FAISS filled chunk by chunk from the embedding cache, the
+tldr/sentence tables row by row. A filter on which papers a build takes belongs in those two
+methods, so every stage sees the same rows; Milvus still takes every record at once
+(``CorpusRead.docs`` / ``texts``).
 """
 
 from __future__ import annotations

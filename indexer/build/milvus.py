@@ -185,7 +185,8 @@ def _rows(corpus: CorpusRead, ctx: BuildContext, vectors: dict[str, np.ndarray])
         fields = _filter_values(corpus.meta)
         stemmer = ctx.settings.bm25_stemmer
         paper_terms = analyse([paper_bm25_text(d.title, d.abstract) for d in corpus.docs], stemmer)
-        passage_terms = analyse(corpus.texts, stemmer) if corpus.texts else []
+        passage_terms = analyse(corpus.texts, stemmer) if corpus.n_passages else []
+        rows, ids = corpus.rows.tolist(), corpus.ids.tolist()  # plain ints for the Milvus client
     paper_vecs, passage_vecs = vectors.get(layout.DENSE_PAPERS), vectors.get(layout.DENSE_PASSAGES)
 
     def papers() -> Iterator[dict[str, Any]]:
@@ -197,8 +198,8 @@ def _rows(corpus: CorpusRead, ctx: BuildContext, vectors: dict[str, np.ndarray])
 
     def passages() -> Iterator[dict[str, Any]]:
         seq = 0
-        for j, (terms, prow, pid) in enumerate(zip(passage_terms, corpus.rows, corpus.ids, strict=True)):
-            seq = seq + 1 if j and corpus.rows[j - 1] == prow else 0
+        for j, (terms, prow, pid) in enumerate(zip(passage_terms, rows, ids, strict=True)):
+            seq = seq + 1 if j and rows[j - 1] == prow else 0
             row = {"pid": pid, "paper_row": prow, "seq": seq, "text": _clip(terms), **fields[prow]}
             if passage_vecs is not None:
                 row["dense"] = passage_vecs[j].tolist()
@@ -233,7 +234,7 @@ def write_milvus(ctx: BuildContext, corpus: CorpusRead) -> Manifest:
             counts.papers = _write(
                 client, names["papers"], "papers", dims[layout.DENSE_PAPERS], bm25, papers()
             )
-        if corpus.texts:
+        if corpus.n_passages:
             with ctx.timer("milvus_passages"):
                 dim = dims[layout.DENSE_PASSAGES]
                 counts.passages = _write(client, names["passages"], "passages", dim, bm25, passages())

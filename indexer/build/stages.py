@@ -19,10 +19,12 @@ and fill the typed `Manifest`; neither imports the other.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import platform
 import time
-from collections.abc import Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -52,10 +54,12 @@ __all__ = [
     "TOKEN_PATTERN",
     "BuildContext",
     "BuildError",
+    "READ_CHUNK",
     "CorpusRead",
     "StageTimer",
     "build_config",
     "cut_at_until",
+    "embed_parts",
     "embed_vectors",
     "fusion_info",
     "paper_bm25_text",
@@ -173,30 +177,87 @@ def build_config(settings: Settings) -> dict[str, Any]:
     }
 
 
+READ_CHUNK = 20_000
+"""Papers (or passages) a streaming stage reads from the store at once: the build never holds more
+records than this as Python objects (docs/scale.md, «The memory model»)."""
+
+
+def _chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 @dataclass
 class CorpusRead:
-    """What a build reads from the snapshot's corpus copy (papers in row order, passages in id order)."""
+    """What a build reads from the snapshot's corpus copy: the paper metadata arrays, each passage's
+    paper row and id, and the stored tables. The records themselves are not held: a stage that needs
+    them streams them again from the copy, `READ_CHUNK` at a time (`paper_chunks`,
+    `passage_text_chunks`), so a build's memory does not grow with the records."""
 
-    docs: list[Any]
+    db: Path
+    """The snapshot's corpus copy (papers in arxiv_id = row order, passages in id order)."""
     meta: PaperMeta
     stats: dict[str, Any]
-    texts: list[str]
-    """Passage texts."""
-    rows: list[int]
-    """Paper row of each passage."""
-    ids: list[int]
-    """Corpus passage id of each passage."""
+    rows: np.ndarray
+    """Paper row of each passage (int32)."""
+    ids: np.ndarray
+    """Corpus passage id of each passage (int64)."""
     tldr: TldrInfo | None = None
     """What `openxiv.indexer.build.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
     sentences: SentencesInfo | None = None
     """What `openxiv.indexer.build.sentences.write_sentences` wrote (the manifest's ``sentences``)."""
     cutoff: CutoffInfo | None = None
     """What the ``cutoff`` stage left out (``--until``; `openxiv.indexer.build.cutoff`)."""
+    chunk: int = READ_CHUNK
+
+    @property
+    def n_papers(self) -> int:
+        return self.meta.n
+
+    @property
+    def n_passages(self) -> int:
+        return int(self.rows.size)
+
+    def paper_chunks(self) -> Iterator[list[Any]]:
+        """Every paper (`openxiv.corpus.records.Paper`, in row order), ``chunk`` at a time."""
+        from openxiv.corpus.store import Store
+
+        store = Store.open_readonly(self.db)
+        try:
+            yield from _chunked(store.iter_papers(), self.chunk)
+        finally:
+            store.close()
+
+    def passage_text_chunks(self) -> Iterator[list[str]]:
+        """Every passage's text (in passage order), ``chunk`` at a time."""
+        from openxiv.corpus.store import Store
+
+        store = Store.open_readonly(self.db)
+        try:
+            yield from _chunked((pv.text for pv in store.iter_passages()), self.chunk)
+        finally:
+            store.close()
+
+    @property
+    def docs(self) -> list[Any]:
+        """Every paper at once: for a backend that has no streaming build yet (Milvus)."""
+        return [d for chunk in self.paper_chunks() for d in chunk]
+
+    @property
+    def texts(self) -> list[str]:
+        """Every passage text at once: for a backend that has no streaming build yet (Milvus)."""
+        return [t for chunk in self.passage_text_chunks() for t in chunk]
 
     def corpus_info(self) -> CorpusInfo:
         info = CorpusInfo(
-            papers=len(self.docs),
-            passages=len(self.texts),
+            papers=self.n_papers,
+            passages=self.n_passages,
             papers_with_fulltext=self.stats.get("papers_with_fulltext"),
             sections=self.stats.get("sections"),
         )
@@ -221,29 +282,41 @@ def cut_at_until(ctx: BuildContext) -> CutoffInfo | None:
 
 
 def read_corpus(ctx: BuildContext) -> CorpusRead:
-    """The ``read``, ``tldr`` and ``sentences`` stages: papers and passages from ``ctx.tmp``'s corpus
-    copy; saves the paper metadata arrays, the papers' tldrs and their abstracts' sentences."""
+    """The ``read``, ``tldr`` and ``sentences`` stages, each one streaming pass over ``ctx.tmp``'s
+    corpus copy: the paper metadata arrays and each passage's row and id (``read``), the papers'
+    tldrs and their abstracts' sentences (the stored tables)."""
     from openxiv.corpus.store import Store
     from openxiv.indexer.build.sentences import write_sentences
     from openxiv.indexer.build.tldrs import build_tldrs, write_tldrs
 
     cutoff = cut_at_until(ctx)
-    store = Store.open_readonly(ctx.tmp / layout.CORPUS)
+    db = ctx.tmp / layout.CORPUS
+    store = Store.open_readonly(db)
     try:
         stats = store.stats()
         with ctx.timer("read"):
-            docs = list(ctx.bar(store.iter_papers(), stats["papers"], "read papers"))
-            meta = PaperMeta.from_docs(docs)
+            meta = PaperMeta.from_docs(ctx.bar(store.iter_papers(), stats["papers"], "read papers"))
             meta.save(ctx.tmp / layout.META)
-            row_of = {d.arxiv_id: i for i, d in enumerate(docs)}
-            out = CorpusRead(docs, meta, stats, [], [], [], cutoff=cutoff)
+            rows, ids = array("i"), array("q")
             for pv in ctx.bar(store.iter_passages(), stats["passages"], "read passages"):
-                out.texts.append(pv.text)
-                out.rows.append(row_of[pv.arxiv_id])
-                out.ids.append(pv.passage_id)
+                row = meta.row_of(pv.arxiv_id)
+                if row is None:  # the copy is consistent: every passage's paper is a paper row
+                    raise BuildError(f"passage {pv.passage_id} belongs to no paper ({pv.arxiv_id})")
+                rows.append(row)
+                ids.append(pv.passage_id)
+            out = CorpusRead(
+                db,
+                meta,
+                stats,
+                np.frombuffer(rows, dtype=np.int32),
+                np.frombuffer(ids, dtype=np.int64),
+                cutoff=cutoff,
+            )
         with ctx.timer("tldr"):
-            out.tldr = TldrInfo(**write_tldrs(ctx.tmp / layout.TLDR, build_tldrs(docs, store.lead_sections)))
+            tldrs = (t for chunk in out.paper_chunks() for t in build_tldrs(chunk, store.lead_sections))
+            out.tldr = TldrInfo(**write_tldrs(ctx.tmp / layout.TLDR, tldrs))
         with ctx.timer("sentences"):
+            docs = (d for chunk in out.paper_chunks() for d in chunk)
             info = write_sentences(ctx.tmp / layout.SENTENCES, docs, ctx.settings.bm25_stemmer)
             out.sentences = SentencesInfo(**info)
     finally:
@@ -251,12 +324,14 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
     return out
 
 
-def embed_vectors(
+def embed_parts(
     ctx: BuildContext, corpus: CorpusRead, info: EmbeddingInfo
-) -> Iterator[tuple[str, np.ndarray]]:
+) -> Iterator[tuple[str, int, Iterator[np.ndarray]]]:
     """The embed stages: vectors of the papers and/or passages ``ctx.embed`` names, through the
-    shared embedding cache; yields ``(layout part, vectors)`` inside the part's stage timer and
-    fills ``info`` (the manifest's ``embedding``). The snapshot keeps the encoder for query encoding."""
+    shared embedding cache; yields ``(layout part, rows, vector chunks)`` inside the part's stage
+    timer (the chunks, `READ_CHUNK` rows each in row order, must be consumed before the next part)
+    and fills ``info`` (the manifest's ``embedding``). The snapshot keeps the encoder for query
+    encoding."""
     from openxiv.indexer.build.embcache import EmbeddingCache, encode_cached
     from openxiv.indexer.encoders.embed import load_encoder, paper_text, save_snapshot_encoder
 
@@ -274,21 +349,47 @@ def embed_vectors(
     info.cache = str(ctx.cache_path.resolve())
     info.encoded = 0
     info.reused_from_cache = 0
-    jobs = []
+
+    def paper_texts() -> Iterator[list[str]]:
+        for chunk in corpus.paper_chunks():
+            yield [paper_text(d.title, d.abstract) for d in chunk]
+
+    jobs: list[tuple[str, str, int, Callable[[], Iterator[list[str]]]]] = []
     if ctx.embed in ("papers", "both"):
-        jobs.append(
-            ("embed_papers", layout.DENSE_PAPERS, [paper_text(d.title, d.abstract) for d in corpus.docs])
-        )
-    if ctx.embed in ("passages", "both") and corpus.texts:
-        jobs.append(("embed_passages", layout.DENSE_PASSAGES, corpus.texts))
+        jobs.append(("embed_papers", layout.DENSE_PAPERS, corpus.n_papers, paper_texts))
+    if ctx.embed in ("passages", "both") and corpus.n_passages:
+        jobs.append(("embed_passages", layout.DENSE_PASSAGES, corpus.n_passages, corpus.passage_text_chunks))
     with EmbeddingCache(ctx.cache_path) as cache:
-        for stage, sub, texts in jobs:
+        for stage, sub, n, texts_of in jobs:
             with ctx.timer(stage):
                 before = cache.count(enc.fingerprint)
-                vectors = encode_cached(
-                    enc, texts, cache, progress=ctx.progress, batch_size=settings.embed_batch_size
-                )
+                digests: list[np.ndarray] = []
+
+                def chunks(texts_of: Callable[[], Iterator[list[str]]] = texts_of) -> Iterator[np.ndarray]:
+                    for texts in texts_of():
+                        digests.append(_digests(texts))
+                        yield encode_cached(
+                            enc, texts, cache, progress=ctx.progress, batch_size=settings.embed_batch_size
+                        )
+
+                yield sub, n, chunks()
                 encoded = cache.count(enc.fingerprint) - before
-                yield sub, vectors
+            distinct = int(np.unique(np.concatenate(digests)).size) if digests else 0
             info.encoded += encoded
-            info.reused_from_cache += len(set(texts)) - encoded
+            info.reused_from_cache += distinct - encoded
+
+
+def _digests(texts: list[str]) -> np.ndarray:
+    """A 64-bit digest of each text: distinct texts are counted across chunks without holding them."""
+    return np.frombuffer(
+        b"".join(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest() for t in texts), dtype=np.uint64
+    )
+
+
+def embed_vectors(
+    ctx: BuildContext, corpus: CorpusRead, info: EmbeddingInfo
+) -> Iterator[tuple[str, np.ndarray]]:
+    """`embed_parts` with each part's vectors as one array (for a backend without a streaming build)."""
+    for sub, _n, chunks in embed_parts(ctx, corpus, info):
+        parts = list(chunks)
+        yield sub, np.concatenate(parts) if parts else np.zeros((0, int(info.dim or 0)), np.float32)

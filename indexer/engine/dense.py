@@ -101,15 +101,44 @@ class DenseIndex:
         else ``IndexHNSWFlat`` (inner product, float32).
 
         ``dim`` is only needed for an empty index (``vectors`` of shape ``(0, dim)`` suffices too)."""
-        if storage not in STORAGES:
-            raise DenseIndexError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
         vecs = np.asarray(vectors, dtype=np.float32)
         if vecs.ndim == 2:
             dim = int(vecs.shape[1])
         if dim is None or dim <= 0:
             raise DenseIndexError(f"vectors: expected an (n, dim) array, got shape {vecs.shape}")
         vecs = _as_matrix(vecs.reshape(-1, dim), dim, "vectors")
-        if len(vecs) > ann_threshold:
+        out = cls.create(
+            len(vecs),
+            dim,
+            ann_threshold,
+            hnsw_m=hnsw_m,
+            ef_construction=ef_construction,
+            ef_search=ef_search,
+            storage=storage,
+        )
+        if len(vecs):
+            out.index.add(vecs)
+        return out
+
+    @classmethod
+    def create(
+        cls,
+        n: int,
+        dim: int,
+        ann_threshold: int = 200_000,
+        *,
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 256,
+        storage: str = "fp16",
+    ) -> DenseIndex:
+        """An empty index of the kind `build` picks for ``n`` vectors, to be filled with `add` (a
+        streaming build adds its vectors a chunk at a time; an exact index ends the same bytes)."""
+        if storage not in STORAGES:
+            raise DenseIndexError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
+        if dim <= 0:
+            raise DenseIndexError(f"dim must be > 0, got {dim}")
+        if n > ann_threshold:
             index: Any = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = ef_construction
             index.hnsw.efSearch = ef_search
@@ -123,8 +152,6 @@ class DenseIndex:
         else:
             out = cls(faiss.IndexFlatIP(dim), "flat", {"storage": "fp32"})
         out.params["ann_threshold"] = int(ann_threshold)
-        if len(vecs):
-            out.index.add(vecs)
         return out
 
     @property

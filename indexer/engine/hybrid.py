@@ -46,6 +46,7 @@ from openxiv.corpus.settings.modes import FAMILIES, SIDES, ModeUnavailable
 from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchFilters, SearchResult, check_deadline, check_page
+from openxiv.indexer.engine.dense_lexical import search_among
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap
@@ -106,6 +107,13 @@ class _Query:
 
     def dense_sides(self, dense: dict[str, Any]) -> list[str]:
         return [s for s in self.sides if s in dense]
+
+
+def _lexical_top(q: _Query) -> np.ndarray | None:
+    """The papers the lexical sides ranked (``None``: the mode runs none): the dense side scores
+    them exactly (`openxiv.indexer.engine.dense_lexical`)."""
+    tops = [res.rows for name, res in q.results.items() if name in ("bm25_papers", "bm25_passages")]
+    return np.unique(np.concatenate(tops)) if tops else None
 
 
 class HybridBackend(VectorSimilar, Ranking):
@@ -332,7 +340,7 @@ class HybridBackend(VectorSimilar, Ranking):
         t = time.perf_counter()
         q.qvec = qvec
         for side in dense_sides:
-            dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed)
+            dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed, _lexical_top(q))
         q.dense_ms["dense"] = ms_since(t)
         return dense
 
@@ -401,13 +409,14 @@ class HybridBackend(VectorSimilar, Ranking):
         covered = passage_coverage(self.passages, best, ph.passage_scores, query)
         return self.feedback.head if covered >= self.feedback.coverage else 0
 
-    def _dense_side(self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None) -> SideResult:
+    def _dense_side(
+        self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None, known: np.ndarray | None
+    ) -> SideResult:
         index = self.dense[side]
         if side == "dense_papers":
-            scores, ids = index.search(qvec, depth, allowed=allowed)
-            s, r = np.asarray(scores)[0], np.asarray(ids)[0]
-            keep = r >= 0
-            return SideResult(r[keep].astype(np.int64), s[keep].astype(np.float32))
+            deep = self.settings.hnsw_deep if known is not None else 0  # a dense mode alone: the filter
+            s, r = search_among(index, qvec, depth, allowed, known, deep)
+            return SideResult(r, s)
         assert self.passages is not None
         pallowed = None if allowed is None else allowed[self.passages.paper_row]
         k = min(depth * PASSAGE_OVERFETCH, self.passages.n_passages)

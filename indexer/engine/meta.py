@@ -30,6 +30,7 @@ from __future__ import annotations
 import calendar
 import json
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,7 +43,6 @@ from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.records import Paper
 from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
 from openxiv.indexer.engine.postings import AuthorMatcher, TokenIndex, Venues, gather
-from openxiv.indexer.engine.postings import csr as _postings
 
 __all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta"]
 
@@ -50,6 +50,22 @@ NO_DATE = np.iinfo(np.int32).min
 _EPOCH = date(1970, 1, 1).toordinal()
 MASK_CACHE = 64
 """Filter masks kept per snapshot (one bool per paper each: 64 x 101k papers = 6.5 MB)."""
+
+
+_ID_CHUNK = 50_000
+"""Ids turned into a numpy array at a time while the metadata is read (`PaperMeta.from_docs`)."""
+
+
+def _flat_postings(keys: array[int], counts: array[int], n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """`openxiv.indexer.engine.postings.csr` of the rows' key lists given flat (``keys`` of every row
+    one after another, ``counts`` per row): the same arrays without a Python list per row."""
+    k = np.frombuffer(keys, dtype=np.int32).astype(np.int64) if len(keys) else np.zeros(0, np.int64)
+    n = np.frombuffer(counts, dtype=np.int32) if len(counts) else np.zeros(0, np.int32)
+    rows = np.repeat(np.arange(n.size, dtype=np.int32), n)
+    order = np.lexsort((rows, k))
+    ptr = np.zeros(n_keys + 1, dtype=np.int64)
+    np.cumsum(np.bincount(k, minlength=n_keys), out=ptr[1:])
+    return ptr, rows[order]
 
 
 def _day(d: date | None) -> int:
@@ -99,29 +115,40 @@ class PaperMeta:
     # --- building -----------------------------------------------------------------------------
     @classmethod
     def from_docs(cls, docs: Iterable[Paper]) -> PaperMeta:
-        ids: list[str] = []
-        days: list[int] = []
-        ends: list[int] = []
+        """The arrays of ``docs`` (in row order), read once: a build streams them in, and per paper only
+        flat arrays of numbers (and its id and journal reference) are kept, never the records."""
+        ids: list[np.ndarray] = []
+        chunk: list[str] = []
+        days, ends = array("i"), array("i")
         cat_index: dict[str, int] = {}
         author_index: dict[str, int] = {}
-        cats: list[list[int]] = []
-        auths: list[list[int]] = []
+        cat_keys, cat_counts = array("i"), array("i")
+        author_keys, author_counts = array("i"), array("i")
         refs: list[str | None] = []
         for d in docs:
-            ids.append(d.arxiv_id)
+            chunk.append(d.arxiv_id)
+            if len(chunk) >= _ID_CHUNK:
+                ids.append(np.asarray(chunk, dtype=str))
+                chunk = []
             days.append(_day(d.date))
             ends.append(_last_day(d.date, d.date_precision))
-            cats.append(sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c}))
+            cats = sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c})
+            cat_keys.extend(cats)
+            cat_counts.append(len(cats))
             # ids in the order of the sorted names, not of the set (its order follows the hash seed)
             names = sorted({normalize_name(a) for a in d.authors})
-            auths.append(sorted({author_index.setdefault(a, len(author_index)) for a in names if a}))
+            auths = sorted({author_index.setdefault(a, len(author_index)) for a in names if a})
+            author_keys.extend(auths)
+            author_counts.append(len(auths))
             refs.append(d.journal_ref)
-        cat_ptr, cat_rows = _postings(cats, len(cat_index))
-        author_ptr, author_rows = _postings(auths, len(author_index))
+        if chunk:
+            ids.append(np.asarray(chunk, dtype=str))
+        cat_ptr, cat_rows = _flat_postings(cat_keys, cat_counts, len(cat_index))
+        author_ptr, author_rows = _flat_postings(author_keys, author_counts, len(author_index))
         return cls(
-            np.asarray(ids, dtype=str) if ids else np.zeros(0, dtype="<U1"),
-            np.asarray(days, dtype=np.int32),
-            np.asarray(ends, dtype=np.int32),
+            np.concatenate(ids) if ids else np.zeros(0, dtype="<U1"),
+            np.frombuffer(days, dtype=np.int32).copy(),
+            np.frombuffer(ends, dtype=np.int32).copy(),
             list(cat_index),
             cat_ptr,
             cat_rows,

@@ -147,6 +147,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
         expr = filter_expr(self.meta, filters)
         timings["filter"] = ms_since(t)
         results: dict[str, SideResult] = {}
+        notes: list[str] = []
         lexical = any(s.startswith("bm25") for s in sides)
         dense_expr: str | None = expr
 
@@ -154,7 +155,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
         t = time.perf_counter()
         terms = analyse([query], self.stemmer)[0]
         if lexical:
-            total, matched = self._lexical(terms, sides, depth, expr, results)
+            total, matched = self._lexical(terms, sides, depth, expr, results, notes)
             if not terms:
                 dense_expr = NOTHING
             elif matched is not None and len(matched) <= MAX_IN_LIST:
@@ -196,7 +197,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
             hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), evidence.get(row), signals))
         timings["fuse"] = ms_since(t)
         timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
+        return SearchResult(hits=hits, total_count=total, timings_ms=timings, notes=notes)
 
     def info(self) -> dict[str, Any]:
         """Live facts only, as `HybridBackend.info` (the manifest, collections included, is shown once
@@ -273,10 +274,17 @@ class MilvusBackend(MilvusSimilar, Ranking):
         return side
 
     def _lexical(
-        self, terms: str, sides: tuple[str, ...], depth: int, expr: str | None, results: dict[str, SideResult]
+        self,
+        terms: str,
+        sides: tuple[str, ...],
+        depth: int,
+        expr: str | None,
+        results: dict[str, SideResult],
+        notes: list[str],
     ) -> tuple[int, set[int] | None]:
         """Run the mode's BM25 sides into ``results``; the number of papers matching a query term
-        (after filters) and, when the candidate lists hold all of them, those papers."""
+        (after filters) and, when the candidate lists hold all of them, those papers. Past the lists
+        the number is a lower bound (noted in ``notes``) unless ``milvus_exact_count`` is set."""
         if not terms:
             return 0, set()
         words = match_expr("text", terms)
@@ -292,6 +300,15 @@ class MilvusBackend(MilvusSimilar, Ranking):
             complete = complete and side.rows.size < depth
         if complete:  # every side returned fewer than it was asked for: those are all the matches
             return len(matched), matched
+        if not self.settings.milvus_exact_count:
+            # the exact count is a scan (TEXT_MATCH + count(*)): seconds on milvus-lite. The papers
+            # in the candidate lists are a lower bound, and the answer says so.
+            notes.append(
+                f"total_count: at least {len(matched)} papers match; this Milvus backend does not count "
+                "past its candidate lists (OPENXIV_MILVUS_EXACT_COUNT=1 counts them, seconds per query "
+                "on milvus-lite)"
+            )
+            return len(matched), None
         total = 0  # more matches than candidates: count them inside Milvus
         if "bm25_papers" in sides:
             total += self._count("papers", _and(expr, words))

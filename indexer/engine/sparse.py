@@ -131,6 +131,18 @@ class _VectorisedBM25(bm25s.BM25):
         }
 
 
+def empty_model(model: bm25s.BM25) -> bm25s.BM25:
+    """``model`` as the index of no documents (bm25s cannot index an empty corpus)."""
+    model.scores = {
+        "data": np.zeros(0, np.float32),
+        "indices": np.zeros(0, np.int32),
+        "indptr": np.zeros(1, np.int32),
+        "num_docs": 0,
+    }
+    model.vocab_dict = {}
+    return model
+
+
 def _number_terms_in_order(model: bm25s.BM25) -> None:
     """Renumber ``model``'s terms in sorted order, moving the matrix's columns with them.
 
@@ -188,13 +200,7 @@ class SparseIndex:
         )
         model = _VectorisedBM25(k1=k1, b=b, backend="numpy")
         if len(texts) == 0:
-            model.scores = {
-                "data": np.zeros(0, np.float32),
-                "indices": np.zeros(0, np.int32),
-                "indptr": np.zeros(1, np.int32),
-                "num_docs": 0,
-            }
-            model.vocab_dict = {}
+            empty_model(model)
         else:
             model.index(tokens, show_progress=progress)
             _number_terms_in_order(model)

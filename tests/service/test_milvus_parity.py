@@ -8,6 +8,7 @@ count the same matches and apply filters alike, and that a Milvus build is a sna
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from collections.abc import Iterator
@@ -30,7 +31,9 @@ def pair(test_index: BuiltIndex, milvus_index: MilvusIndex) -> Iterator[tuple[Op
     # feedback and the query-kind rule (a topic's first page moves) are the embedded backend's own
     # steps; the parity is the ranking both share, so the embedded side keeps every first page
     embedded = open_index(test_index.root, test_index.settings.replace(kind_ratio=0.0))
-    milvus = open_index(milvus_index.root, test_index.settings.replace(milvus_uri=milvus_index.uri))
+    # the exact count: these tests compare it with the embedded backend's
+    settings = test_index.settings.replace(milvus_uri=milvus_index.uri, milvus_exact_count=True)
+    milvus = open_index(milvus_index.root, settings)
     try:
         yield embedded, milvus
     finally:
@@ -103,6 +106,23 @@ def test_filters_mean_the_same(pair: tuple[OpenIndex, OpenIndex], filters: Searc
     assert set(a) == set(b) or len(set(a) & set(b)) >= 8
     dense = [_top(index, query, "dense_papers", filters=filters)[1] for index in pair]
     assert dense[0] == dense[1]  # a dense side alone counts every paper passing the filters
+
+
+def test_total_count_past_the_candidates_is_a_lower_bound_said_in_notes(
+    pair: tuple[OpenIndex, OpenIndex],
+) -> None:
+    """By default (``milvus_exact_count`` off) Milvus does not scan for the count: past the candidate
+    lists ``total_count`` is the papers in them, and the answer says it is a lower bound."""
+    exact = pair[1].backend.search("learning", top_k=10, mode="bm25")
+    fast_backend = copy.copy(pair[1].backend)
+    fast_backend.settings = fast_backend.settings.replace(milvus_exact_count=False, candidates=50)
+    fast = fast_backend.search("learning", top_k=10, mode="bm25")
+    assert exact.total_count > 50 and not exact.notes
+    assert fast.total_count == 50 and [h.arxiv_id for h in fast.hits] == [h.arxiv_id for h in exact.hits]
+    assert len(fast.notes) == 1 and "at least 50 papers match" in fast.notes[0]
+    few = fast_backend.search("Bengio", top_k=10, mode="bm25")  # fewer matches than candidates: exact
+    assert few.total_count == pair[0].backend.search("Bengio", top_k=10, mode="bm25").total_count
+    assert not few.notes
 
 
 def test_stop_words_alone_match_nothing(pair: tuple[OpenIndex, OpenIndex]) -> None:

@@ -12,7 +12,6 @@ differed from the last one's.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import subprocess
@@ -20,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from live_index import listing_texts
 
 from openxiv.evaluator.shared import SharedData
 
@@ -51,17 +52,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def test_bm25_and_sentence_tables_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
-    data = SharedData.default()
-    listings = data.listings if data.available else []
-    if not listings:
-        pytest.skip(f"no listing files under {data.root}")
-    texts: list[str] = []
-    with gzip.open(listings[0], "rt", encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            texts.append(f"{obj.get('title') or ''}\n{obj.get('abstract') or ''}")
-            if len(texts) >= 300:
-                break
+    texts = listing_texts(300)
     src = tmp_path / "texts.json"
     src.write_text(json.dumps(texts))
     built = []

@@ -1,0 +1,392 @@
+"""The scale measurements of issue 24 as resumable steps: each writes ``WORK/results/<step>.json`` and
+is skipped when that file exists (``--force`` reruns it), so a run of hours can stop and go on.
+
+    S=data/scratch/scale
+    nice -n 10 .venv/bin/python scripts/scale_steps.py corpus --papers 250000 --work $S/s250k
+    nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag new
+    nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag old \\
+        --python ../main-before/.venv/bin/python     # the same build with another checkout's code
+    nice -n 10 .venv/bin/python scripts/scale_steps.py serve --papers 250000 --work $S/s250k --tag new
+    .venv/bin/python scripts/scale_steps.py render --work $S/s100k $S/s250k   # BENCHMARKS.md "Scale (streaming)"
+
+- ``corpus``: the synthetic corpus of ``scripts/bench_scale.py`` (real titles, abstracts, authors,
+  categories recombined under new ids, ``--fulltext-share`` of the papers with a real full text) and
+  its synthetic paper vectors (a real cached vector plus noise) in ``WORK/embcache.sqlite``: ingest
+  time, peak RSS, database size.
+- ``oai``: the same recombined records (metadata only) as a ``--papers``-line OAI/Kaggle metadata
+  snapshot file, ``openxiv ingest`` of it into a fresh database and again into the same one (a
+  re-ingest must store nothing new): wall time, rate, peak RSS, database size.
+- ``dense``: the dense index by size (exact fp16, HNSW M=32, IVF + SQ8, IVF + PQ48) over ``--papers``
+  synthetic vectors: build time, peak RSS, bytes, top-100 latency (one thread), recall@100 vs exact.
+- ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
+  another's to compare), under ``/usr/bin/time`` for the child's peak RSS (``%M``), into
+  ``WORK/index-<tag>``: wall time, stages, sizes per part.
+- ``serve``: the ``new`` snapshot opened in process: open time, p50/p95 per mode on the 103 dev topic
+  queries, hybrid (rrf) with the dense side's unfiltered deep list (``OPENXIV_HNSW_DEEP``, default)
+  and with the old masked walk (``--deep 0`` rows), filtered rrf; then ``openxiv serve --workers 1``
+  RSS/PSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import write_section
+from bench_index import PeakRSS
+
+MIB = 2**20
+MODES = ("bm25_papers", "dense_papers", "bm25", "dense", "rrf", "weighted")
+
+_BUILD = """
+import json, sys, time
+from pathlib import Path
+from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.build.job import build_index_report
+from openxiv.indexer.encoders.embed import load_snapshot_encoder
+
+db, root, cache, enc_dir, work = (Path(a) for a in sys.argv[1:6])
+encoder = load_snapshot_encoder(enc_dir)
+settings = Settings.from_env().replace(data_dir=work, embed="papers")
+t = time.perf_counter()
+r = build_index_report(db, root, settings, progress=False, encoder=encoder, cache_path=cache, keep=1)
+print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "stages": r.stages,
+      "sizes": r.manifest.sizes_bytes, "counts": r.manifest.counts.model_dump()}, default=str))
+"""
+
+
+def _out(work: Path, step: str) -> Path:
+    return work / "results" / f"{step}.json"
+
+
+def _save(work: Path, step: str, res: dict[str, Any]) -> None:
+    path = _out(work, step)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=1, default=str))
+    print(step, json.dumps(res, default=str), flush=True)
+
+
+def _encoder_dir(source_index: Path) -> Path:
+    if source_index.name == "CURRENT" and source_index.is_file():
+        source_index = source_index.parent / "snapshots" / source_index.read_text().strip()
+    return source_index.resolve() / "encoder"
+
+
+def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
+    from bench_scale import Source, fill_cache, real_vectors
+
+    from openxiv.corpus.store import Store
+    from openxiv.indexer.encoders.embed import load_snapshot_encoder
+
+    work: Path = args.work
+    db, cache = work / "corpus.sqlite", work / "embcache.sqlite"
+    for p in (db, cache):
+        for q in (p, Path(f"{p}-wal"), Path(f"{p}-shm")):
+            q.unlink(missing_ok=True)
+    res: dict[str, Any] = {
+        "papers": args.papers,
+        "fulltext_share": args.fulltext_share,
+        "loadavg": os.getloadavg(),
+    }
+    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    source = Source(args.source, args.fulltexts)
+    t = time.perf_counter()
+    with PeakRSS() as rss, Store(db) as store:
+        summary = store.ingest(source.records(args.papers, args.fulltext_share, args.seed))
+    seconds = time.perf_counter() - t
+    res["ingest"] = {"seconds": seconds, "papers_per_s": summary.read / seconds, "peak_rss_mib": rss.peak / MIB,
+                     "db_bytes": db.stat().st_size}  # fmt: skip
+    del source
+    t = time.perf_counter()
+    base = real_vectors(args.cache, encoder.fingerprint, 50_000)
+    res["cache_fill"] = {
+        "vectors": fill_cache(db, cache, encoder, base, args.seed),
+        "seconds": time.perf_counter() - t,
+    }
+    with Store.open_readonly(db) as store:
+        res["corpus"] = store.stats()
+    return res
+
+
+def write_oai(args: argparse.Namespace, path: Path) -> int:
+    """``--papers`` lines of the OAI/Kaggle metadata snapshot format, from `bench_scale.Source`'s
+    recombined real records (no full texts: the snapshot holds metadata only)."""
+    from bench_scale import Source
+
+    source = Source(args.source, 1)
+    n = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for r in source.records(args.papers, 0.0, args.seed):
+            assert r.published is not None
+            created = r.published.strftime("%a, %d %b %Y 00:00:00 GMT")
+            parsed = [[a.split()[-1], " ".join(a.split()[:-1]), ""] for a in r.authors if a.split()]
+            obj = {"id": r.arxiv_id, "submitter": r.authors[0] if r.authors else None,
+                   "authors": ", ".join(r.authors), "title": r.title, "comments": None, "journal-ref": None,
+                   "doi": None, "report-no": None, "categories": " ".join(r.categories), "license": None,
+                   "abstract": r.abstract, "versions": [{"version": "v1", "created": created}],
+                   "update_date": r.published.isoformat(), "authors_parsed": parsed}  # fmt: skip
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def _timed(cmd: list[str]) -> dict[str, Any]:
+    """``cmd`` under ``/usr/bin/time``: wall seconds, peak RSS, exit code, the tail of its output."""
+    t, load0 = time.perf_counter(), os.getloadavg()
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "MAXRSS_KB %M", *cmd], capture_output=True, text=True, check=False
+    )
+    kb = [ln for ln in p.stderr.splitlines() if ln.startswith("MAXRSS_KB ")]
+    return {"seconds": time.perf_counter() - t, "returncode": p.returncode, "loadavg_start": load0,
+            "peak_rss_mib": int(kb[-1].split()[1]) / 1024 if kb else None,
+            "stderr_tail": p.stderr[-1500:], "stdout_tail": p.stdout[-1500:]}  # fmt: skip
+
+
+def step_oai(args: argparse.Namespace) -> dict[str, Any]:
+    """The metadata snapshot at scale: write the file (once), ``openxiv ingest`` it into a new
+    database, then again into the same one (must change nothing)."""
+    work: Path = args.work
+    path, db = work / "arxiv-metadata-oai-snapshot.json", work / "oai.sqlite"
+    res: dict[str, Any] = {"papers": args.papers}
+    if not path.exists():
+        t = time.perf_counter()
+        res["lines"] = write_oai(args, path)
+        res["write_s"] = time.perf_counter() - t
+    res["file_bytes"] = path.stat().st_size
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        p.unlink(missing_ok=True)
+    openxiv = str(Path(args.python).with_name("openxiv"))
+    for name in ("ingest", "reingest"):
+        res[name] = _timed([openxiv, "ingest", "--db", str(db), str(path)])
+        res[name]["db_bytes"] = db.stat().st_size
+        res[name]["papers_per_s"] = args.papers / res[name]["seconds"]
+    return res
+
+
+def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any) -> dict[str, Any]:
+    """One FAISS index over ``vecs``: build time, peak RSS while built, bytes, top-100 latency one
+    query at a time on one thread, recall@100 against ``truth`` (the exact answer)."""
+    import faiss
+    import numpy as np
+    from bench_scale import pcts
+
+    n, dim = vecs.shape
+    t = time.perf_counter()
+    with PeakRSS() as rss:
+        if name == "exact fp16":
+            index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+        elif name == "hnsw M=32":
+            index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction, index.hnsw.efSearch = 200, 256
+        else:  # "ivf,sq8" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
+            nlist = int(4 * np.sqrt(n))
+            index = faiss.index_factory(
+                dim, f"IVF{nlist},{name.split(',')[1].upper()}", faiss.METRIC_INNER_PRODUCT
+            )
+            index.nprobe = max(1, nlist // 32)
+        if not index.is_trained:
+            index.train(vecs[np.random.default_rng(0).choice(n, min(n, 100_000), replace=False)])
+        for start in range(0, n, 100_000):
+            index.add(vecs[start : start + 100_000])
+    row: dict[str, Any] = {"build_s": time.perf_counter() - t, "peak_rss_mib": rss.peak / MIB}
+    row["bytes"] = int(faiss.serialize_index(index).size)
+    faiss.omp_set_num_threads(1)
+    ms, found = [], []
+    for q in qvecs:
+        t = time.perf_counter()
+        _, ids = index.search(q[None, :], 100)
+        ms.append((time.perf_counter() - t) * 1000)
+        found.append(ids[0])
+    faiss.omp_set_num_threads(os.cpu_count() or 1)
+    row.update(pcts(ms))
+    if truth is not None:
+        row["recall100_vs_exact"] = float(
+            np.mean([len(set(a) & set(b)) / 100 for a, b in zip(found, truth, strict=True)])
+        )
+    return {**row, "_ids": [f.tolist() for f in found]}
+
+
+def step_dense(args: argparse.Namespace) -> dict[str, Any]:
+    """Item 3: exact fp16, HNSW and IVF variants of FAISS over ``--papers`` synthetic paper vectors
+    (real cached vectors plus noise, as the corpus step makes them) and the 103 topic queries."""
+    import numpy as np
+    from bench_scale import real_vectors, topic_queries
+
+    from openxiv.indexer.encoders.embed import load_snapshot_encoder
+    from openxiv.indexer.encoders.vectors import normalize_rows
+
+    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    base = real_vectors(args.cache, encoder.fingerprint, 50_000)
+    rng = np.random.default_rng(args.seed)
+    vecs = np.empty((args.papers, base.shape[1]), dtype=np.float32)
+    for start in range(0, args.papers, 100_000):
+        m = min(100_000, args.papers - start)
+        pick = base[rng.integers(0, len(base), m)]
+        vecs[start : start + m] = normalize_rows(pick + rng.normal(0, 0.02, pick.shape).astype(np.float32))
+    qvecs = np.stack([encoder.encode_query(q) for q in topic_queries()]).astype(np.float32)
+    res: dict[str, Any] = {"vectors": args.papers, "loadavg_start": os.getloadavg(), "variants": {}}
+    truth = None
+    for name in ("exact fp16", "hnsw M=32", "ivf,sq8", "ivf,pq48"):
+        row = _dense_variant(name, vecs, qvecs, truth)
+        ids = row.pop("_ids")
+        truth = ids if truth is None else truth
+        res["variants"][name] = row
+        print(name, json.dumps(row), flush=True)
+    res["loadavg_end"] = os.getloadavg()
+    return res
+
+
+def step_build(args: argparse.Namespace) -> dict[str, Any]:
+    work: Path = args.work
+    root = work / f"index-{args.tag}"
+    cmd = ["/usr/bin/time", "-f", "MAXRSS_KB %M", args.python, "-c", _BUILD, str(work / "corpus.sqlite"),
+           str(root), str(work / "embcache.sqlite"), str(_encoder_dir(args.source_index)), str(work)]  # fmt: skip
+    load0 = os.getloadavg()
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise SystemExit(f"build failed ({p.returncode}):\n{p.stderr[-4000:]}")
+    res = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+    kb = next(ln for ln in p.stderr.splitlines() if ln.startswith("MAXRSS_KB "))
+    res.update(tag=args.tag, python=args.python, peak_rss_mib=int(kb.split()[1]) / 1024,
+               loadavg_start=load0, loadavg_end=os.getloadavg())  # fmt: skip
+    return res
+
+
+def step_serve(args: argparse.Namespace) -> dict[str, Any]:
+    from bench_scale import pcts, serve_memory, time_queries, topic_queries
+
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.indexer.backend import SearchFilters
+    from openxiv.indexer.snapshot import open_index
+
+    root = args.work / f"index-{args.tag}"
+    queries = topic_queries()
+    res: dict[str, Any] = {"loadavg_start": os.getloadavg(), "modes": {}, "deep0": {}, "filters": {}}
+    settings = Settings.from_env()
+    t = time.perf_counter()
+    with PeakRSS() as rss, open_index(root, settings) as ix:
+        res["open_s"] = time.perf_counter() - t
+        for mode in MODES:
+            res["modes"][mode] = pcts(time_queries(ix.backend, queries, mode))
+            print(mode, res["modes"][mode], flush=True)
+        walk = ix.backend.tuned(hnsw_deep=0) if hasattr(ix.backend, "tuned") else None
+        for mode in ("dense", "rrf") if walk is not None else ():
+            res["deep0"][mode] = pcts(time_queries(walk, queries, mode))
+            print("deep0", mode, res["deep0"][mode], flush=True)
+        for name, f in {"category cs.CL": SearchFilters(categories=("cs.CL",)),
+                        "author Wang": SearchFilters(authors=("Wang",))}.items():  # fmt: skip
+            res["filters"][name] = pcts(time_queries(ix.backend, queries, "rrf", f))
+    res["peak_rss_mib"] = rss.peak / MIB
+    res["serve_workers_1"] = serve_memory(root, 1, queries[:40])
+    res["loadavg_end"] = os.getloadavg()
+    return res
+
+
+def render(works: list[Path]) -> str:
+    lines = [
+        "Issue 24: the streaming build against the previous build on the same synthetic corpora, and the",
+        "serving latency of the streamed snapshot (`scripts/scale_steps.py`; synthetic corpus and synthetic",
+        "paper vectors from the embedding cache, as in «Scale» above; this 2-core machine was shared with",
+        "other engineers' jobs during the runs, so wall times are inflated; load averages are given).",
+        "",
+        "| papers | build | wall s | peak RSS MiB | load avg (start) | snapshot MB |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for work in works:
+        for tag in ("old", "new"):
+            path = _out(work, f"build-{tag}")
+            if path.exists():
+                r = json.loads(path.read_text())
+                lines.append(f"| {r['counts']['papers']:,} | {tag} | {r['seconds']:.0f} | {r['peak_rss_mib']:,.0f} | "
+                             f"{r['loadavg_start'][0]:.1f} | {r['sizes']['total'] / 1e6:,.0f} |")  # fmt: skip
+    lines += ["", "| papers | mode | p50 ms | p95 ms |", "|---:|---|---:|---:|"]
+    for work in works:
+        path = _out(work, "serve-new")
+        if not path.exists():
+            continue
+        r = json.loads(path.read_text())
+        n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
+        rows = [(m, v) for m, v in r["modes"].items()] + [
+            (f"{m} (masked walk, deep 0)", v) for m, v in r["deep0"].items()
+        ]
+        rows += [(f"rrf + {name}", v) for name, v in r["filters"].items()]
+        lines += [f"| {n:,} | {m} | {v['p50']:.1f} | {v['p95']:.1f} |" for m, v in rows]
+    lines += _render_dense_oai(works)
+    text = "\n".join(lines)
+    # a table whose runs have not been made yet is left out (its header alone says nothing)
+    return re.sub(r"\n\n\|[^\n]*\|\n\|[-:|]*\|(?=\n\n|$)", "", text)
+
+
+def _render_dense_oai(works: list[Path]) -> list[str]:
+    lines = ["", "| vectors | dense index | build s | peak RSS MiB | MB | p50 / p95 ms (top 100, 1 thread) | recall@100 vs exact |",
+             "|---:|---|---:|---:|---:|---|---:|"]  # fmt: skip
+    for work in works:
+        path = _out(work, "dense")
+        if path.exists():
+            r = json.loads(path.read_text())
+            for name, v in r["variants"].items():
+                rec = f"{v['recall100_vs_exact']:.3f}" if "recall100_vs_exact" in v else "1 (exact)"
+                lines.append(f"| {r['vectors']:,} | {name} | {v['build_s']:.0f} | {v['peak_rss_mib']:,.0f} | "
+                             f"{v['bytes'] / 1e6:,.0f} | {v['p50']:.1f} / {v['p95']:.1f} | {rec} |")  # fmt: skip
+    lines += ["", "| OAI lines | file MB | ingest s | papers/s | peak RSS MiB | DB MB | re-ingest s | re-ingest output |",
+              "|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    for work in works:
+        path = _out(work, "oai")
+        if path.exists():
+            r = json.loads(path.read_text())
+            i, again = r["ingest"], r["reingest"]
+            lines.append(f"| {r['papers']:,} | {r['file_bytes'] / 1e6:,.0f} | {i['seconds']:.0f} | {i['papers_per_s']:,.0f} | "
+                         f"{i['peak_rss_mib']:,.0f} | {i['db_bytes'] / 1e6:,.0f} | {again['seconds']:.0f} | "
+                         f"{again['stdout_tail'].strip().split(': ')[-1]} |")  # fmt: skip
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=("corpus", "oai", "dense", "build", "serve", "render"))
+    ap.add_argument("--work", type=Path, nargs="+", required=True)
+    ap.add_argument("--papers", type=int, default=250_000)
+    ap.add_argument("--tag", default="new", help="build/serve: which snapshot (index-TAG)")
+    ap.add_argument(
+        "--python", default=sys.executable, help="build: the interpreter (and so the code) to build with"
+    )
+    ap.add_argument("--source", type=Path, default=Path("data/corpus.sqlite"))
+    ap.add_argument("--source-index", type=Path, default=Path("data/index/CURRENT"))
+    ap.add_argument(
+        "--cache", type=Path, default=Path("data/embcache.sqlite"), help="real vectors to recombine"
+    )
+    ap.add_argument("--fulltext-share", type=float, default=0.05)
+    ap.add_argument("--fulltexts", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--force", action="store_true", help="rerun a step whose results exist")
+    args = ap.parse_args()
+    if args.step == "render":
+        write_section("Scale (streaming build)", render(args.work), after="Scale")
+        return
+    args.work = args.work[0]
+    args.work.mkdir(parents=True, exist_ok=True)
+    name = args.step if args.step in ("corpus", "oai", "dense") else f"{args.step}-{args.tag}"
+    if _out(args.work, name).exists() and not args.force:
+        print(f"{name}: done ({_out(args.work, name)}); --force reruns it", flush=True)
+        return
+    steps = {
+        "corpus": step_corpus,
+        "oai": step_oai,
+        "dense": step_dense,
+        "build": step_build,
+        "serve": step_serve,
+    }
+    step = steps[args.step]
+    _save(args.work, name, step(args))
+
+
+if __name__ == "__main__":
+    main()
