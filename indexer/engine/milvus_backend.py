@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ from openxiv.indexer.engine.ranking import (
     ranks_of,
 )
 from openxiv.indexer.engine.similar import MilvusSimilar
+from openxiv.indexer.engine.tiling import Block, Tiled, tile
 from openxiv.indexer.manifest import BadIndexError, Manifest, MilvusInfo
 
 __all__ = ["MilvusBackend", "collection_counts"]
@@ -137,67 +139,102 @@ class MilvusBackend(MilvusSimilar, Ranking):
         mode: str | None = None,
         deadline: float | None = None,
     ) -> SearchResult:
+        """filter -> (per depth: lexical -> dense -> fuse -> prior) -> tile -> page. Each depth's
+        ranking is computed as the embedded backend's (`openxiv.indexer.engine.tiling`), so every
+        page is a slice of one ranking of the query; the query is encoded once."""
         t0 = time.perf_counter()
-        timings: dict[str, float] = {}
         check_page(top_k, offset)
         sides, method = self._plan(mode or self.settings.fusion)
-        depth = min(max(self.settings.candidates, offset + top_k), MAX_TOPK)
         check_deadline(deadline, "filters")
         t = time.perf_counter()
-        expr = filter_expr(self.meta, filters)
-        timings["filter"] = ms_since(t)
-        results: dict[str, SideResult] = {}
-        notes: list[str] = []
-        lexical = any(s.startswith("bm25") for s in sides)
-        dense_expr: str | None = expr
-
-        check_deadline(deadline, "bm25")
+        q = _MilvusQuery(query, analyse([query], self.stemmer)[0], filter_expr(self.meta, filters), deadline)
+        q.timings["filter"] = ms_since(t)
+        first = self._rank(q, self.settings.candidates, sides, method, mode)
+        total = first.context["total"]
+        # a lower-bound count says nothing about where the ranking ends: deeper blocks run until a
+        # ranking comes back shorter than asked (`tile`)
+        ends_at = total if self.settings.milvus_exact_count or not q.notes else self.meta.n
+        tiled = tile(
+            first,
+            lambda depth: self._rank(q, min(depth, MAX_TOPK), sides, method, mode),
+            offset + top_k,
+            ends_at,
+        )
         t = time.perf_counter()
-        terms = analyse([query], self.stemmer)[0]
+        hits = self._page(q, tiled, offset, offset + top_k)
+        q.timings["fuse"] = round(q.timings.get("fuse", 0.0) + ms_since(t), 3)
+        q.timings["total"] = ms_since(t0)
+        return SearchResult(hits=hits, total_count=total, timings_ms=q.timings, notes=q.notes[:1])
+
+    def _rank(
+        self, q: _MilvusQuery, depth: int, sides: tuple[str, ...], method: str, mode: str | None
+    ) -> Block:
+        """The fused ranking at ``depth``: lexical -> dense -> fuse -> prior (context: the sides'
+        results and the count of matches)."""
+        results: dict[str, SideResult] = {}
+        lexical = any(s.startswith("bm25") for s in sides)
+        dense_expr: str | None = q.expr
+        check_deadline(q.deadline, "bm25")
+        t = time.perf_counter()
         if lexical:
-            total, matched = self._lexical(terms, sides, depth, expr, results, notes)
-            if not terms:
+            total, matched = self._lexical(q.terms, sides, depth, q.expr, results, q.notes)
+            if not q.terms:
                 dense_expr = NOTHING
             elif matched is not None and len(matched) <= MAX_IN_LIST:
-                dense_expr = _and(expr, f"row in {sorted(matched)}")
+                dense_expr = _and(q.expr, f"row in {sorted(matched)}")
             else:  # too many to list: rank title/abstract matches (a subset of the lexical papers)
-                dense_expr = _and(expr, match_expr("text", terms))
+                dense_expr = _and(q.expr, match_expr("text", q.terms))
         else:  # a dense side alone: every paper passing the filters
-            total = self.meta.n if expr is None else self._count("papers", expr)
-        timings["bm25"] = ms_since(t)
-
+            total = self.meta.n if q.expr is None else self._count("papers", q.expr)
+        _add(q.timings, "bm25", ms_since(t))
         dense_sides = [s for s in sides if s.startswith("dense")]
         if dense_sides and total > 0:
-            check_deadline(deadline, "encode")
-            t = time.perf_counter()
-            with self._encode_lock:
-                qvec = np.asarray(self.encoder.encode_query(query), dtype=np.float32).reshape(-1)  # type: ignore[union-attr]
-            timings["encode"] = ms_since(t)
-            check_deadline(deadline, "dense")
+            qvec = self._query_vector(q)
+            check_deadline(q.deadline, "dense")
             t = time.perf_counter()
             if "dense_papers" in dense_sides:
                 results["dense_papers"] = self._dense_papers(qvec, depth, dense_expr)
             if "dense_passages" in dense_sides:
                 results["dense_passages"] = self._dense_passages(
-                    qvec, depth, expr, dense_expr if lexical else None
+                    qvec, depth, q.expr, dense_expr if lexical else None
                 )
-            timings["dense"] = ms_since(t)
-
-        check_deadline(deadline, "fuse")
+            _add(q.timings, "dense", ms_since(t))
+        check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
-        fused_rows, fused_scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
-        fused_rows, fused_scores = self._with_prior(fused_rows, fused_scores, mode)
-        page_rows = fused_rows[offset : offset + top_k].tolist()
-        page_scores = fused_scores[offset : offset + top_k].tolist()
-        evidence = self._evidence(terms, page_rows, results)
+        rows, scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
+        rows, scores = self._with_prior(rows, scores, mode)
+        _add(q.timings, "fuse", ms_since(t))
+        return Block(depth, rows, scores, {"results": results, "total": total})
+
+    def _query_vector(self, q: _MilvusQuery) -> np.ndarray:
+        """The query's vector, encoded on first use and kept for the deeper blocks."""
+        if q.qvec is None:
+            check_deadline(q.deadline, "encode")
+            t = time.perf_counter()
+            with self._encode_lock:
+                q.qvec = np.asarray(self.encoder.encode_query(q.text), dtype=np.float32).reshape(-1)  # type: ignore[union-attr]
+            q.timings["encode"] = ms_since(t)
+        return q.qvec
+
+    def _page(self, q: _MilvusQuery, tiled: Tiled, start: int, stop: int) -> list[PaperHit]:
+        """Hits of places ``start:stop``: evidence and side ranks from the block each row came from."""
+        page_rows = tiled.rows[start:stop].tolist()
+        owners = tiled.block[start:stop].tolist()
         hits = []
-        ranks = {n: ranks_of(r.rows, np.asarray(page_rows, dtype=np.int64)) for n, r in results.items()}
-        for row, score in zip(page_rows, page_scores, strict=True):
-            signals = {f"{n}_rank": ranks[n].get(row) for n in results}
-            hits.append(PaperHit(str(self.meta.arxiv_ids[row]), float(score), evidence.get(row), signals))
-        timings["fuse"] = ms_since(t)
-        timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=total, timings_ms=timings, notes=notes)
+        for b in sorted(set(owners)):
+            results = tiled.blocks[b].context["results"]
+            rows_b = [r for r, o in zip(page_rows, owners, strict=True) if o == b]
+            evidence = self._evidence(q.terms, rows_b, results)
+            ranks = {n: ranks_of(r.rows, np.asarray(rows_b, dtype=np.int64)) for n, r in results.items()}
+            for row in rows_b:
+                signals = {f"{n}_rank": ranks[n].get(row) for n in results}
+                hits.append((row, evidence.get(row), signals))
+        by_row = {row: (ev, sig) for row, ev, sig in hits}
+        scores = tiled.scores[start:stop].tolist()
+        return [
+            PaperHit(str(self.meta.arxiv_ids[row]), float(score), by_row[row][0], by_row[row][1])
+            for row, score in zip(page_rows, scores, strict=True)
+        ]
 
     def info(self) -> dict[str, Any]:
         """Live facts only, as `HybridBackend.info` (the manifest, collections included, is shown once
@@ -381,6 +418,23 @@ class MilvusBackend(MilvusSimilar, Ranking):
             )
             out.update({int(r["paper_row"]): int(r["pid"]) for r in first})
         return out
+
+
+@dataclass
+class _MilvusQuery:
+    """One search's state across its depths: the query, its terms and filter, its vector once encoded."""
+
+    text: str
+    terms: str
+    expr: str | None
+    deadline: float | None
+    qvec: np.ndarray | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _add(timings: dict[str, float], stage: str, ms: float) -> None:
+    timings[stage] = round(timings.get(stage, 0.0) + ms, 3)
 
 
 def _pk(hit: Any) -> int:
