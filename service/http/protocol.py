@@ -150,13 +150,21 @@ class TimedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._init_deadline()
+        self._body_pending = False
 
     def _awaiting_headers(self) -> bool:
-        return self.cycle is None or self.cycle.response_complete
+        # a response sent before its request's body was read (an early 413) leaves the rest of that
+        # body to arrive: those bytes are body, not the headers of a next request
+        return self.cycle is None or (self.cycle.response_complete and not self._body_pending)
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        self._body_pending = True
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._body_pending = False
+        super().on_message_complete()
 
 
 def protocol_class(parser: str) -> type[H11Protocol | HttpToolsProtocol]:

@@ -11,15 +11,37 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import Tool
+from pydantic import Field
 
 from openxiv.service.params import UNAPPLIABLE
 
-__all__ = ["CheckedServer", "undeclared_arguments_error"]
+__all__ = [
+    "Authors",
+    "Categories",
+    "CheckedServer",
+    "DateFrom",
+    "DateTo",
+    "Offset",
+    "Size",
+    "StrOrList",
+    "undeclared_arguments_error",
+]
+
+# The arguments several tools share, declared once (their descriptions are what an agent reads).
+StrOrList = str | list[str] | None
+Size = Annotated[int, Field(description="Number of results, 1-100")]
+Offset = Annotated[int, Field(description="Results to skip (paging), 0-10000")]
+Categories = Annotated[
+    StrOrList, Field(description="arXiv categories or archives, a list or comma-separated: cs.CL,cs.AI")
+]
+Authors = Annotated[StrOrList, Field(description="Author names, a list or comma-separated")]
+DateFrom = Annotated[str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")]
+DateTo = Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")]
 
 
 def undeclared_arguments_error(tool: str, given: Iterable[str], declared: Iterable[str]) -> str | None:

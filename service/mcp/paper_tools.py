@@ -13,6 +13,7 @@ from pydantic import Field
 from openxiv.service.errors import ApiError
 from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX
 from openxiv.service.library import Library
+from openxiv.service.mcp.arguments import Authors, Categories, DateFrom, DateTo, Offset, Size
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import FilterParams
 from openxiv.service.readable import find_text, search_text
@@ -23,7 +24,6 @@ __all__ = ["PAPER_TOOLS", "add_paper_tools"]
 
 PAPER_TOOLS = ("similar_papers", "find_in_paper")
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
-StrOrList = str | list[str] | None
 
 
 def _result(text: str, structured: dict[str, object]) -> CallToolResult:
@@ -37,16 +37,12 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
             str | list[str],
             Field(description=f"Seed paper id, or up to {MAX_SEEDS} ids (a list or comma-separated)"),
         ],
-        size: Annotated[int, Field(description="Number of results, 1-100")] = 10,
-        offset: Annotated[int, Field(description="Results to skip (paging), 0-10000")] = 0,
-        categories: Annotated[
-            StrOrList, Field(description="arXiv categories or archives, a list or comma-separated")
-        ] = None,
-        authors: Annotated[StrOrList, Field(description="Author names, a list or comma-separated")] = None,
-        date_from: Annotated[
-            str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")
-        ] = None,
-        date_to: Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")] = None,
+        size: Size = 10,
+        offset: Offset = 0,
+        categories: Categories = None,
+        authors: Authors = None,
+        date_from: DateFrom = None,
+        date_to: DateTo = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Papers most similar to a seed paper (or to several: their average), by the papers' own
         embedding vectors; the seeds are left out. Same result shape and filters as search_papers."""

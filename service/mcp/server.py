@@ -31,7 +31,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
-from openxiv.service.mcp.arguments import CheckedServer
+from openxiv.service.mcp.arguments import Authors, Categories, CheckedServer, DateFrom, DateTo, Offset, Size
 from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
 from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
 from openxiv.service.models import (
@@ -79,7 +79,6 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempote
 ArxivId = Annotated[
     str, Field(description="arXiv id, any spelling: 1706.03762, arXiv:1706.03762v7, hep-th/9901001")
 ]
-StrOrList = str | list[str] | None
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 
@@ -152,17 +151,12 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
     def search_papers(
         query: Annotated[str, Field(description="What to look for, in words (e.g. 'agent memory')")],
-        size: Annotated[int, Field(description="Number of results, 1-100")] = 10,
-        offset: Annotated[int, Field(description="Results to skip (paging), 0-10000")] = 0,
-        categories: Annotated[
-            StrOrList,
-            Field(description="arXiv categories or archives, a list or comma-separated: cs.CL,cs.AI"),
-        ] = None,
-        authors: Annotated[StrOrList, Field(description="Author names, a list or comma-separated")] = None,
-        date_from: Annotated[
-            str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")
-        ] = None,
-        date_to: Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")] = None,
+        size: Size = 10,
+        offset: Offset = 0,
+        categories: Categories = None,
+        authors: Authors = None,
+        date_from: DateFrom = None,
+        date_to: DateTo = None,
         mode: Annotated[
             str | None,
             Field(
