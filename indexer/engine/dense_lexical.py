@@ -2,8 +2,8 @@
 
 A mode that runs a lexical side ranks the dense side only among the papers matching a query term
 (`openxiv.indexer.engine.hybrid`). Done as a filtered HNSW walk (an id selector of every match), its
-cost grows with the corpus: at 250k papers the dense side took 77 ms p50 where the free walk took
-1 ms (docs/scale.md, «The latency model»), and ten times the papers match ten times more rows.
+cost grows with the corpus, far above an unfiltered walk's (measured in docs/scale.md, «The latency
+model»): ten times the papers match ten times more rows.
 
 `search_among` answers it from two small candidate sets instead:
 
