@@ -48,10 +48,10 @@ from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
-from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse
+from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse, V1SearchResponse
 from openxiv.service.params import check_work
 from openxiv.service.titles import titled
-from openxiv.service.views import ResolvedHit, to_deepxiv_hit
+from openxiv.service.views import ResolvedHit, to_deepxiv_hit, to_v1_hit
 
 __all__ = [
     "Outcome",
@@ -65,6 +65,7 @@ __all__ = [
     "search",
     "search_json",
     "sentence_with_context",
+    "v1_response",
 ]
 
 
@@ -370,3 +371,16 @@ def search_json(response: SearchResponse) -> str:
     """The response as ``POST /search`` sends it: ``results`` and ``warnings`` only when present."""
     exclude = {k for k in ("results", "warnings") if getattr(response, k) is None}
     return response.model_dump_json(exclude=exclude)
+
+
+def v1_response(out: Outcome, offset: int, top_k: int) -> V1SearchResponse:
+    """An outcome in the ``/v1/search`` shape (also ``/v1/similar``): hits ranked from ``offset + 1``."""
+    return V1SearchResponse(
+        query=out.query,
+        total_count=out.total_count,
+        offset=offset,
+        top_k=top_k,
+        hits=[to_v1_hit(h, offset + i + 1) for i, h in enumerate(out.hits)],
+        timings_ms=out.timings_ms,
+        snapshot=out.snapshot,
+    )

@@ -220,20 +220,17 @@ class MilvusBackend(MilvusSimilar, Ranking):
         """Hits of places ``start:stop``: evidence and side ranks from the block each row came from."""
         page_rows = tiled.rows[start:stop].tolist()
         owners = tiled.block[start:stop].tolist()
-        hits = []
-        for b in sorted(set(owners)):
+        explained: dict[int, tuple[int | None, dict[str, int | None]]] = {}
+        for b in set(owners):
             results = tiled.blocks[b].context["results"]
-            rows_b = [r for r, o in zip(page_rows, owners, strict=True) if o == b]
-            evidence = self._evidence(q.terms, rows_b, results)
-            ranks = {n: ranks_of(r.rows, np.asarray(rows_b, dtype=np.int64)) for n, r in results.items()}
-            for row in rows_b:
-                signals = {f"{n}_rank": ranks[n].get(row) for n in results}
-                hits.append((row, evidence.get(row), signals))
-        by_row = {row: (ev, sig) for row, ev, sig in hits}
-        scores = tiled.scores[start:stop].tolist()
+            rows = [r for r, o in zip(page_rows, owners, strict=True) if o == b]
+            evidence = self._evidence(q.terms, rows, results)
+            ranks = {n: ranks_of(r.rows, np.asarray(rows, dtype=np.int64)) for n, r in results.items()}
+            for row in rows:
+                explained[row] = (evidence.get(row), {f"{n}_rank": ranks[n].get(row) for n in results})
         return [
-            PaperHit(str(self.meta.arxiv_ids[row]), float(score), by_row[row][0], by_row[row][1])
-            for row, score in zip(page_rows, scores, strict=True)
+            PaperHit(str(self.meta.arxiv_ids[row]), float(score), *explained[row])
+            for row, score in zip(page_rows, tiled.scores[start:stop].tolist(), strict=True)
         ]
 
     def info(self) -> dict[str, Any]:

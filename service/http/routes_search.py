@@ -27,8 +27,7 @@ from openxiv.service.params import (
     note_fine_rerank,
     unsupported_filters,
 )
-from openxiv.service.search import deepxiv_search, search, search_json
-from openxiv.service.views import to_v1_hit
+from openxiv.service.search import deepxiv_search, search, search_json, v1_response
 
 __all__ = ["router"]
 
@@ -111,16 +110,7 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
     )
-    response = V1SearchResponse(
-        query=query,
-        total_count=out.total_count,
-        offset=body.offset,
-        top_k=body.top_k,
-        hits=[to_v1_hit(h, body.offset + i + 1) for i, h in enumerate(out.hits)],
-        timings_ms=out.timings_ms,
-        snapshot=out.snapshot,
-    )
-    return json_response(response.model_dump_json(), out.timings_ms)
+    return json_response(v1_response(out, body.offset, body.top_k).model_dump_json(), out.timings_ms)
 
 
 @router.post(

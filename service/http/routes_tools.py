@@ -17,10 +17,9 @@ from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX, find
 from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
 from openxiv.service.models import ErrorResponse, V1SearchResponse
 from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK
-from openxiv.service.search import search_json
+from openxiv.service.search import search_json, v1_response
 from openxiv.service.similar import MAX_SEEDS, seed_ids, similar, similar_response
 from openxiv.service.tool_models import FindResponse
-from openxiv.service.views import to_v1_hit
 
 __all__ = ["TOOL_ERRORS", "TOOL_TYPES", "arxiv_tool", "router"]
 
@@ -99,16 +98,7 @@ def v1_similar(
         offset=offset,
         filters=filters.build(),
     )
-    response = V1SearchResponse(
-        query=out.query,
-        total_count=out.total_count,
-        offset=offset,
-        top_k=top_k,
-        hits=[to_v1_hit(h, offset + i + 1) for i, h in enumerate(out.hits)],
-        timings_ms=out.timings_ms,
-        snapshot=out.snapshot,
-    )
-    return json_response(response.model_dump_json(), out.timings_ms)
+    return json_response(v1_response(out, offset, top_k).model_dump_json(), out.timings_ms)
 
 
 @router.get(
