@@ -320,7 +320,7 @@ bench_section() {  # the timings, with the command and the load average, as a se
     ingest2="$(compose logs --no-color indexer | grep -o '[0-9]* of [0-9]* input file(s) unchanged.*\|read [0-9]*, added.* records/s)' \
         | tr '\n' ';' || true)"
     python3 - "$ROOT" "$(printf '%s\n' "${TIMINGS[@]}")" "$title" "$what" "scripts/compose_smoke.sh $ARGS" \
-        "$LOAD0" "$OPENXIV_BASE_IMAGE" "$(docker version -f '{{.Server.Version}}')" "${COMPOSE[*]} $("${COMPOSE[@]}" version --short)" \
+        "$LOAD0" "$OPENXIV_BASE_IMAGE" "$(docker version -f '{{.Server.Version}}')" "$(basename "${COMPOSE[0]}") ${COMPOSE[*]:1} $("${COMPOSE[@]}" version --short)" \
         "$(docker image inspect -f '{{.Size}}' openxiv:local)" "$ingest1" "$ingest2" <<'PY'
 import os, sys
 from pathlib import Path
