@@ -243,7 +243,7 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
     try:
         base = opened.backend
         emb = opened.manifest.embedding
-        encoder = f"{emb.model}@{emb.max_tokens}" if emb.model else "none"
+        encoder = f"{encoder_label(emb.model)}@{emb.max_tokens}" if emb.model else "none"
         base.search("warm up the encoder and the numba kernels", top_k=10)
         for name, (mode, row_changes, weights) in configs.items():
             if mode in DENSE_MODES and "dense_papers" not in base.sides:
@@ -290,6 +290,15 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
     finally:
         opened.close()
     return rows
+
+
+def encoder_label(model: str) -> str:
+    """The encoder as a row names it: a packaged model by its name, a model in a local directory
+    (e.g. one `scripts/train_encoder.py` wrote) by its last two path parts, not this machine's path."""
+    prefix, sep, name = model.rpartition(":")
+    if "/" in name and Path(name).is_absolute():
+        name = "<" + "/".join(Path(name).parts[-2:]) + ">"
+    return f"{prefix}{sep}{name}"
 
 
 def default_encoder() -> str:
@@ -391,6 +400,11 @@ def main() -> None:
     parser.add_argument(
         "--cv", action="store_true", help="choose feedback papers/words by cross-validation (topic queries)"
     )
+    parser.add_argument(
+        "--section",
+        default=SECTION,
+        help=f"BENCHMARKS.md section to write (another than «{SECTION}»: placed after it, no plot)",
+    )
     args = parser.parse_args()
     load = os.getloadavg()
     if args.feedback_cost:
@@ -410,6 +424,8 @@ def main() -> None:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     text = table(rows)
     verdict = choose(rows)
+    if len({r["encoder"] for r in rows if not r["config"].startswith("bm25")}) > 1:
+        verdict += "\n\n" + encoder_verdict(rows)
     if not args.replot:
         verdict += "\n\n" + ceiling(args.index[0], Settings.from_env())
     if args.cv and not args.replot:
@@ -422,9 +438,12 @@ def main() -> None:
     )
     cmd += " --sweep" if args.sweep else ""
     cmd += " --cv" if args.cv else ""
-    plot(rows, repo_root() / "docs" / "quality_vs_latency.png")
+    cmd += f" --replot {args.replot.name}" if args.replot else ""
+    cmd += f' --section "{args.section}"' if args.section != SECTION else ""
+    if args.section == SECTION:
+        plot(rows, repo_root() / "docs" / "quality_vs_latency.png")
     write_section(
-        "Retrieval quality",
+        args.section,
         "Dev query sets from `../shared/gold`: 103 topic queries (labels incomplete, so recall is the headline) "
         "and 600 full-text known-item queries (300 `exact` sentences, 300 `keywords` bags), whole shared "
         "corpus (101,029 papers, 282,233 passages). Latency is the backend alone, one query at a time on "
@@ -433,13 +452,16 @@ def main() -> None:
         + text
         + "\n"
         + verdict
-        + "\n\n![quality against latency](docs/quality_vs_latency.png)\n\nCommand: `"
+        + ("\n\n![quality against latency](docs/quality_vs_latency.png)" if args.section == SECTION else "")
+        + "\n\nCommand: `"
         + cmd
         + f"` (1-minute load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: "
         "latencies grow with it)\n",
+        after=SECTION,
     )
 
 
+SECTION = "Retrieval quality"
 TARGET_EXACT, TARGET_KEYWORDS = 0.985, 0.96
 """Known-item success@10 the shipped ranking must keep on the dev sets: issue 14's floors (0.98 /
 0.95) plus a margin, because held-out sets judge the project and a default tuned onto a floor of the
@@ -498,6 +520,49 @@ def choose(rows: list[dict[str, Any]]) -> str:
             if best["config"].endswith(" (default)")
             else "It is NOT the shipped default: change corpus/settings/model.py or say why not."
         )
+    )
+
+
+def encoder_verdict(rows: list[dict[str, Any]]) -> str:
+    """The rule that decides whether another encoder replaces the shipped one (issue 26), on the
+    shipped ranking (the ``(default)`` row's configuration) of each encoder's index: it must keep the
+    known-item floors (`TARGET_EXACT`, `TARGET_KEYWORDS`) and lose at most `MRR_DROP` MRR@10 of each
+    kind against the shipped encoder, and find more topic Recall@100; within `RECALL_NOISE` of the
+    shipped encoder's recall, the better keywords MRR@10 decides and a tie keeps the shipped one."""
+    shipped_row = next((r for r in rows if r["config"].endswith(" (default)")), None)
+    if shipped_row is None:
+        return "(no row of the shipped ranking on the default encoder: no encoder to compare against)"
+    config = shipped_row["config"].removesuffix(" (default)")
+    lines = []
+    eps = 1e-9
+    for r in rows:
+        if r["config"] != config or r["encoder"] == shipped_row["encoder"]:
+            continue
+        keeps = (
+            r["exact_success@10"] >= TARGET_EXACT - eps
+            and r["kw_success@10"] >= TARGET_KEYWORDS - eps
+            and r["exact_mrr@10"] >= shipped_row["exact_mrr@10"] - MRR_DROP - eps
+            and r["kw_mrr@10"] >= shipped_row["kw_mrr@10"] - MRR_DROP - eps
+        )
+        gain = r["topic_recall@100"] - shipped_row["topic_recall@100"]
+        wins = keeps and (
+            gain > RECALL_NOISE
+            or (gain >= -RECALL_NOISE and round(r["kw_mrr@10"], 6) > round(shipped_row["kw_mrr@10"], 6))
+        )
+        lines.append(
+            f"- **{r['encoder']}**: topic R@100 {r['topic_recall@100']:.3f} against "
+            f"{shipped_row['topic_recall@100']:.3f} ({gain:+.3f}), R@10 {r['topic_recall@10']:.3f} against "
+            f"{shipped_row['topic_recall@10']:.3f}; keywords MRR@10 {r['kw_mrr@10']:.4f} against "
+            f"{shipped_row['kw_mrr@10']:.4f}, exact MRR@10 {r['exact_mrr@10']:.4f} against "
+            f"{shipped_row['exact_mrr@10']:.4f}; known-item floors {'kept' if keeps else 'NOT kept'}: "
+            + ("**replaces the shipped encoder**." if wins else "the shipped encoder stays.")
+        )
+    return (
+        f"Encoder rule, on the shipped ranking ({config}; the query-kind thresholds are the shipped "
+        "encoder's, `scripts/bench_query_kind.py` chooses an encoder's own): another encoder replaces "
+        f"{shipped_row['encoder']} when it keeps the known-item floors and loses at most {MRR_DROP} MRR@10 "
+        f"per kind, and finds more topic Recall@100 by over {RECALL_NOISE}; within {RECALL_NOISE}, the "
+        "better keywords MRR@10 decides (a tie keeps the shipped encoder).\n\n" + "\n".join(lines)
     )
 
 

@@ -32,6 +32,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, profile, topic_query
+from openxiv.indexer.engine.sparse import top_k_rows
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -54,17 +55,21 @@ def per_query(backend: Any, q: dict[str, Any], depth: int) -> dict[str, float]:
 def query_profile(backend: Any, text: str) -> QueryProfile:
     """The profile the engine computes (`HybridBackend`, no filter): BM25 paper and scaled passage
     scores, and the dense paper side over the papers matching a query word."""
+    depth = backend.settings.candidates
     paper_s = backend.bm25_papers.masked_scores(text, None)
     lexical = paper_s > 0
+    tops = [top_k_rows(paper_s, depth)[0]]
     ph = None
     if backend.passages is not None:
-        ph = backend.passages.search(text, backend.settings.candidates, None)
+        ph = backend.passages.search(text, depth, None)
         lexical = lexical | (ph.paper_scores > 0)
+        tops.append(ph.papers)
     dense = None
     if "dense_papers" in backend.dense and lexical.any():
         allowed = lexical if not lexical.all() else None
         qvec, _ = backend._encode(text)
-        dense = backend._dense_side("dense_papers", qvec, backend.settings.candidates, allowed).scores
+        known = np.unique(np.concatenate(tops))  # the lexical sides' rows, as the engine passes them
+        dense = backend._dense_side("dense_papers", qvec, depth, allowed, known).scores
     if ph is None:
         return profile(text, paper_s, dense_scores=dense)
     first = np.maximum(paper_s, backend.passage_scale * ph.paper_scores)
@@ -222,6 +227,9 @@ def report(rows: list[dict[str, Any]], mrr_drop: float) -> str:
     )
 
 
+SECTION = "Query kind (issue 26)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -229,6 +237,8 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="write the section into BENCHMARKS.md")
     ap.add_argument("--runs", type=Path, help="per-query results: read when present, else written")
     ap.add_argument("--reprofile", action="store_true", help="recompute the profiles of the --runs file")
+    ap.add_argument("--section", default=SECTION, help="the BENCHMARKS.md section --write writes")
+    ap.add_argument("--about", default="the default index", help="what --index is, in that section's text")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     if args.runs and args.runs.exists():
@@ -248,14 +258,16 @@ def main() -> None:
     print(text)
     if args.write:
         cmd = ".venv/bin/python scripts/bench_query_kind.py --index data/index --write"
+        if args.section != SECTION:
+            cmd = cmd.replace("data/index", "<index>") + f' --section "{args.section}" --about "{args.about}"'
         write_section(
-            "Query kind (issue 26)",
+            args.section,
             "Dev query sets as in «Retrieval quality», shipped ranking (weighted 1:0.3 + feedback + "
-            "category prior) on the default index; known-item columns MRR@10 / S@1 / S@10, "
+            f"category prior) on {args.about}; known-item columns MRR@10 / S@1 / S@10, "
             "`topic share` = share of that set the rule calls topic.\n\n"
             + text
             + f"\n\nCommand: `{cmd}` (1-minute load average {load:.1f}).\n",
-            after="Retrieval quality",
+            after="Retrieval quality" if args.section == SECTION else SECTION,
         )
 
 
