@@ -6,7 +6,7 @@ a list of `PaperRecord` / `ReadError` items, and the parent hands the lists to `
 input order**: the items, hence the stored records, the run's counts and the corpus fingerprint, are
 those of the serial path. At most ``2 x workers`` files are in flight, so memory stays bounded by a
 few files' records however many inputs there are. A JSON-lines file over ``split_bytes``
-(`Settings.ingest_split_bytes`; the OAI/Kaggle snapshot is one ~5 GB file) is handed out as
+(`Settings.ingest_split_bytes`; the OAI/Kaggle snapshot is one such file) is handed out as
 line-aligned byte ranges of about that size instead (`openxiv.corpus.readers.split`), each one unit
 of work numbered as in the whole file, so one big file is parsed by every worker and memory stays
 bounded by a few ranges' records; a gzipped file cannot be cut so and is read by one worker.

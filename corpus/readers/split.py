@@ -1,7 +1,7 @@
 """One big JSON-lines file cut into line-aligned byte ranges, so that several processes parse it.
 
 A parallel ingest (`openxiv.corpus.parallel`) hands each worker one input at a time. The arXiv
-OAI/Kaggle metadata snapshot is one ~5 GB file of ~2.7M lines: as one input it would be parsed by
+OAI/Kaggle metadata snapshot is one file of millions of lines: as one input it would be parsed by
 one worker. A JSON-lines file larger than ``split_bytes`` (`Settings.ingest_split_bytes`) is handed
 out as `spans` instead: ranges of about ``split_bytes`` that start at a line's start and end just
 after a newline (the last one at the end of the file), each with the number of its first line. A
@@ -10,13 +10,15 @@ record sources and error locations the serial read of the whole file gives for t
 items, in order, are the file's items.
 
 The spans are cut lazily, while the workers parse the ones before: to number a span's first line,
-the process that cuts them reads every byte before it once and counts the newlines (`bytes.count`,
-about a second per GB of one core; parsing the same GB takes minutes).
+the process that cuts them reads every byte before it once and counts the newlines (`bytes.count`:
+a small fraction of what parsing the same bytes costs; docs/scale.md, «Ingest»).
 
 Not cut, read whole as before: a gzip file (a deflate stream decodes only from its start, so a byte
 offset into it is no place to begin; a ``.jsonl.gz`` snapshot is parsed by one worker: decompress
 it first to spread it), a PDF, a file whose format cannot be detected (its error is the whole
-file's, as in a serial read), and a file of at most ``split_bytes``.
+file's, as in a serial read), and a file of at most ``split_bytes``. One difference remains: a
+read error in the middle of a file (a disk fault) ends only the range it hits, where the serial read
+ends the file there; the error is reported either way.
 """
 
 from __future__ import annotations
