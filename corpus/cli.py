@@ -53,7 +53,8 @@ def _items(
             from openxiv.corpus.parallel import read_parallel
 
             bar.set_description(f"{'ray' if ray else settings.ingest_workers} workers")
-            for item in read_parallel(tasks, fmt, settings.ingest_workers, settings.ray_address, ray):
+            split = settings.ingest_split_bytes
+            for item in read_parallel(tasks, fmt, settings.ingest_workers, settings.ray_address, ray, split):
                 bar.update(1)
                 yield item
             return
@@ -109,6 +110,7 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, st
 @setting_option("passage_overlap", type=click.IntRange(min=0))
 @setting_option("ingest_workers", type=click.IntRange(min=1))
 @setting_option("ingest_workers", "--workers", deprecated_for="--ingest-workers", type=click.IntRange(min=1))
+@setting_option("ingest_split_bytes")
 @click.option(
     "--ray",
     "on_ray",
@@ -138,8 +140,9 @@ def ingest(
     Formats (detected per file from its first JSON lines unless --format is given): arXiv listing
     JSONL, arXiv OAI/Kaggle metadata JSONL, plain-text full texts ({id, text}), unarXive JSONL, and
     PDFs. .gz files and folders (read recursively) are accepted. With --ingest-workers N the files are
-    parsed by N processes (one file each at a time) and stored in input order by this one, so the
-    result is the serial one. The same paper from several inputs
+    parsed by N processes (one file each at a time; a big uncompressed JSON-lines file in byte ranges
+    of OPENXIV_INGEST_SPLIT_BYTES) and stored in input order by this one, so the result is the
+    serial one. The same paper from several inputs
     or versions is stored once; re-running an ingest changes nothing. Bad lines and files are
     reported and skipped, the rest lands.
 

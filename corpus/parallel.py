@@ -5,8 +5,11 @@ and SQLite wants one writer. So the inputs are split into files, each file is re
 a list of `PaperRecord` / `ReadError` items, and the parent hands the lists to `Store.ingest` **in
 input order**: the items, hence the stored records, the run's counts and the corpus fingerprint, are
 those of the serial path. At most ``2 x workers`` files are in flight, so memory stays bounded by a
-few files' records however many inputs there are. A file is the unit of work: one large JSONL file is
-still read by one worker (split such dumps into parts to spread them).
+few files' records however many inputs there are. A JSON-lines file over ``split_bytes``
+(`Settings.ingest_split_bytes`; the OAI/Kaggle snapshot is one such file) is handed out as
+line-aligned byte ranges of about that size instead (`openxiv.corpus.readers.split`), each one unit
+of work numbered as in the whole file, so one big file is parsed by every worker and memory stays
+bounded by a few ranges' records; a gzipped file cannot be cut so and is read by one worker.
 
 ``ray=True`` runs the same per-file reads as Ray tasks (``ray.init(address=Settings.ray_address)``),
 for a cluster whose nodes see the same input paths (a shared filesystem).
@@ -15,18 +18,23 @@ for a cluster whose nodes see the same input paths (a shared filesystem).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
+from openxiv.corpus.readers._jsonl import Span
 from openxiv.corpus.records import PaperRecord, ReadError
+from openxiv.corpus.settings.model import Settings
 
 __all__ = ["ReadTask", "read_parallel", "read_tasks"]
 
 Item: TypeAlias = PaperRecord | ReadError
 ReadTask: TypeAlias = tuple[str, str | None, bool]
 """``(path, format, in_folder)``: one input file, or a path that does not exist (its error)."""
+SpanTask: TypeAlias = tuple[str, str, bool, Span]
+"""``(path, format, in_folder, span)``: one byte range of a big JSON-lines file."""
+Task: TypeAlias = ReadTask | SpanTask
 
 
 def read_tasks(inputs: Sequence[Path]) -> list[ReadTask | ReadError]:
@@ -43,10 +51,13 @@ def read_tasks(inputs: Sequence[Path]) -> list[ReadTask | ReadError]:
     return tasks
 
 
-def run_task(task: ReadTask, fmt: str | None) -> list[Item]:
+def run_task(task: Task, fmt: str | None) -> list[Item]:
     """Every item of one task (runs in a worker)."""
     from openxiv.corpus.readers import read_file, read_path
 
+    if len(task) == 4:
+        path, found, in_folder, span = task
+        return list(read_file(Path(path), found, in_folder, span=span))
     path, _, in_folder = task
     p = Path(path)
     if not p.exists():
@@ -54,13 +65,28 @@ def run_task(task: ReadTask, fmt: str | None) -> list[Item]:
     return list(read_file(p, fmt, in_folder=in_folder))
 
 
-def _in_order(submit: Callable[[ReadTask], Any], result: Callable[[Any], list[Item]],
-              tasks: Sequence[ReadTask | ReadError], window: int) -> Iterator[Item]:  # fmt: skip
+def _split(
+    tasks: Iterable[ReadTask | ReadError], fmt: str | None, split_bytes: int
+) -> Iterator[Task | ReadError]:
+    """``tasks`` with each JSON-lines file over ``split_bytes`` replaced by its spans, in order."""
+    from openxiv.corpus.readers.split import spans, split_format
+
+    for task in tasks:
+        found = None if isinstance(task, ReadError) else split_format(Path(task[0]), fmt, split_bytes)
+        if found is None:
+            yield task
+            continue
+        path, _, in_folder = cast(ReadTask, task)
+        yield from ((path, found, in_folder, span) for span in spans(Path(path), split_bytes))
+
+
+def _in_order(submit: Callable[[Task], Any], result: Callable[[Any], list[Item]],
+              tasks: Iterable[Task | ReadError], window: int) -> Iterator[Item]:  # fmt: skip
     """The items of ``tasks`` in order, at most ``window`` of them in flight; a `ReadError` in the
     list (a part of a folder that cannot be read) is passed on in its place, not submitted."""
     pending: deque[tuple[bool, Any]] = deque()
 
-    def start(task: ReadTask | ReadError) -> tuple[bool, Any]:
+    def start(task: Task | ReadError) -> tuple[bool, Any]:
         return (True, [task]) if isinstance(task, ReadError) else (False, submit(task))
 
     todo = iter(tasks)
@@ -83,22 +109,28 @@ def read_parallel(
     workers: int,
     ray_address: str | None = None,
     ray: bool = False,
+    split_bytes: int | None = None,
 ) -> Iterator[Item]:
     """The items of ``tasks`` (`read_tasks` of the inputs: the items `read_path` gives, same order),
-    parsed by ``workers`` processes, or by Ray tasks when ``ray``."""
+    parsed by ``workers`` processes, or by Ray tasks when ``ray``; a JSON-lines file over
+    ``split_bytes`` (default: `Settings.ingest_split_bytes`'s) is parsed in ranges of about that
+    size (`_split`)."""
     window = 2 * max(1, workers)
+    if split_bytes is None:
+        split_bytes = int(Settings.model_fields["ingest_split_bytes"].default)
+    units = _split(tasks, fmt, split_bytes)
     if ray:
-        yield from _read_on_ray(tasks, fmt, window, ray_address)
+        yield from _read_on_ray(units, fmt, window, ray_address)
         return
     pool: Executor = ProcessPoolExecutor(max_workers=workers)
     try:
-        yield from _in_order(lambda t: pool.submit(run_task, t, fmt), lambda f: f.result(), tasks, window)
+        yield from _in_order(lambda t: pool.submit(run_task, t, fmt), lambda f: f.result(), units, window)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _read_on_ray(
-    tasks: Sequence[ReadTask | ReadError], fmt: str | None, window: int, address: str | None
+    tasks: Iterable[Task | ReadError], fmt: str | None, window: int, address: str | None
 ) -> Iterator[Item]:
     from openxiv.corpus.extras import missing_extra
 

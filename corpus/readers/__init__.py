@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from openxiv.corpus.readers._jsonl import Parse, iter_json_lines, read_json_records
+from openxiv.corpus.readers._jsonl import Parse, Span, iter_json_lines, read_json_records
 from openxiv.corpus.readers.walk import walk_inputs
 from openxiv.corpus.records import PaperRecord, ReadError
 
@@ -107,10 +107,10 @@ def detect_format(path: str | Path) -> str:
     return best
 
 
-def _reader(fmt: str) -> Callable[[Path], Iterator[PaperRecord | ReadError]]:
+def _reader(fmt: str) -> Callable[[Path, Span | None], Iterator[PaperRecord | ReadError]]:
     if fmt == "pdf":
 
-        def read_pdf_file(path: Path) -> Iterator[PaperRecord | ReadError]:
+        def read_pdf_file(path: Path, span: Span | None) -> Iterator[PaperRecord | ReadError]:
             # Lazy import: PyMuPDF loads only when PDFs are read.
             from openxiv.corpus.readers.pdf import read_pdf
 
@@ -122,8 +122,8 @@ def _reader(fmt: str) -> Callable[[Path], Iterator[PaperRecord | ReadError]]:
     module, attr = _PARSERS[fmt].split(":")
     parse: Parse = getattr(importlib.import_module(module), attr)
 
-    def read_jsonl(path: Path) -> Iterator[PaperRecord | ReadError]:
-        return read_json_records(path, fmt, parse)
+    def read_jsonl(path: Path, span: Span | None) -> Iterator[PaperRecord | ReadError]:
+        return read_json_records(path, fmt, parse, span)
 
     return read_jsonl
 
@@ -155,10 +155,12 @@ def read_path(path: str | Path, format: str | None = None) -> Iterator[PaperReco
 
 
 def read_file(
-    file: Path, format: str | None = None, in_folder: bool = False
+    file: Path, format: str | None = None, in_folder: bool = False, span: Span | None = None
 ) -> Iterator[PaperRecord | ReadError]:
     """Records of one input file (`read_path` reads a folder file by file with this; so do the worker
-    processes of a parallel ingest). ``in_folder``: met in a folder rather than named by the user."""
+    processes of a parallel ingest). ``in_folder``: met in a folder rather than named by the user.
+    ``span``: only the lines of that byte range of a JSON-lines file (`openxiv.corpus.readers.split`;
+    give ``format`` with it, a range is not a file whose format can be detected)."""
     try:
         fmt = format or detect_format(file)
         reader = _reader(fmt)
@@ -170,6 +172,6 @@ def read_file(
         yield ReadError(file.name, "file", str(exc))
         return
     try:
-        yield from reader(file)
+        yield from reader(file, span)
     except Exception as exc:  # a reader bug must not lose the rest of the batch
         yield ReadError(file.name, "file", f"{fmt} reader failed: {type(exc).__name__}: {exc}")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeAlias
 
 import orjson
 
@@ -28,6 +28,7 @@ from openxiv.corpus.records import PaperRecord, ReadError
 
 __all__ = [
     "Parse",
+    "Span",
     "iter_json_lines",
     "parse_date",
     "parse_id",
@@ -36,6 +37,10 @@ __all__ = [
 
 Parse = Callable[[dict[str, Any], str], PaperRecord]
 """``parse(object, source) -> record``; raises `ValueError` (or `FieldError`) with the reason."""
+Span: TypeAlias = tuple[int, int, int]
+"""``(start, end, first line)``: the lines of a file from byte ``start`` (a line's start) to byte
+``end`` (just after a newline, or the end of the file), the first of them numbered ``first line``
+(`openxiv.corpus.readers.split` cuts a big file into such ranges for a parallel ingest)."""
 
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -65,6 +70,17 @@ def _blocks(raw: IO[bytes]) -> Iterator[bytes]:
         yield from _gunzip(raw)
         return
     while block := raw.read(_BLOCK):
+        yield block
+
+
+def _span_blocks(raw: IO[bytes], span: Span) -> Iterator[bytes]:
+    """The bytes of ``raw`` from ``span``'s start to its end, block by block (never gunzipped: a gzip
+    file is not cut into spans)."""
+    start, end, _ = span
+    raw.seek(start)
+    left = end - start
+    while left > 0 and (block := raw.read(min(_BLOCK, left))):
+        left -= len(block)
         yield block
 
 
@@ -240,17 +256,20 @@ def _json_object_slow(line: bytes) -> dict[str, Any]:
     return obj
 
 
-def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadError]:
-    """``(line number, object)`` for each non-blank line, or a `ReadError` for the bad ones.
+def iter_json_lines(path: Path, span: Span | None = None) -> Iterator[tuple[int, dict[str, Any]] | ReadError]:
+    """``(line number, object)`` for each non-blank line, or a `ReadError` for the bad ones; only
+    the lines of ``span`` when one is given (numbered as in the whole file).
 
     A file that cannot be opened, stops mid-stream (truncated gzip) or is damaged (corrupt deflate
     data) ends with one `ReadError`; the lines before the break are kept.
     """
     name = path.name
-    lineno = 0
+    first = 1 if span is None else span[2]
+    lineno = first - 1
     try:
         with path.open("rb") as raw:
-            for lineno, line in enumerate(_lines(_blocks(raw)), 1):
+            blocks = _blocks(raw) if span is None else _span_blocks(raw, span)
+            for lineno, line in enumerate(_lines(blocks), first):
                 if line is None:
                     yield ReadError(name, f"line {lineno}", f"line longer than {MAX_LINE_BYTES:,} bytes")
                     continue
@@ -266,15 +285,18 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]] | ReadErr
         yield ReadError(name, where, f"cannot read file: {what}")
 
 
-def read_json_records(path: str | Path, fmt: str, parse: Parse) -> Iterator[PaperRecord | ReadError]:
-    """Every line of ``path`` through ``parse``; records carry the source ``fmt:file name:line``.
+def read_json_records(
+    path: str | Path, fmt: str, parse: Parse, span: Span | None = None
+) -> Iterator[PaperRecord | ReadError]:
+    """Every line of ``path`` (of ``span`` if given) through ``parse``; records carry the source
+    ``fmt:file name:line``.
 
     Type and size problems, and whatever ``parse`` raises as `ValueError`, are per-line `ReadError`s;
     so is a `TypeError`/`AttributeError` from a value shaped in a way the parser never expected.
     """
     path = Path(path)
     prefix = f"{fmt}:{path.name}:"
-    for item in iter_json_lines(path):
+    for item in iter_json_lines(path, span):
         if isinstance(item, ReadError):
             yield item
             continue

@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     """Encoder actors of `openxiv index embed` (each loads the model once); 0 = one per CPU Ray sees."""
     ingest_workers: int = 1
     """Processes that parse inputs in `openxiv ingest` (one writer stores them); 1 = in process."""
+    ingest_split_bytes: int = Field(8 * 2**20, ge=1)
+    """With several ingest workers, a JSON-lines file larger than this (not gzipped) is parsed in
+    line-aligned byte ranges of about this size, by all the workers at once (each range's records
+    are held in memory until stored)."""
 
     # --- BM25 (indexer) --------------------------------------------------------------------
     bm25_k1: float = 1.2
