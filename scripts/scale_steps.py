@@ -88,27 +88,35 @@ def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
 
     work: Path = args.work
     db, cache = work / "corpus.sqlite", work / "embcache.sqlite"
-    for p in (db, cache):
-        for q in (p, Path(f"{p}-wal"), Path(f"{p}-shm")):
-            q.unlink(missing_ok=True)
+    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    real = real_vectors(args.cache, encoder.fingerprint, 50_000)  # read first: a wrong path fails now
     res: dict[str, Any] = {
         "papers": args.papers,
         "fulltext_share": args.fulltext_share,
         "loadavg": os.getloadavg(),
     }
-    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
-    source = Source(args.source, args.fulltexts)
+    ingested = _out(work, "corpus-ingest")  # the ingest is hours at 2.7M: kept when the fill fails
+    if ingested.exists() and db.exists() and not args.force:
+        res["ingest"] = json.loads(ingested.read_text(encoding="utf-8"))
+    else:
+        ingested.unlink(missing_ok=True)
+        for p in (db, cache):
+            for q in (p, Path(f"{p}-wal"), Path(f"{p}-shm")):
+                q.unlink(missing_ok=True)
+        source = Source(args.source, args.fulltexts)
+        t = time.perf_counter()
+        with PeakRSS() as rss, Store(db) as store:
+            summary = store.ingest(source.records(args.papers, args.fulltext_share, args.seed))
+        seconds = time.perf_counter() - t
+        res["ingest"] = {"seconds": seconds, "papers_per_s": summary.read / seconds,
+                         "peak_rss_mib": rss.peak / MIB, "db_bytes": db.stat().st_size}  # fmt: skip
+        _save(work, "corpus-ingest", res["ingest"])
+        del source
+    for q in (cache, Path(f"{cache}-wal"), Path(f"{cache}-shm")):
+        q.unlink(missing_ok=True)
     t = time.perf_counter()
-    with PeakRSS() as rss, Store(db) as store:
-        summary = store.ingest(source.records(args.papers, args.fulltext_share, args.seed))
-    seconds = time.perf_counter() - t
-    res["ingest"] = {"seconds": seconds, "papers_per_s": summary.read / seconds, "peak_rss_mib": rss.peak / MIB,
-                     "db_bytes": db.stat().st_size}  # fmt: skip
-    del source
-    t = time.perf_counter()
-    base = real_vectors(args.cache, encoder.fingerprint, 50_000)
     res["cache_fill"] = {
-        "vectors": fill_cache(db, cache, encoder, base, args.seed),
+        "vectors": fill_cache(db, cache, encoder, real, args.seed),
         "seconds": time.perf_counter() - t,
     }
     with Store.open_readonly(db) as store:
@@ -373,6 +381,14 @@ def main() -> None:
         return
     args.work = args.work[0]
     args.work.mkdir(parents=True, exist_ok=True)
+    needs = {"corpus": ("source", "source_index", "cache"), "oai": ("source",), "dense": ("source_index", "cache"),
+             "build": ("source_index",)}  # fmt: skip
+    for dest in needs.get(args.step, ()):  # checked before a step of hours, not in its middle
+        if not getattr(args, dest).exists():
+            flag = "--" + dest.replace("_", "-")
+            ap.error(
+                f"{flag} {getattr(args, dest)}: no such file (run from the repository root, or give the path)"
+            )
     name = args.step if args.step in ("corpus", "oai", "dense") else f"{args.step}-{args.tag}"
     if _out(args.work, name).exists() and not args.force:
         print(f"{name}: done ({_out(args.work, name)}); --force reruns it", flush=True)
