@@ -129,7 +129,7 @@ def onnx_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def test_index(tmp_path_factory: pytest.TempPathFactory, onnx_models: Path) -> BuiltIndex:
+def test_index(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> BuiltIndex:
     """Built once per session; ``OPENXIV_TEST_SERVICE_DIR`` names a folder to build into and reuse."""
     require_shared()
     keep = os.environ.get("OPENXIV_TEST_SERVICE_DIR")
@@ -140,7 +140,7 @@ def test_index(tmp_path_factory: pytest.TempPathFactory, onnx_models: Path) -> B
     stats: dict[str, Any] = {}
     if not (keep and db.is_file() and (tmp / "index" / "CURRENT").is_file()):
         tmp.mkdir(parents=True, exist_ok=True)
-        seed_models(onnx_models, tmp)
+        seed_models(request.getfixturevalue("onnx_models"), tmp)
         stats = ingest_subset(db, settings)
         build(db, tmp / "index", settings, cache)
     return BuiltIndex(root=tmp / "index", db=db, settings=settings, cache=cache, stats=stats)
