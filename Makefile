@@ -11,12 +11,24 @@ HOST ?= 127.0.0.1
 # comes from it (the version pinned by constraints-cpu.txt); its dependencies come from PyPI. Empty
 # = PyPI (e.g. to bring your own build: make install TORCH_INDEX_URL=).
 TORCH_INDEX_URL ?= https://download.pytorch.org/whl/cpu
+# exit status 0 when the index answers at all within 3 s (any HTTP status; a TLS answer too, as pip
+# may trust another CA bundle), through the proxy settings pip uses too; run once by `make install`
+define TORCH_PROBE
+import ssl, sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=3)
+except urllib.error.HTTPError:
+    pass
+except (OSError, ValueError) as exc:
+    sys.exit(0 if isinstance(getattr(exc, "reason", exc), ssl.SSLError) else 1)
+endef
+export TORCH_PROBE
 export OPENXIV_SHARED := $(SHARED)
 # the embedding cache and other data-dir defaults follow DATA (e.g. make serve DATA=/srv/openxiv)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: help install serve corpus index test lint test-heavy test-fast test-float-paths bench demo clean docs compose-smoke
+.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -24,8 +36,15 @@ help:  ## list the targets
 $(BIN)/openxiv: pyproject.toml setup.py constraints-cpu.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# CPU torch first, pinned by constraints-cpu.txt, so nothing pulls a multi-GB CUDA build
-	$(BIN)/pip install --quiet --no-deps -c constraints-cpu.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL),) torch
+	# CPU torch first, pinned by constraints-cpu.txt, so nothing pulls a multi-GB CUDA build. One short
+	# probe of TORCH_INDEX_URL first: when it cannot be reached (an offline machine whose pip finds the
+	# wheel in its find-links), pip would retry it for seconds before using that wheel; --no-index goes
+	# straight to the local wheels (and fails as before when there is none)
+	@if [ -z "$(TORCH_INDEX_URL)" ]; then src=""; \
+	elif $(PYTHON) -c "$$TORCH_PROBE" "$(TORCH_INDEX_URL)"; then src="--index-url $(TORCH_INDEX_URL)"; \
+	else echo "$(TORCH_INDEX_URL) cannot be reached: torch from pip's local wheels (find-links) only"; src="--no-index"; fi; \
+	echo "$(BIN)/pip install --quiet --no-deps -c constraints-cpu.txt $$src torch"; \
+	$(BIN)/pip install --quiet --no-deps -c constraints-cpu.txt $$src torch
 	# every extra: torch (index builds with MiniLM), pdf (the PDF reader), bench, dev (tests, lint, docs)
 	$(BIN)/pip install --quiet -c constraints-cpu.txt -e ".[torch,pdf,dev,bench]"
 	@touch $(BIN)/openxiv
@@ -52,11 +71,15 @@ lint: install  ## ruff (lint + format check) and mypy
 	@mkdir -p build/typecheck/openxiv && for p in corpus indexer service evaluator; do ln -sfn ../../../$$p build/typecheck/openxiv/$$p; done
 	MYPYPATH=build/typecheck $(BIN)/mypy -p openxiv
 
+# --durations=25: CI's log names the slowest tests of each landing
 test: lint  ## lint, type-check and run the default test suite
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 test-heavy: install  ## the heavy tests: full-corpus builds
 	$(BIN)/pytest -q -m heavy
+
+test-all: install  ## every test: the default suite, the extended variants and the heavy tests
+	$(BIN)/pytest -q -m ""
 
 test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
 	$(BIN)/pytest -q -m "not slow"

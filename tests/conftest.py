@@ -20,6 +20,7 @@ from live_index import (
     build_milvus,
     ingest_subset,
     require_shared,
+    seed_models,
     service_settings,
 )
 from refs_index import RESNET_PDF, build_refs_index
@@ -31,6 +32,8 @@ SLOW_KINDS = {
     "ray": "starts a local Ray",
     "milvus": "builds into or serves from milvus-lite",
     "heavy": "full-corpus builds and long benchmarks (left out of the default run)",
+    "extended": "a longer variant of a default-suite test (another backend, more queries; left out of the "
+    "default run, `make test-all` runs it)",
 }
 """The slow kinds of test (markers declared in pyproject.toml). `pytest_collection_modifyitems` marks
 each test with the kinds it is and, when it is any of them, with ``slow``: ``pytest -m "not slow"`` is
@@ -40,6 +43,7 @@ KIND_OF_FIXTURE = {
     "client": "live_server",
     "refs_server": "live_server",
     "test_index": "model",
+    "onnx_models": "model",
     "milvus_index": "milvus",
     "minilm": "model",
     "minilm_onnx": "model",
@@ -85,18 +89,47 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 MILVUS_CONTRACT = {"test_api", "test_arb_contract", "test_sdk"}
 """Modules whose tests also run against a server on the Milvus backend (milvus-lite)."""
+MILVUS_EXTENDED = {
+    "test_api::test_offset_and_top_k_are_slices_of_one_list",
+    "test_api::test_mode_override",
+    "test_api::test_same_query_twice_gives_identical_bytes",
+    "test_api::test_mode_vocabulary_is_the_engines_on_every_route",
+    "test_arb_contract::test_agent_request_gets_a_dict_with_result_list",
+    "test_arb_contract::test_evidence_comes_from_the_full_text",
+    "test_sdk::test_search_with_author_filter",
+    "test_sdk::test_sdk_finds_a_title_less_full_text_by_its_recovered_title",
+}
+"""Contract tests whose Milvus run is ``extended`` (`make test-all`): each costs seconds of milvus-lite
+searches while its embedded run and a named default-suite sibling (in its docstring) cover the same
+behaviour; their other Milvus runs stay in the default suite."""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """The HTTP contract modules run once per backend; every other module on the embedded one."""
     if "backend" in metafunc.fixturenames:
         module = metafunc.module.__name__.rsplit(".", 1)[-1]
-        backends = ["embedded", "milvus"] if module in MILVUS_CONTRACT else ["embedded"]
+        backends: list[Any] = ["embedded"]
+        if module in MILVUS_CONTRACT:
+            extended = f"{module}::{metafunc.function.__name__}" in MILVUS_EXTENDED
+            backends.append(pytest.param("milvus", marks=[pytest.mark.extended] if extended else []))
         metafunc.parametrize("backend", backends, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
-def test_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
+def onnx_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default encoder (ONNX, int8) exported once for the session: a data dir's ``models/``
+    folder, copied into a fixture's fresh data dir (`seed_models`) instead of exporting it there
+    again. The export itself is tested by test_embed.py::test_onnx_export_is_made_once_and_reused."""
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.indexer.encoders.embed import load_encoder
+
+    data_dir = tmp_path_factory.mktemp("onnx-models")
+    load_encoder(Settings(data_dir=data_dir))
+    return data_dir / "models"
+
+
+@pytest.fixture(scope="session")
+def test_index(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> BuiltIndex:
     """Built once per session; ``OPENXIV_TEST_SERVICE_DIR`` names a folder to build into and reuse."""
     require_shared()
     keep = os.environ.get("OPENXIV_TEST_SERVICE_DIR")
@@ -107,6 +140,7 @@ def test_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
     stats: dict[str, Any] = {}
     if not (keep and db.is_file() and (tmp / "index" / "CURRENT").is_file()):
         tmp.mkdir(parents=True, exist_ok=True)
+        seed_models(request.getfixturevalue("onnx_models"), tmp)
         stats = ingest_subset(db, settings)
         build(db, tmp / "index", settings, cache)
     return BuiltIndex(root=tmp / "index", db=db, settings=settings, cache=cache, stats=stats)

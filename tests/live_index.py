@@ -95,6 +95,13 @@ def ingest_subset(db: Path, settings: Settings, extra_cs: int = 0) -> dict[str, 
     return stats
 
 
+def seed_models(models: Path, data_dir: Path) -> None:
+    """Copy ``models`` (a data dir's ``models/``: the encoder the session exported once, conftest's
+    ``onnx_models``) into ``data_dir``, so a build there loads it instead of exporting it again."""
+    if models.is_dir():
+        shutil.copytree(models, data_dir / "models", dirs_exist_ok=True)
+
+
 def build(db: Path, root: Path, settings: Settings, cache: Path) -> Path:
     from openxiv.indexer.build.job import build_index
 
@@ -202,6 +209,7 @@ def build_milvus(src: BuiltIndex, dest: Path) -> MilvusIndex:
     """``openxiv index build --backend milvus`` on the test corpus into a milvus-lite file, run as a
     subprocess (so its milvus-lite server is gone when it returns), then a copy for the server."""
     dest.mkdir(parents=True, exist_ok=True)
+    seed_models(src.root.parent / "models", dest)  # the encoder the test index was built with
     uri = dest / "milvus.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENXIV_")}
     env.update({"HF_HUB_OFFLINE": "1", "OPENXIV_SHARED": str(SHARED), "OPENXIV_DATA_DIR": str(dest)})

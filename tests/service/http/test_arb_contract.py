@@ -43,6 +43,11 @@ def _post_like_the_agent(url: str, body: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("path", ["/search", "/arxiv/retrieve", "/"])
 def test_agent_request_gets_a_dict_with_result_list(server: LiveServer, path: str) -> None:
+    """The agent's POST on each route it may be given answers a dict with a ``result`` list.
+
+    On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the routes are the
+    same on both backends, and the default suite's Milvus run of test_every_field_the_agent_reads
+    posts the agent's body there."""
     body = _post_like_the_agent(server.url + path, ARB_BODY)
     assert isinstance(body, dict)
     assert body["status"] == "success"
@@ -83,6 +88,10 @@ def test_evidence_comes_from_the_full_text(client: httpx.Client, known_item: dic
     """A sentence from late in a plain-text paper: that paper's hit carries the passage holding it.
 
     (Where the paper ranks is the ranking's business, measured by scripts/; BM25 alone puts it first.)
+
+    On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the default suite checks
+    Milvus evidence for the same known item in
+    test_milvus_parity.py::test_evidence_passage_of_a_full_text_hit.
     """
     target = known_item["relevant"][0]
     words = " ".join(known_item["query"].split()[:8])

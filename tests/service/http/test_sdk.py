@@ -50,6 +50,9 @@ def test_search_with_categories_filter(reader: Reader) -> None:
 
 
 def test_search_with_author_filter(reader: Reader) -> None:
+    """On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the default suite's
+    Milvus runs of test_arb_contract.py::test_agent_author_filter_with_non_ascii_names and
+    test_milvus_parity.py::test_filters_mean_the_same[author] filter Milvus by author."""
     first = reader.search("retrieval augmented generation survey", size=1)["result"][0]
     author = first["authors"][0]["name"]
     res = reader.search("generation", size=5, authors=[author])
@@ -181,6 +184,9 @@ def test_search_with_venue_filters(reader: Reader) -> None:
 
 # ------------------------------------------------------------------ issue 9: complete and true papers
 def test_sdk_finds_a_title_less_full_text_by_its_recovered_title(reader: Reader) -> None:
+    """On Milvus an extended test (`make test-all`; tests/conftest.py, MILVUS_EXTENDED): the default suite's
+    Milvus run of test_arb_contract.py::test_title_less_full_text_has_its_recovered_title_date_and_category
+    finds the same paper by the same title."""
     res = reader.search("Vortex configurations in the large N limit", size=5)
     hit = next(h for h in res["result"] if h["arxiv_id"] == "hep-lat/0004002")
     assert hit["title"] == "Vortex configurations in the large N limit"

@@ -298,11 +298,20 @@ async def _wait_for(mcp: Client, arxiv_id: str, present: bool, timeout: float = 
         await anyio.sleep(0.3)
 
 
-def test_reloads_on_sighup_and_by_watching_current(test_index: BuiltIndex, tmp_path: Path) -> None:
-    """The service's reload rules: SIGHUP (HTTP transport) and OPENXIV_WATCH_INTERVAL (stdio)."""
+def test_reloads_on_sighup_and_by_watching_current(
+    test_index: BuiltIndex, bm25_snapshot: Path, tmp_path: Path
+) -> None:
+    """The service's reload rules: SIGHUP (HTTP transport) and OPENXIV_WATCH_INTERVAL (stdio), on a
+    private copy of the small BM25-only snapshot (tests/service/conftest.py): a reload is the same
+    whatever the snapshots hold, and its rebuild takes seconds where the test corpus's takes long."""
+    from openxiv.corpus.settings.model import Settings
     from openxiv.indexer.snapshot import current_snapshot, switch_current
 
-    private = copy_index(test_index, tmp_path / "copy")
+    settings = Settings(data_dir=tmp_path, embed="none")
+    small = BuiltIndex(
+        bm25_snapshot, bm25_snapshot.parent / "corpus.sqlite", settings, tmp_path / "cache", {}
+    )
+    private = copy_index(small, tmp_path / "copy")
     first = current_snapshot(private.root)
     assert first is not None
     added = ingest_more(private.db, private.settings, N_CS, 5)[0]
