@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import closing
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from openxiv.corpus.records import DatePrecision, best_date
 from openxiv.corpus.writer import _json_list
@@ -40,12 +41,12 @@ def _connect(db: Path) -> sqlite3.Connection:
     return conn
 
 
-def _chunks(cur: sqlite3.Cursor, size: int) -> Iterator[list[tuple]]:  # type: ignore[type-arg]
+def _chunks(cur: sqlite3.Cursor, size: int) -> Iterator[list[tuple[Any, ...]]]:
     while rows := cur.fetchmany(size):
         yield rows
 
 
-def paper_rows(db: Path, columns: Sequence[str], size: int) -> Iterator[list[tuple]]:  # type: ignore[type-arg]
+def paper_rows(db: Path, columns: Sequence[str], size: int) -> Iterator[list[tuple[Any, ...]]]:
     """``columns`` of every paper, in row (``arxiv_id``) order, ``size`` rows at a time; a column
     the database lacks is ``None``."""
     with closing(_connect(db)) as conn:

@@ -17,17 +17,20 @@ long tail of numbers and misspellings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from operator import is_not
+from typing import cast
 
 from openxiv.indexer.engine.sparse import _STOPWORD_SET, _TOKEN, _stemmer
 
 __all__ = ["LIMIT", "TermIds", "WordTerms"]
 
-LIMIT = 1 << 20
-"""Distinct words a table holds before it is emptied (~100-150 bytes each)."""
+LIMIT = 1 << 19
+"""Distinct words a table holds before it is emptied (~100-200 bytes each: at most ~100 MB)."""
 
-_kept = partial(is_not, None)
+_kept: Callable[[object], bool] = partial(is_not, None)
+"""Not ``None`` (a stop word's entry), as a C-level predicate for ``filter``."""
 
 
 class WordTerms(dict[str, str | None]):
@@ -47,7 +50,7 @@ class WordTerms(dict[str, str | None]):
 
     def terms(self, text: str) -> list[str]:
         """``analyze([text], stemmer)[0]``: the terms of ``text`` in order, repeats kept."""
-        return list(filter(_kept, map(self.__getitem__, _TOKEN.findall(text.lower()))))
+        return cast(list[str], list(filter(_kept, map(self.__getitem__, _TOKEN.findall(text.lower())))))
 
 
 class TermIds(dict[str, int | None]):
@@ -70,4 +73,4 @@ class TermIds(dict[str, int | None]):
 
     def ids(self, text: str) -> list[int]:
         """The term ids of ``text``'s terms (`WordTerms.terms`), in order, repeats kept."""
-        return list(filter(_kept, map(self.__getitem__, _TOKEN.findall(text.lower()))))
+        return cast(list[int], list(filter(_kept, map(self.__getitem__, _TOKEN.findall(text.lower())))))

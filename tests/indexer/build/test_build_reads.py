@@ -13,7 +13,7 @@ from live_index import listing_texts
 
 from openxiv.corpus.readers import read_path
 from openxiv.indexer.build.corpusrows import meta_rows, paper_rows, passage_papers, passage_texts
-from openxiv.indexer.build.terms import TermIds, WordTerms
+from openxiv.indexer.build.terms import LIMIT, TermIds, WordTerms
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.sparse import analyze
 
@@ -22,7 +22,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("limit", [1 << 20, 50])
+@pytest.mark.parametrize("limit", [LIMIT, 50])
 def test_terms_through_the_word_table_are_the_analyzer_s(limit: int) -> None:
     texts = [*listing_texts(300), "", "the of and", "Ναυτία MÜNCHEN naïve 3.5% x_y İstanbul ΣΊΣΥΦΟΣ"]
     words = WordTerms("english", limit=limit)
