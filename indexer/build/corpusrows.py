@@ -37,7 +37,7 @@ only the section's name: at most one row per passage, by the sections' unique ke
 
 def _connect(db: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{db.resolve()}?mode=ro", uri=True)
-    conn.execute("PRAGMA cache_size=-65536")  # 64 MiB, as the store's connections
+    conn.execute("PRAGMA cache_size=-65536")  # the store's connections' page cache
     return conn
 
 

@@ -27,7 +27,7 @@ from openxiv.indexer.engine.sparse import _STOPWORD_SET, _TOKEN, _stemmer
 __all__ = ["LIMIT", "TermIds", "WordTerms"]
 
 LIMIT = 1 << 19
-"""Distinct words a table holds before it is emptied (~100-200 bytes each: at most ~100 MB)."""
+"""Distinct words a table holds before it is emptied (its memory: docs/scale.md, «The streaming build»)."""
 
 _kept: Callable[[object], bool] = partial(is_not, None)
 """Not ``None`` (a stop word's entry), as a C-level predicate for ``filter``."""
