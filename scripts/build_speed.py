@@ -133,8 +133,9 @@ INTRO = """Issue 24, the streaming build's slow stages: each corpus built by the
 and by this checkout, one after the other on the same machine state (`scripts/build_speed.py`;
 synthetic vectors from the embedding cache, as in «Scale (streaming build)»; this 2-core machine
 was shared with other engineers' jobs, at the load averages given, so the wall times are inflated
-and the ratios are what carries over). The 1M / 2.7M columns scale the after-time linearly by
-papers (at the corpus's passages per paper).
+and the CPU seconds and their ratios are what carries over). The 1M / 2.7M columns scale the
+after CPU seconds linearly by papers (at the corpus's passages per paper): the wall time of a build
+that has one whole core; at a quarter of a core, four times that.
 
     nice -n 10 .venv/bin/python scripts/build_speed.py --db <work>/corpus.sqlite \\
         --cache <work>/embcache.sqlite --before <checkout before>/.venv/bin/python --work <scratch>/speed
@@ -167,7 +168,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.render:
-        body = [INTRO] + [ln for work in args.render for ln in ["", *report(work)]]
+        body = [INTRO.strip()] + [ln for work in args.render for ln in ["", *report(work)]]
         write_section("Streaming build: stage speed", "\n".join(body), after="Scale (streaming build)")
         return
     if not (args.db and args.cache and args.before and args.work):
