@@ -3,8 +3,8 @@
 `SparseIndex.build` tokenizes every text at once (bm25s' token-id lists: a Python list per text)
 and builds the matrix in one pass: memory grows with the corpus's texts and their token lists. The
 streaming build (`StreamingBM25`) instead analyses one chunk of texts at a time with the index's own
-analyzer (`openxiv.indexer.engine.sparse.analyze`, tested equal to ``bm25s.tokenize``), numbers the
-terms as they appear, and writes the chunk's (term, row, tf) postings to a spill file; the texts and
+analyzer (`openxiv.indexer.engine.sparse.analyze`, tested equal to ``bm25s.tokenize``; asked once per
+distinct word, `openxiv.indexer.build.terms`), numbers the terms as they appear, and writes the chunk's (term, row, tf) postings to a spill file; the texts and
 token lists are dropped at once. `StreamingBM25.finish` then knows every term's document frequency
 and every row's length, numbers the terms in sorted order (as `_number_terms_in_order` does for the
 in-memory build) and scatters each chunk's postings into the final CSC arrays, computing each weight
@@ -24,11 +24,13 @@ from __future__ import annotations
 import shutil
 from array import array
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
-from openxiv.indexer.engine.sparse import SparseIndex, _VectorisedBM25, analyze, empty_model
+from openxiv.indexer.build.terms import TermIds, WordTerms
+from openxiv.indexer.engine.sparse import SparseIndex, _VectorisedBM25, empty_model
 
 __all__ = ["StreamingBM25"]
 
@@ -36,12 +38,16 @@ __all__ = ["StreamingBM25"]
 class StreamingBM25:
     """Add texts chunk by chunk (`add`), then `finish` into a `SparseIndex` equal to `SparseIndex.build`."""
 
-    def __init__(self, spill_dir: Path, *, k1: float = 1.2, b: float = 0.75, stemmer: str = "english") -> None:
+    def __init__(
+        self, spill_dir: Path, *, k1: float = 1.2, b: float = 0.75, stemmer: str = "english"
+    ) -> None:
         self.k1, self.b, self.stemmer = k1, b, stemmer
         self.spill_dir = spill_dir
         spill_dir.mkdir(parents=True, exist_ok=True)
         self.vocab: dict[str, int] = {}
         """Term -> id in order of first appearance (renumbered in sorted order by `finish`)."""
+        self.term_ids = TermIds(WordTerms(stemmer), self.vocab)
+        """Each word's term id, the analyzer asked once per distinct word (`openxiv.indexer.build.terms`)."""
         self.df = np.zeros(0, dtype=np.int64)
         self.lengths = array("q")
         """Tokens per row (stop words removed, repeats kept): bm25s' document length."""
@@ -57,13 +63,11 @@ class StreamingBM25:
         if not texts:
             return
         start, n = self.n_docs, len(texts)
+        ids = list(map(self.term_ids.ids, texts))
+        counts = np.fromiter(map(len, ids), dtype=np.int64, count=n)
+        flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(counts.sum()))
+        del ids
         vocab = self.vocab
-        terms = analyze(texts, self.stemmer)
-        counts = np.fromiter((len(t) for t in terms), dtype=np.int64, count=n)
-        flat = np.fromiter(
-            (vocab.setdefault(w, len(vocab)) for t in terms for w in t), dtype=np.int64, count=int(counts.sum())
-        )
-        del terms
         self.lengths.extend(counts.tolist())
         local = np.repeat(np.arange(n, dtype=np.int64), counts)
         keys, tf = np.unique(flat * n + local, return_counts=True)
@@ -118,6 +122,8 @@ class StreamingBM25:
         model.nonoccurrence_array = None
         model.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
         # bm25s adds its empty token after the matrix's columns (`bm25s.BM25.index`)
-        model.vocab_dict = {w: i for i, w in enumerate(words)} | ({"": n_vocab} if "" not in self.vocab else {})
+        model.vocab_dict = {w: i for i, w in enumerate(words)} | (
+            {"": n_vocab} if "" not in self.vocab else {}
+        )
         model.unique_token_ids_set = set(model.vocab_dict.values())
         return SparseIndex(model, self.stemmer)

@@ -66,6 +66,9 @@ class EmbeddingCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self.written = 0
+        """Vectors `put_many` stored through this connection: a build's count of what it encoded,
+        where ``count`` before and after scanned every vector of the file twice."""
 
     def _rows(self, model: str, max_tokens: int, shas: Sequence[str]) -> Iterator[tuple[str, np.ndarray]]:
         """``(sha, vector view)`` of the cached ones among the distinct ``shas``, 900 per query (SQLite's
@@ -103,7 +106,8 @@ class EmbeddingCache:
         for i, k in enumerate(keys):
             groups.setdefault((k.model, int(k.max_tokens)), {}).setdefault(k.text_sha256, []).append(i)
         for (model, mt), rows_of in groups.items():
-            for sha, vec in self._rows(model, mt, list(rows_of)):
+            # in key order: each probe of the primary key lands beside the last one's pages
+            for sha, vec in self._rows(model, mt, sorted(rows_of)):
                 if vec.shape[0] != out.shape[1]:
                     continue
                 for i in rows_of[sha]:
@@ -123,6 +127,7 @@ class EmbeddingCache:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
+        self.written += len(rows)
 
     def count(self, model: str | None = None) -> int:
         if model is None:

@@ -37,8 +37,9 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
     kw: dict[str, Any] = {"k1": s.bm25_k1, "b": s.bm25_b, "stemmer": s.bm25_stemmer}
     with ctx.timer("bm25_papers"):
         builder = StreamingBM25(ctx.tmp / ".bm25-spill", **kw)
-        for chunk in ctx.bar(corpus.paper_chunks(), -(-corpus.n_papers // corpus.chunk), "bm25 papers"):
-            builder.add([paper_bm25_text(d.title, d.abstract) for d in chunk])
+        rows = corpus.paper_columns("title", "abstract")
+        for chunk in ctx.bar(rows, -(-corpus.n_papers // corpus.chunk), "bm25 papers"):
+            builder.add([paper_bm25_text(title, abstract) for title, abstract in chunk])
         papers = builder.finish()
         papers.save(ctx.tmp / layout.BM25_PAPERS)
         params = papers.params

@@ -23,7 +23,7 @@ removes the temporary directory and leaves ``CURRENT`` and the last good snapsho
 
 The build streams (issue 24, docs/scale.md «The streaming build»): the read stage keeps only the
 metadata arrays and each passage's row and id (`CorpusRead`), and every later stage reads the
-corpus copy again ``READ_CHUNK`` records at a time (`CorpusRead.paper_chunks`,
+corpus copy again ``READ_CHUNK`` records at a time (`CorpusRead.paper_columns`,
 `CorpusRead.passage_text_chunks`): bm25s matrices from spilled per-chunk postings
 (`openxiv.indexer.build.bm25stream`), FAISS filled chunk by chunk from the embedding cache, the
 tldr/sentence tables row by row. A filter on which papers a build takes belongs in those two
@@ -203,7 +203,9 @@ class BuildJob:
 
             manifest = write_embedded(ctx, corpus)
         with self.timer("references"):
-            manifest.references = ReferencesInfo(**write_references(ctx.tmp / layout.CORPUS, ctx.tmp / layout.REFERENCES))
+            manifest.references = ReferencesInfo(
+                **write_references(ctx.tmp / layout.CORPUS, ctx.tmp / layout.REFERENCES)
+            )
         return manifest
 
     def _publish(

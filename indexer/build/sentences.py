@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.records import Paper
 from openxiv.indexer.build.rowtable import RowTable, digest, mmap_array, read_info, write_info
+from openxiv.indexer.build.terms import WordTerms
 
 __all__ = ["INFO_FILE", "SENT_PTR_FILE", "SentenceTable", "rules", "write_sentences"]
 
@@ -69,6 +69,14 @@ def rules() -> str:
     return digest(source)
 
 
+class _Numbering(dict[str, int]):
+    """Term -> id, a term first met getting the next id (``setdefault(term, len(vocab))``)."""
+
+    def __missing__(self, term: str) -> int:
+        self[term] = n = len(self)
+        return n
+
+
 def _normalised(abstract: str | None) -> str:
     """The text `openxiv.corpus.text.split_sentences` cuts its sentences from: its white space runs
     (``\\s+``, which is `str.isspace`) as one space, stripped. Written as split and join, a third of
@@ -76,24 +84,25 @@ def _normalised(abstract: str | None) -> str:
     return " ".join((abstract or "").split())
 
 
-def write_sentences(directory: Path, docs: Iterable[Paper], stemmer: str) -> dict[str, Any]:
-    """Write the table of ``docs`` (in row order) into ``directory``; its ``sentences.json`` content."""
+def write_sentences(directory: Path, abstracts: Iterable[str | None], stemmer: str) -> dict[str, Any]:
+    """Write the table of the papers' ``abstracts`` (in row order) into ``directory``; its
+    ``sentences.json`` content. A sentence's terms are `openxiv.indexer.engine.evidence.sentence_terms`'s
+    set, the analyzer asked once per distinct word (`openxiv.indexer.build.terms.WordTerms`)."""
     from openxiv.corpus.text import split_sentences
-    from openxiv.indexer.engine.evidence import sentence_terms
 
-    analysed = sentence_terms.__wrapped__  # not through its cache: every abstract is seen once
-    vocab: dict[str, int] = {}
+    words_of = WordTerms(stemmer).terms
+    vocab = _Numbering()
+    number = vocab.__getitem__
     sent_ptr, bounds, term_ptr, terms = array("q", [0]), array("i"), array("q", [0]), array("i")
-    for d in docs:
-        norm = _normalised(d.abstract)
-        pieces = split_sentences(d.abstract or "")
+    for abstract in abstracts:
+        norm = _normalised(abstract)
         at = 0
-        for piece, words in zip(pieces, analysed(tuple(pieces), stemmer), strict=True):
+        for piece in split_sentences(abstract or ""):
             start = norm.index(piece, at)  # the pieces are cut from ``norm``, in order
             at = start + len(piece)
             bounds.extend((start, at))
-            # ids in the order of the sorted terms, not of the frozenset (its order follows the hash seed)
-            terms.extend(sorted(vocab.setdefault(w, len(vocab)) for w in sorted(words)))
+            # ids in the order of the sorted terms, not of the set (its order follows the hash seed)
+            terms.extend(sorted(map(number, sorted(set(words_of(piece))))))
             term_ptr.append(len(terms))
         sent_ptr.append(len(bounds) // 2)
     directory.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ import logging
 import platform
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -182,23 +182,12 @@ READ_CHUNK = 20_000
 records than this as Python objects (docs/scale.md, «The memory model»)."""
 
 
-def _chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 @dataclass
 class CorpusRead:
     """What a build reads from the snapshot's corpus copy: the paper metadata arrays, each passage's
     paper row and id, and the stored tables. The records themselves are not held: a stage that needs
-    them streams them again from the copy, `READ_CHUNK` at a time (`paper_chunks`,
-    `passage_text_chunks`), so a build's memory does not grow with the records."""
+    them streams the columns it uses again from the copy, `READ_CHUNK` rows at a time
+    (`paper_columns`, `passage_text_chunks`), so a build's memory does not grow with the records."""
 
     db: Path
     """The snapshot's corpus copy (papers in arxiv_id = row order, passages in id order)."""
@@ -224,30 +213,27 @@ class CorpusRead:
     def n_passages(self) -> int:
         return int(self.rows.size)
 
-    def paper_chunks(self) -> Iterator[list[Any]]:
-        """Every paper (`openxiv.corpus.records.Paper`, in row order), ``chunk`` at a time."""
-        from openxiv.corpus.store import Store
+    def paper_columns(self, *columns: str) -> Iterator[list[tuple[Any, ...]]]:
+        """``columns`` of every paper (in row order), ``chunk`` rows at a time: what a stage reads
+        instead of whole records (`openxiv.indexer.build.corpusrows`)."""
+        from openxiv.indexer.build.corpusrows import paper_rows
 
-        store = Store.open_readonly(self.db)
-        try:
-            yield from _chunked(store.iter_papers(), self.chunk)
-        finally:
-            store.close()
+        return paper_rows(self.db, columns, self.chunk)
 
     def passage_text_chunks(self) -> Iterator[list[str]]:
         """Every passage's text (in passage order), ``chunk`` at a time."""
-        from openxiv.corpus.store import Store
+        from openxiv.indexer.build.corpusrows import passage_texts
 
-        store = Store.open_readonly(self.db)
-        try:
-            yield from _chunked((pv.text for pv in store.iter_passages()), self.chunk)
-        finally:
-            store.close()
+        return passage_texts(self.db, self.chunk)
 
     @property
     def docs(self) -> list[Any]:
-        """Every paper at once: for a backend that has no streaming build yet (Milvus)."""
-        return [d for chunk in self.paper_chunks() for d in chunk]
+        """Every paper (`openxiv.corpus.records.Paper`) at once: for a backend that has no streaming
+        build yet (Milvus)."""
+        from openxiv.corpus.store import Store
+
+        with Store.open_readonly(self.db) as store:
+            return list(store.iter_papers())
 
     @property
     def texts(self) -> list[str]:
@@ -286,6 +272,7 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
     corpus copy: the paper metadata arrays and each passage's row and id (``read``), the papers'
     tldrs and their abstracts' sentences (the stored tables)."""
     from openxiv.corpus.store import Store
+    from openxiv.indexer.build.corpusrows import meta_rows, passage_papers
     from openxiv.indexer.build.sentences import write_sentences
     from openxiv.indexer.build.tldrs import build_tldrs, write_tldrs
 
@@ -295,15 +282,18 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
     try:
         stats = store.stats()
         with ctx.timer("read"):
-            meta = PaperMeta.from_docs(ctx.bar(store.iter_papers(), stats["papers"], "read papers"))
+            meta = PaperMeta.from_docs(ctx.bar(meta_rows(db, READ_CHUNK), stats["papers"], "read papers"))
             meta.save(ctx.tmp / layout.META)
             rows, ids = array("i"), array("q")
-            for pv in ctx.bar(store.iter_passages(), stats["passages"], "read passages"):
-                row = meta.row_of(pv.arxiv_id)
-                if row is None:  # the copy is consistent: every passage's paper is a paper row
-                    raise BuildError(f"passage {pv.passage_id} belongs to no paper ({pv.arxiv_id})")
-                rows.append(row)
-                ids.append(pv.passage_id)
+            for chunk in ctx.bar(
+                passage_papers(db, READ_CHUNK), -(-stats["passages"] // READ_CHUNK), "read passages"
+            ):
+                for passage_id, arxiv_id in chunk:
+                    row = meta.row_of(arxiv_id)
+                    if row is None:  # the copy is consistent: every passage's paper is a paper row
+                        raise BuildError(f"passage {passage_id} belongs to no paper ({arxiv_id})")
+                    rows.append(row)
+                    ids.append(passage_id)
             out = CorpusRead(
                 db,
                 meta,
@@ -313,11 +303,12 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
                 cutoff=cutoff,
             )
         with ctx.timer("tldr"):
-            tldrs = (t for chunk in out.paper_chunks() for t in build_tldrs(chunk, store.lead_sections))
+            chunks = out.paper_columns("arxiv_id", "abstract")
+            tldrs = (t for chunk in chunks for t in build_tldrs(chunk, store.lead_sections))
             out.tldr = TldrInfo(**write_tldrs(ctx.tmp / layout.TLDR, tldrs))
         with ctx.timer("sentences"):
-            docs = (d for chunk in out.paper_chunks() for d in chunk)
-            info = write_sentences(ctx.tmp / layout.SENTENCES, docs, ctx.settings.bm25_stemmer)
+            abstracts = (a for chunk in out.paper_columns("abstract") for (a,) in chunk)
+            info = write_sentences(ctx.tmp / layout.SENTENCES, abstracts, ctx.settings.bm25_stemmer)
             out.sentences = SentencesInfo(**info)
     finally:
         store.close()
@@ -351,8 +342,8 @@ def embed_parts(
     info.reused_from_cache = 0
 
     def paper_texts() -> Iterator[list[str]]:
-        for chunk in corpus.paper_chunks():
-            yield [paper_text(d.title, d.abstract) for d in chunk]
+        for chunk in corpus.paper_columns("title", "abstract"):
+            yield [paper_text(title, abstract) for title, abstract in chunk]
 
     jobs: list[tuple[str, str, int, Callable[[], Iterator[list[str]]]]] = []
     if ctx.embed in ("papers", "both"):
@@ -362,7 +353,7 @@ def embed_parts(
     with EmbeddingCache(ctx.cache_path) as cache:
         for stage, sub, n, texts_of in jobs:
             with ctx.timer(stage):
-                before = cache.count(enc.fingerprint)
+                before = cache.written
                 digests: list[np.ndarray] = []
 
                 def chunks(texts_of: Callable[[], Iterator[list[str]]] = texts_of) -> Iterator[np.ndarray]:
@@ -373,7 +364,7 @@ def embed_parts(
                         )
 
                 yield sub, n, chunks()
-                encoded = cache.count(enc.fingerprint) - before
+                encoded = cache.written - before
             distinct = int(np.unique(np.concatenate(digests)).size) if digests else 0
             info.encoded += encoded
             info.reused_from_cache += distinct - encoded

@@ -49,18 +49,19 @@ def rules() -> str:
 
 
 def build_tldrs(
-    docs: Sequence[Paper], lead_sections: Callable[[Sequence[str]], dict[str, Section]]
+    papers: Sequence[tuple[str, str | None]], lead_sections: Callable[[Sequence[str]], dict[str, Section]]
 ) -> Iterator[str | None]:
-    """The tldr of each of ``docs`` in order, exactly as `openxiv.corpus.text.paper_tldr` gives it
-    for a search hit; ``lead_sections`` (`openxiv.corpus.store.Store.lead_sections`) is asked, a
-    chunk at a time, for the papers without abstract."""
-    for start in range(0, len(docs), _LEAD_CHUNK):
-        chunk = docs[start : start + _LEAD_CHUNK]
-        no_abstract = [d.arxiv_id for d in chunk if not d.abstract]
+    """The tldr of each of ``papers`` (``(arxiv_id, abstract)``) in order, exactly as
+    `openxiv.corpus.text.paper_tldr` gives it for a search hit; ``lead_sections``
+    (`openxiv.corpus.store.Store.lead_sections`) is asked, a chunk at a time, for the papers without
+    abstract."""
+    for start in range(0, len(papers), _LEAD_CHUNK):
+        chunk = papers[start : start + _LEAD_CHUNK]
+        no_abstract = [arxiv_id for arxiv_id, abstract in chunk if not abstract]
         leads = lead_sections(no_abstract) if no_abstract else {}
-        for d in chunk:
-            lead = leads.get(d.arxiv_id)
-            yield paper_tldr(d, [lead] if lead is not None else None)
+        for arxiv_id, abstract in chunk:
+            lead = leads.get(arxiv_id)
+            yield paper_tldr(Paper(arxiv_id, abstract=abstract), [lead] if lead is not None else None)
 
 
 def write_tldrs(directory: Path, tldrs: Iterator[str | None]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from live_index import listing_texts
 from openxiv.evaluator.shared import SharedData
 
 _BUILD = """
-import json, sys, types
+import json, sys
 from pathlib import Path
 from openxiv.indexer.build.sentences import write_sentences
 from openxiv.indexer.engine.sparse import SparseIndex
@@ -33,7 +33,7 @@ from openxiv.indexer.engine.sparse import SparseIndex
 texts = json.loads(Path(sys.argv[1]).read_text())
 out = Path(sys.argv[2])
 SparseIndex.build(texts).save(out / "bm25")
-write_sentences(out / "sentences", [types.SimpleNamespace(abstract=t) for t in texts], "english")
+write_sentences(out / "sentences", texts, "english")
 """
 
 _META = """
