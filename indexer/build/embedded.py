@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from openxiv.indexer import layout
+from openxiv.indexer.build.bm25stream import StreamingBM25
 from openxiv.indexer.build.stages import (
     TOKEN_PATTERN,
     BuildContext,
@@ -23,7 +22,6 @@ from openxiv.indexer.build.stages import (
     paper_bm25_text,
     versions,
 )
-from openxiv.indexer.build.bm25stream import StreamingBM25
 from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest
 

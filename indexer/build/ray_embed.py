@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.corpus.settings.sources import ConfigError
-from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.extras import missing_extra
+from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer.build.embcache import CacheKey, EmbeddingCache, cache_keys
 from openxiv.indexer.encoders.embed import Encoder
 

@@ -141,4 +141,6 @@ class ReferenceTable:
         r = self.row(arxiv_id)
         if r is None:
             return []
-        return [self._id(int(c)) for c in self.cited_by_rows[int(self.cited_ptr[r]) : int(self.cited_ptr[r + 1])]]
+        return [
+            self._id(int(c)) for c in self.cited_by_rows[int(self.cited_ptr[r]) : int(self.cited_ptr[r + 1])]
+        ]

@@ -51,10 +51,10 @@ is not a terminal (container logs), where the progress bars stay off."""
 
 __all__ = [
     "EMBED_CHOICES",
+    "READ_CHUNK",
     "TOKEN_PATTERN",
     "BuildContext",
     "BuildError",
-    "READ_CHUNK",
     "CorpusRead",
     "StageTimer",
     "build_config",
@@ -356,7 +356,10 @@ def embed_parts(
                 before = cache.written
                 digests: list[np.ndarray] = []
 
-                def chunks(texts_of: Callable[[], Iterator[list[str]]] = texts_of) -> Iterator[np.ndarray]:
+                def chunks(
+                    texts_of: Callable[[], Iterator[list[str]]] = texts_of,
+                    digests: list[np.ndarray] = digests,
+                ) -> Iterator[np.ndarray]:
                     for texts in texts_of():
                         digests.append(_digests(texts))
                         yield encode_cached(

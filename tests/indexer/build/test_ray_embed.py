@@ -16,8 +16,8 @@ from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
-from openxiv.indexer.encoders.embed import load_encoder
 from openxiv.indexer.build.ray_embed import corpus_texts, missing_in_cache
+from openxiv.indexer.encoders.embed import load_encoder
 
 pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
 

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from live_index import listing_texts
 
 from openxiv.evaluator.shared import SharedData

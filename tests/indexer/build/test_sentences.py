@@ -14,11 +14,11 @@ import pytest
 from small_index import copy_without_part
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer import layout
-from openxiv.indexer.engine import evidence
-from openxiv.indexer.build.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
-from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.corpus.text import split_sentences
+from openxiv.indexer import layout
+from openxiv.indexer.build.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
+from openxiv.indexer.engine import evidence
+from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.service.search import run_search
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph", "the of and")

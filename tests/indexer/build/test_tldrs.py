@@ -12,10 +12,10 @@ import pytest
 from small_index import copy_without_part
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer import layout
-from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.corpus.text import paper_tldr
+from openxiv.indexer import layout
 from openxiv.indexer.build.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
+from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.service.search import run_search
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph")
