@@ -138,17 +138,20 @@ def call_rows(backend: Any, queries: list[str]) -> list[tuple[str, float]]:
     return rows
 
 
-def mode_rows(index: Any, queries: list[str]) -> list[tuple[str, list[float], list[float]]]:
+def mode_rows(
+    index: Any, queries: list[str], modes: tuple[str, ...] = MODES, deep: bool = True
+) -> list[tuple[str, list[float], list[float]]]:
     """(mode, first-page times, offset-990 times) of `MilvusBackend.search`, and the weighted mode
     with 100 candidates (``OPENXIV_CANDIDATES=100``) beside it."""
     shallow = copy.copy(index.backend)
     shallow.settings = shallow.settings.replace(candidates=100)
     out = []
-    for label, backend, mode in [(m, index.backend, m) for m in MODES] + [
-        ("weighted, OPENXIV_CANDIDATES=100", shallow, "weighted")
-    ]:
+    runs_of = [(m, index.backend, m) for m in modes]
+    if "weighted" in modes:
+        runs_of.append(("weighted, OPENXIV_CANDIDATES=100", shallow, "weighted"))
+    for label, backend, mode in runs_of:
         runs: list[list[float]] = []
-        for offset in (0, 990) if backend is index.backend else (0,):
+        for offset in (0, 990) if deep and backend is index.backend else (0,):
             backend.search(queries[0], top_k=10, offset=offset, mode=mode)
             times = []
             for q in queries:
@@ -184,6 +187,8 @@ def main() -> None:
     ap.add_argument("--milvus-uri", required=True)
     ap.add_argument("--queries", type=int, default=12)
     ap.add_argument("--skip-calls", action="store_true", help="only the per-mode searches")
+    ap.add_argument("--modes", default=",".join(MODES), help="modes to time (comma-separated)")
+    ap.add_argument("--no-deep", action="store_true", help="first pages only (no offset 990)")
     ap.add_argument("--write", action="store_true", help="write '## Milvus search stages' of BENCHMARKS.md")
     args = ap.parse_args()
 
@@ -196,8 +201,8 @@ def main() -> None:
         for name, ms in calls:
             print(f"{name}: {ms:.1f} ms", flush=True)
         hydrate = hydration_ms(index, queries)
-        modes = mode_rows(index, queries)
-        overlap = overlap_at_100(index, queries)
+        modes = mode_rows(index, queries, tuple(args.modes.split(",")), not args.no_deep)
+        overlap = overlap_at_100(index, queries) if "weighted" in args.modes else None
         papers = index.backend.meta.n
     cmd = "nice -n 10 .venv/bin/python scripts/bench_milvus_stages.py " + shlex.join(sys.argv[1:])
     lines = [
@@ -221,7 +226,11 @@ def main() -> None:
         + (f"{pct(b, 50):.1f} / {pct(b, 95):.1f} |" if b else "- |")
         for m, a, b in modes
     ]
-    lines += ["", f"Top-10 overlap of the weighted mode with 100 candidates against 1,000: {overlap:.2f}."]
+    if overlap is not None:
+        lines += [
+            "",
+            f"Top-10 overlap of the weighted mode with 100 candidates against 1,000: {overlap:.2f}.",
+        ]
     body = "\n".join(lines)
     print(body)
     if args.write:
