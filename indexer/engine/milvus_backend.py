@@ -59,6 +59,7 @@ from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
     PASSAGE_OVERFETCH,
     Ranking,
+    SideResult,
     encoder_for,
     ms_since,
     ranks_of,
@@ -244,7 +245,8 @@ class MilvusBackend(MilvusSimilar, Ranking):
             _add(q.timings, "dense", ms_since(t))
         check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
-        rows, scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
+        inputs: dict[str, SideResult] = dict(results)
+        rows, scores = fuse(self._families(inputs, sides), method, self.settings.rrf_k)
         rows, scores = self._with_prior(rows, scores, mode)
         _add(q.timings, "fuse", ms_since(t))
         return Block(depth, rows, scores, {"results": results, "total": total, "complete": complete})
