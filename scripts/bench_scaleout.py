@@ -72,12 +72,17 @@ def ingest(db: Path, papers: int, fulltexts: int, settings: Settings) -> dict[st
         return dict(store.stats())
 
 
-def queries(n: int) -> list[str]:
+def queries(n: int, topics_only: bool = False) -> list[str]:
     shared = shared_dir()
     out: list[str] = []
-    for name in ("topic_queries_dev.jsonl", "fulltext_known_item_dev.jsonl"):
+    names = (
+        ("topic_queries_dev.jsonl",)
+        if topics_only
+        else ("topic_queries_dev.jsonl", "fulltext_known_item_dev.jsonl")
+    )
+    for name in names:
         with (shared / "gold" / name).open(encoding="utf-8") as fh:
-            out += [json.loads(line)["query"] for line in itertools.islice(fh, n // 2)]
+            out += [json.loads(line)["query"] for line in itertools.islice(fh, n // len(names))]
     return out
 
 
@@ -103,6 +108,9 @@ def main() -> None:
     ap.add_argument("--fulltexts", type=int, default=300)
     ap.add_argument("--cache", type=Path, required=True, help="embedding cache (a copy: it may be written)")
     ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument(
+        "--topics", action="store_true", help="dev topic queries only (default: topic + known-item)"
+    )
     ap.add_argument("--no-write", action="store_true", help="print, do not edit BENCHMARKS.md")
     args = ap.parse_args()
 
@@ -136,7 +144,7 @@ def main() -> None:
                 "reused": report.manifest.embedding.reused_from_cache,
             }
         print(name, built[name], flush=True)
-    qs = queries(args.queries)
+    qs = queries(args.queries, args.topics)
     lat: dict[str, dict[str, list[float]]] = {}
     tops: dict[str, dict[str, list[list[str]]]] = {}
     serve_rss: dict[str, int] = {}
@@ -156,7 +164,8 @@ def main() -> None:
         f"Corpus: first {args.papers:,} papers of the shared cs listing + {args.fulltexts} plain-text full texts "
         f"({stats['papers']:,} papers, {stats['passages']:,} passages); paper vectors (onnx-int8 MiniLM) "
         "from the same embedding cache for both builds (no vector recomputed). Searches run in process, "
-        f"top_k=10, {len(qs)} dev queries (topic + known-item) per mode after one warm-up. "
+        f"top_k=10, {len(qs)} dev queries ({'topic' if args.topics else 'topic + known-item'}) per mode, one at a "
+        "time, after one warm-up. "
         f"Load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 cores shared with other jobs).",
         "",
         "| backend | build s | build peak RSS | serve peak RSS | "

@@ -6,8 +6,8 @@ category prior `openxiv.indexer.engine.prior` below the head; pseudo-relevance f
 only the candidate lists come from Milvus:
 
 - ``bm25_papers``: the built-in BM25 function over title + abstract (sparse inverted index);
-- ``bm25_passages``: BM25 over passages, grouped by paper (``group_by_field="paper_row"``: the best
-  passage per paper);
+- ``bm25_passages``: BM25 over passages, the best passage per paper (grouped here:
+  `openxiv.indexer.engine.milvus_depth.per_paper`);
 - ``dense_papers`` / ``dense_passages``: inner product over the vectors of the same embedding cache.
 
 Every side runs with the filter expression (`openxiv.indexer.engine.milvus_common.filter_expr`, resolved
@@ -15,9 +15,10 @@ against the snapshot's metadata so filters mean what they mean on the embedded b
 The text fields hold terms analysed by openxiv's own tokenizer (`openxiv.indexer.engine.milvus_common.analyse`),
 so both backends score the same terms. ``total_count`` is, as there, the papers holding at least one
 query term after filters on the sides the mode runs: when every BM25 side returned fewer matches
-than its candidate depth, those are all of them; otherwise a ``TEXT_MATCH`` ``count(*)`` over papers
-plus the papers matching only through a passage. Dense sides rank only among those papers when a
-lexical side runs. The service fuses the
+than it was asked for, those are all of them; otherwise the papers in the lists (a lower bound, said
+in the answer's notes) or, with ``milvus_exact_count``, a ``TEXT_MATCH`` ``count(*)`` over papers plus
+the papers matching only through a passage. Dense sides rank only among those papers when a lexical
+side runs. How deep each side is asked: `openxiv.indexer.engine.milvus_depth`. The service fuses the
 candidate lists itself (`openxiv.indexer.engine.fusion`) rather than with Milvus' ``hybrid_search``
 rankers: those offer RRF and weighted sums of raw scores, not min-max or z-score fusion, nor the
 max-merge of a paper's text with its best passage, so the ranking would differ between backends.
@@ -42,6 +43,17 @@ from openxiv.indexer.engine.evidence import stemmer_of
 from openxiv.indexer.engine.fusion import fuse
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.milvus_common import NOTHING, analyse, connect, filter_expr, match_expr
+from openxiv.indexer.engine.milvus_depth import (
+    GROUP_OVERFETCH,
+    MAX_TOPK,
+    MilvusSide,
+    certain,
+    exact_total,
+    lower_bound_note,
+    per_paper,
+    shallow_depths,
+    side,
+)
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
@@ -58,8 +70,6 @@ from openxiv.indexer.manifest import BadIndexError, Manifest, MilvusInfo
 
 __all__ = ["MilvusBackend", "collection_counts"]
 
-MAX_TOPK = 16384
-"""Milvus' largest ``limit`` per search or query."""
 MAX_IN_LIST = 20000
 """Largest ``row in [...]`` list sent to Milvus; beyond it dense sides rank title/abstract matches only."""
 
@@ -141,51 +151,85 @@ class MilvusBackend(MilvusSimilar, Ranking):
     ) -> SearchResult:
         """filter -> (per depth: lexical -> dense -> fuse -> prior) -> tile -> page. Each depth's
         ranking is computed as the embedded backend's (`openxiv.indexer.engine.tiling`), so every
-        page is a slice of one ranking of the query; the query is encoded once."""
+        page is a slice of one ranking of the query; the query is encoded once. A mode that does not
+        fuse asks Milvus only as deep as the page needs (`openxiv.indexer.engine.milvus_depth`)."""
         t0 = time.perf_counter()
         check_page(top_k, offset)
         sides, method = self._plan(mode or self.settings.fusion)
         check_deadline(deadline, "filters")
         t = time.perf_counter()
-        q = _MilvusQuery(query, analyse([query], self.stemmer)[0], filter_expr(self.meta, filters), deadline)
+        q = _MilvusQuery(
+            query, analyse([query], self.stemmer)[0], filter_expr(self.meta, filters), filters, deadline
+        )
         q.timings["filter"] = ms_since(t)
-        first = self._rank(q, self.settings.candidates, sides, method, mode)
-        total = first.context["total"]
+        first = self._first_block(q, offset + top_k, sides, method, mode)
+        total, exact = first.context["total"], first.context["complete"]
+        if not exact and self.settings.milvus_exact_count:
+            t = time.perf_counter()
+            total = exact_total(
+                self.client, self.collections, match_expr("text", q.terms) or "", q.expr, sides
+            )
+            exact = True
+            _add(q.timings, "count", ms_since(t))
         # a lower-bound count says nothing about where the ranking ends: deeper blocks run until a
         # ranking comes back shorter than asked (`tile`)
-        ends_at = total if self.settings.milvus_exact_count or not q.notes else self.meta.n
         tiled = tile(
             first,
             lambda depth: self._rank(q, min(depth, MAX_TOPK), sides, method, mode),
             offset + top_k,
-            ends_at,
+            total if exact else self.meta.n,
         )
         t = time.perf_counter()
         hits = self._page(q, tiled, offset, offset + top_k)
         q.timings["fuse"] = round(q.timings.get("fuse", 0.0) + ms_since(t), 3)
         q.timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=total, timings_ms=q.timings, notes=q.notes[:1])
+        notes = [] if exact else [lower_bound_note(total)]
+        return SearchResult(hits=hits, total_count=total, timings_ms=q.timings, notes=notes)
+
+    def _first_block(
+        self, q: _MilvusQuery, need: int, sides: tuple[str, ...], method: str, mode: str | None
+    ) -> Block:
+        """The tiling's first block (the ranking at depth ``candidates``), or, for a mode that does
+        not fuse, its first places that a shallower ranking already fixes, when they cover places
+        ``0:need`` (`openxiv.indexer.engine.milvus_depth.certain`)."""
+        full = self.settings.candidates
+        if not self._fuses(mode):
+            for depth in shallow_depths(need, full):
+                block = self._rank(q, depth, sides, method, mode)
+                results = block.context["results"]
+                # each floor on the family's scale, computed as `_families` scales the scores
+                floors = (
+                    float(np.float32(r.floor) * (self.passage_scale if n == "bm25_passages" else 1.0))
+                    for n, r in results.items()
+                    if r.floor is not None
+                )
+                sure = certain(block.scores, floors)
+                if sure >= need or sure == block.rows.size:
+                    return Block(full, block.rows[:sure], block.scores[:sure], block.context)
+        return self._rank(q, full, sides, method, mode)
 
     def _rank(
         self, q: _MilvusQuery, depth: int, sides: tuple[str, ...], method: str, mode: str | None
     ) -> Block:
         """The fused ranking at ``depth``: lexical -> dense -> fuse -> prior (context: the sides'
-        results and the count of matches)."""
-        results: dict[str, SideResult] = {}
+        results, the papers matching (a lower bound unless ``complete``))."""
+        results: dict[str, MilvusSide] = {}
         lexical = any(s.startswith("bm25") for s in sides)
         dense_expr: str | None = q.expr
         check_deadline(q.deadline, "bm25")
         t = time.perf_counter()
         if lexical:
-            total, matched = self._lexical(q.terms, sides, depth, q.expr, results, q.notes)
+            total, matched = self._lexical(q.terms, sides, depth, q.expr, results)
+            complete = all(results[s].floor is None for s in results)
             if not q.terms:
                 dense_expr = NOTHING
-            elif matched is not None and len(matched) <= MAX_IN_LIST:
+            elif complete and len(matched) <= MAX_IN_LIST:
                 dense_expr = _and(q.expr, f"row in {sorted(matched)}")
             else:  # too many to list: rank title/abstract matches (a subset of the lexical papers)
                 dense_expr = _and(q.expr, match_expr("text", q.terms))
         else:  # a dense side alone: every paper passing the filters
-            total = self.meta.n if q.expr is None else self._count("papers", q.expr)
+            mask = self.meta.mask(q.filters)
+            total, complete = (self.meta.n if mask is None else int(mask.sum())), True
         _add(q.timings, "bm25", ms_since(t))
         dense_sides = [s for s in sides if s.startswith("dense")]
         if dense_sides and total > 0:
@@ -201,10 +245,11 @@ class MilvusBackend(MilvusSimilar, Ranking):
             _add(q.timings, "dense", ms_since(t))
         check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
-        rows, scores = fuse(self._families(results, sides), method, self.settings.rrf_k)
+        inputs: dict[str, SideResult] = dict(results)
+        rows, scores = fuse(self._families(inputs, sides), method, self.settings.rrf_k)
         rows, scores = self._with_prior(rows, scores, mode)
         _add(q.timings, "fuse", ms_since(t))
-        return Block(depth, rows, scores, {"results": results, "total": total})
+        return Block(depth, rows, scores, {"results": results, "total": total, "complete": complete})
 
     def _query_vector(self, q: _MilvusQuery) -> np.ndarray:
         """The query's vector, encoded on first use and kept for the deeper blocks."""
@@ -261,27 +306,26 @@ class MilvusBackend(MilvusSimilar, Ranking):
         )
         return list(res[0])
 
-    def _bm25_papers(self, terms: str, depth: int, expr: str | None) -> SideResult:
+    def _bm25_papers(self, terms: str, depth: int, expr: str | None) -> MilvusSide:
         hits = self._search("papers", terms, "sparse", depth, expr)
         # milvus-lite reports BM25 scores negated (best = most negative); a BM25 score is never < 0
-        return _side([(_pk(h), abs(float(h["distance"]))) for h in hits])
+        return side([(_pk(h), abs(float(h["distance"]))) for h in hits], len(hits) >= depth)
 
-    def _bm25_passages(self, terms: str, depth: int, expr: str | None) -> SideResult:
-        hits = self._search(
-            "passages", terms, "sparse", depth, expr, group_by_field="paper_row", output_fields=["paper_row"]
-        )
-        pairs = [(int(h["entity"]["paper_row"]), abs(float(h["distance"]))) for h in hits]
-        side = _side(pairs)
-        side.passages = {int(h["entity"]["paper_row"]): _pk(h) for h in hits}
-        return side
+    def _bm25_passages(self, terms: str, depth: int, expr: str | None) -> MilvusSide:
+        """The best passage per paper, from `GROUP_OVERFETCH` passages per paper asked for, grouped
+        here (`openxiv.indexer.engine.milvus_depth.per_paper`)."""
+        limit = min(depth * GROUP_OVERFETCH, MAX_TOPK)
+        hits = self._search("passages", terms, "sparse", limit, expr, output_fields=["paper_row"])
+        rows = [(int(h["entity"]["paper_row"]), _pk(h), abs(float(h["distance"]))) for h in hits]
+        return per_paper(rows, depth, len(hits) >= limit)
 
-    def _dense_papers(self, qvec: np.ndarray, depth: int, expr: str | None) -> SideResult:
+    def _dense_papers(self, qvec: np.ndarray, depth: int, expr: str | None) -> MilvusSide:
         hits = self._search("papers", qvec.tolist(), "dense", depth, expr)
-        return _side([(_pk(h), float(h["distance"])) for h in hits])
+        return side([(_pk(h), float(h["distance"])) for h in hits], len(hits) >= depth)
 
     def _dense_passages(
         self, qvec: np.ndarray, depth: int, expr: str | None, lexical: str | None
-    ) -> SideResult:
+    ) -> MilvusSide:
         limit = min(depth * PASSAGE_OVERFETCH, MAX_TOPK)
         hits = self._search(
             "passages",
@@ -303,9 +347,11 @@ class MilvusBackend(MilvusSimilar, Ranking):
             )
             allowed = {int(r["row"]) for r in keep}
             rows = [r for r in rows if r in allowed]
-        side = _side([(r, best[r][0]) for r in rows][:depth])
-        side.passages = {r: best[r][1] for r in side.rows.tolist()}
-        return side
+        out = side([(r, best[r][0]) for r in rows], len(rows) >= depth)
+        if out.rows.size > depth:  # the floor: the last paper kept
+            out = side(list(zip(out.rows[:depth].tolist(), out.scores[:depth].tolist(), strict=True)), True)
+        out.passages = {r: best[r][1] for r in out.rows.tolist()}
+        return out
 
     def _lexical(
         self,
@@ -313,77 +359,23 @@ class MilvusBackend(MilvusSimilar, Ranking):
         sides: tuple[str, ...],
         depth: int,
         expr: str | None,
-        results: dict[str, SideResult],
-        notes: list[str],
-    ) -> tuple[int, set[int] | None]:
-        """Run the mode's BM25 sides into ``results``; the number of papers matching a query term
-        (after filters) and, when the candidate lists hold all of them, those papers. Past the lists
-        the number is a lower bound (noted in ``notes``) unless ``milvus_exact_count`` is set."""
-        if not terms:
-            return 0, set()
-        words = match_expr("text", terms)
-        complete = True
+        results: dict[str, MilvusSide],
+    ) -> tuple[int, set[int]]:
+        """Run the mode's BM25 sides into ``results``; the papers they found and how many. When no
+        side has a floor (each returned fewer than asked), those are every match after filters;
+        otherwise the number is a lower bound."""
         matched: set[int] = set()
+        if not terms:
+            return 0, matched
         if "bm25_papers" in sides:
-            side = results["bm25_papers"] = self._bm25_papers(terms, depth, expr)
-            matched.update(side.rows.tolist())
-            complete = side.rows.size < depth
+            results["bm25_papers"] = self._bm25_papers(terms, depth, expr)
+            matched.update(results["bm25_papers"].rows.tolist())
         if "bm25_passages" in sides:
-            side = results["bm25_passages"] = self._bm25_passages(terms, depth, expr)
-            matched.update(side.rows.tolist())
-            complete = complete and side.rows.size < depth
-        if complete:  # every side returned fewer than it was asked for: those are all the matches
-            return len(matched), matched
-        if not self.settings.milvus_exact_count:
-            # the exact count is a scan (TEXT_MATCH + count(*)): seconds on milvus-lite. The papers
-            # in the candidate lists are a lower bound, and the answer says so.
-            notes.append(
-                f"total_count: at least {len(matched)} papers match; this Milvus backend does not count "
-                "past its candidate lists (OPENXIV_MILVUS_EXACT_COUNT=1 counts them, seconds per query "
-                "on milvus-lite)"
-            )
-            return len(matched), None
-        total = 0  # more matches than candidates: count them inside Milvus
-        if "bm25_papers" in sides:
-            total += self._count("papers", _and(expr, words))
-        if "bm25_passages" in sides:
-            total += len(self._passage_papers(words, expr, exclude_text="bm25_papers" in sides))
-        return total, None
+            results["bm25_passages"] = self._bm25_passages(terms, depth, expr)
+            matched.update(results["bm25_passages"].rows.tolist())
+        return len(matched), matched
 
-    def _passage_papers(self, words: str | None, expr: str | None, exclude_text: bool) -> set[int]:
-        """Papers (after filters) with a passage matching a query term; with ``exclude_text``,
-        only those whose title + abstract does not match (counted separately)."""
-        rows: set[int] = set()
-        it = self.client.query_iterator(
-            self.collections["passages"],
-            batch_size=MAX_TOPK,
-            filter=_and(expr, words),
-            output_fields=["paper_row"],
-        )
-        try:
-            while batch := it.next():
-                rows.update(int(r["paper_row"]) for r in batch)
-        finally:
-            it.close()
-        if not exclude_text or not rows:
-            return rows
-        ordered = sorted(rows)
-        for i in range(0, len(ordered), MAX_TOPK):
-            chunk = ordered[i : i + MAX_TOPK]
-            found = self.client.query(
-                self.collections["papers"],
-                filter=_and(f"row in {chunk}", words),
-                output_fields=["row"],
-                limit=len(chunk),
-            )
-            rows -= {int(r["row"]) for r in found}
-        return rows
-
-    def _count(self, key: str, expr: str | None) -> int:
-        res = self.client.query(self.collections[key], filter=expr or "", output_fields=["count(*)"])
-        return int(res[0]["count(*)"])
-
-    def _evidence(self, terms: str, rows: list[int], results: dict[str, SideResult]) -> dict[int, int]:
+    def _evidence(self, terms: str, rows: list[int], results: dict[str, MilvusSide]) -> dict[int, int]:
         """The corpus passage shown as evidence per page row: the passage side's winner, else the
         paper's best BM25 passage for the query, else its first passage (as the embedded backend)."""
         out: dict[int, int] = {}
@@ -424,10 +416,10 @@ class _MilvusQuery:
     text: str
     terms: str
     expr: str | None
+    filters: SearchFilters | None
     deadline: float | None
     qvec: np.ndarray | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def _add(timings: dict[str, float], stage: str, ms: float) -> None:
@@ -437,13 +429,3 @@ def _add(timings: dict[str, float], stage: str, ms: float) -> None:
 def _pk(hit: Any) -> int:
     """A search hit's primary key (``row`` of a paper, ``pid`` of a passage)."""
     return int(hit["id"] if "id" in hit else hit.get("row", hit.get("pid")))
-
-
-def _side(pairs: list[tuple[int, float]]) -> SideResult:
-    """A side's candidates in the backend's order: score descending, then row (= arxiv_id) ascending."""
-    if not pairs:
-        return SideResult(np.zeros(0, np.int64), np.zeros(0, np.float32))
-    rows = np.asarray([p[0] for p in pairs], dtype=np.int64)
-    scores = np.asarray([p[1] for p in pairs], dtype=np.float32)
-    order = np.lexsort((rows, -scores))
-    return SideResult(rows[order], scores[order])

@@ -138,8 +138,9 @@ def test_total_count_past_the_candidates_is_a_lower_bound_said_in_notes(
     fast_backend.settings = fast_backend.settings.replace(milvus_exact_count=False, candidates=50)
     fast = fast_backend.search("learning", top_k=10, mode="bm25")
     assert exact.total_count > 50 and not exact.notes
-    # the papers in the two BM25 lists (papers and passages, 50 each): at least 50, fewer than all
-    assert 50 <= fast.total_count < exact.total_count
+    # the papers in the two BM25 lists (papers and passages, as deep as asked: 20 for a first page of
+    # 10 since issue 24, `milvus_depth`): at least 20, fewer than all
+    assert 20 <= fast.total_count < exact.total_count
     assert [h.arxiv_id for h in fast.hits] == [h.arxiv_id for h in exact.hits]
     assert len(fast.notes) == 1 and f"at least {fast.total_count} papers match" in fast.notes[0]
     few = fast_backend.search("Bengio", top_k=10, mode="bm25")  # fewer matches than candidates: exact
@@ -225,3 +226,59 @@ def test_milvus_deep_pages_are_slices_of_one_ranking(
         assert not set(want) & {h.arxiv_id for h in first.hits}
     finally:
         milvus.close()
+
+
+@pytest.fixture()
+def lower_bound(pair: tuple[OpenIndex, OpenIndex], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[int]]:
+    """The Milvus backend with the default (lower-bound) count, and the ``limit`` of every search it
+    sends to Milvus (the real client answers; the list only records what was asked)."""
+    backend = copy.copy(pair[1].backend)
+    backend.settings = backend.settings.replace(milvus_exact_count=False)
+    limits: list[int] = []
+    real = backend.client.search
+
+    def recorded(*args: Any, **kw: Any) -> Any:
+        limits.append(kw["limit"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(backend.client, "search", recorded)
+    return backend, limits
+
+
+@pytest.mark.parametrize("mode", ["bm25", "dense", "bm25_papers"])
+def test_a_first_page_asks_milvus_only_as_deep_as_it_needs(
+    lower_bound: tuple[Any, list[int]], mode: str
+) -> None:
+    """Issue 24 item 6: a mode that does not fuse asks Milvus for twice the page (at least 20 places;
+    passages: 10 per paper) instead of the 1,000 candidates, and its places, scores and count hint are
+    those of the ranking at 1,000 (a page reaching place 1,000 asks for the full depth)."""
+    backend, limits = lower_bound
+    query = "learning model data based results"
+    first = backend.search(query, top_k=10, mode=mode)
+    assert limits and max(limits) <= 200, limits  # before: 1,000 per side
+    limits.clear()
+    whole = backend.search(query, top_k=1000, mode=mode)
+    assert max(limits) >= 1000
+    assert [(h.arxiv_id, h.score) for h in first.hits] == [(h.arxiv_id, h.score) for h in whole.hits[:10]]
+    for offset, size in ((10, 25), (35, 30), (137, 13)):
+        page = backend.search(query, top_k=size, offset=offset, mode=mode)
+        assert [h.arxiv_id for h in page.hits] == [h.arxiv_id for h in whole.hits[offset : offset + size]]
+    if mode.startswith("bm25"):  # more matches than the lists asked for: a lower bound, said so
+        assert len(first.notes) == 1 and f"at least {first.total_count} papers match" in first.notes[0]
+        assert 10 <= first.total_count <= whole.total_count
+
+
+def test_a_shallow_search_that_holds_every_match_counts_exactly(
+    pair: tuple[OpenIndex, OpenIndex], lower_bound: tuple[Any, list[int]]
+) -> None:
+    backend, limits = lower_bound
+    few = backend.search("Bengio", top_k=10, mode="bm25")
+    assert max(limits) <= 200 and not few.notes
+    assert few.total_count == pair[0].backend.search("Bengio", top_k=10, mode="bm25").total_count
+    filtered = backend.search(
+        "learning", top_k=10, mode="dense", filters=SearchFilters(categories=("astro-ph",))
+    )
+    embedded = pair[0].backend.search(
+        "learning", top_k=10, mode="dense", filters=SearchFilters(categories=("astro-ph",))
+    )
+    assert filtered.total_count == embedded.total_count and not filtered.notes
