@@ -163,7 +163,7 @@ def step_oai(args: argparse.Namespace) -> dict[str, Any]:
     database, then again into the same one (must change nothing)."""
     work: Path = args.work
     path, db = work / "arxiv-metadata-oai-snapshot.json", work / "oai.sqlite"
-    res: dict[str, Any] = {"papers": args.papers}
+    res: dict[str, Any] = {"papers": args.papers, "ingest_workers": args.ingest_workers}
     if not path.exists():
         t = time.perf_counter()
         res["lines"] = write_oai(args, path)
@@ -173,7 +173,8 @@ def step_oai(args: argparse.Namespace) -> dict[str, Any]:
         p.unlink(missing_ok=True)
     openxiv = str(Path(args.python).with_name("openxiv"))
     for name in ("ingest", "reingest"):
-        res[name] = _timed([openxiv, "ingest", "--db", str(db), str(path)])
+        split = ["--ingest-workers", str(args.ingest_workers)] if args.ingest_workers > 1 else []
+        res[name] = _timed([openxiv, "ingest", "--db", str(db), *split, str(path)])
         res[name]["db_bytes"] = db.stat().st_size
         res[name]["papers_per_s"] = args.papers / res[name]["seconds"]
     return res
@@ -375,6 +376,9 @@ def main() -> None:
     ap.add_argument("--fulltexts", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--force", action="store_true", help="rerun a step whose results exist")
+    ap.add_argument(
+        "--ingest-workers", type=int, default=1, help="oai: parse the one JSONL in byte ranges over N workers"
+    )
     args = ap.parse_args()
     if args.step == "render":
         write_section("Scale (streaming build)", render(args.work), after="Scale")
