@@ -7,15 +7,20 @@ given); `ERRORS` is the table of error answers each route declares in the OpenAP
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request, Response
+from fastapi import Query, Request, Response
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import ErrorResponse
 
-__all__ = ["ERRORS", "holder_of", "json_response", "settings_of"]
+__all__ = ["ERRORS", "DateQuery", "ListQuery", "holder_of", "json_response", "settings_of"]
+
+ListQuery = Annotated[list[str] | None, Query(description="Repeat or comma-separate.")]
+"""A /v1 list filter (``category``, ``author``) in a query string."""
+DateQuery = Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")]
+"""A /v1 date bound (``date_from``, ``date_to``) in a query string."""
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Bad parameter (the detail names it)"},

@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.corpus.settings.modes import mode_help
-from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
 from openxiv.service.models import SearchRequest, SearchResponse, V1SearchRequest, V1SearchResponse
 from openxiv.service.params import (
     TOP_K_MAX,
@@ -129,10 +129,10 @@ def v1_search_get(
     q: Annotated[str, Query(description="The query.")],
     top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
     offset: Annotated[Offset, Query()] = 0,
-    category: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
-    author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
-    date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
-    date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    category: ListQuery = None,
+    author: ListQuery = None,
+    date_from: DateQuery = None,
+    date_to: DateQuery = None,
     mode: Annotated[str | None, Query(description=mode_help())] = None,
     contents: Annotated[bool, Query(description="Add evidence passages.")] = True,
 ) -> Response:

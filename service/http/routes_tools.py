@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.service.errors import BadRequest
 from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX, find
-from openxiv.service.http.helpers import ERRORS, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
 from openxiv.service.models import ErrorResponse, V1SearchResponse
 from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK
 from openxiv.service.search import search_json, v1_response
@@ -82,10 +82,10 @@ def v1_similar(
     ],
     top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
     offset: Annotated[Offset, Query()] = 0,
-    category: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
-    author: Annotated[list[str] | None, Query(description="Repeat or comma-separate.")] = None,
-    date_from: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
-    date_to: Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")] = None,
+    category: ListQuery = None,
+    author: ListQuery = None,
+    date_from: DateQuery = None,
+    date_to: DateQuery = None,
 ) -> Response:
     """Ranked by the seeds' own stored paper vectors (their mean for several), the seeds left out,
     the filters applied before the cut. 409 when the snapshot was built without paper vectors."""

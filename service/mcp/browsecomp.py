@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from openxiv.service.browsecomp import BrowseCompTools
 from openxiv.service.mcp.arguments import CheckedServer
-from openxiv.service.mcp.server import READ_ONLY, LogLevel, serving, tool_errors
+from openxiv.service.mcp.results import READ_ONLY, tool_errors
+from openxiv.service.mcp.server import LogLevel, serving
 
 __all__ = ["BROWSECOMP_TOOLS", "build_browsecomp_server"]
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import Field
 
-from openxiv.service.errors import ApiError
 from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX
 from openxiv.service.library import Library
 from openxiv.service.mcp.arguments import Authors, Categories, DateFrom, DateTo, Offset, Size
+from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import FilterParams
 from openxiv.service.readable import find_text, search_text
@@ -23,11 +22,6 @@ from openxiv.service.tool_models import FindResponse
 __all__ = ["PAPER_TOOLS", "add_paper_tools"]
 
 PAPER_TOOLS = ("similar_papers", "find_in_paper")
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
-
-
-def _result(text: str, structured: dict[str, object]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
 def add_paper_tools(server: MCPServer, library: Library) -> None:
@@ -46,7 +40,7 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Papers most similar to a seed paper (or to several: their average), by the papers' own
         embedding vectors; the seeds are left out. Same result shape and filters as search_papers."""
-        try:
+        with tool_errors():
             response = library.similar(
                 arxiv_id,
                 top_k=size,
@@ -56,11 +50,8 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
                 ),
                 top_k_name="size",
             )
-        except ApiError as exc:
-            raise ToolError(exc.detail) from exc
         seeds = arxiv_id if isinstance(arxiv_id, str) else ", ".join(arxiv_id)
-        text = search_text(response, f"similar to {seeds}", offset)
-        return _result(text, response.model_dump(mode="json", exclude={"results", "warnings"}))
+        return tool_result(search_text(response, f"similar to {seeds}", offset), response)
 
     @server.tool(annotations=READ_ONLY)
     def find_in_paper(
@@ -71,8 +62,6 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
         """Where in one paper something is: its best passages for the query with their section names,
         query words marked **like this** (the abstract's sentences when the paper has no full text).
         Cheaper than reading sections: follow up with get_paper_section on the section named."""
-        try:
+        with tool_errors():
             found = library.find(arxiv_id, query, top_k)
-        except ApiError as exc:
-            raise ToolError(exc.detail) from exc
-        return _result(find_text(found), found.model_dump(mode="json"))
+        return tool_result(find_text(found), found)

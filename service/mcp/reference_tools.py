@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import Field
 
-from openxiv.service.errors import ApiError
 from openxiv.service.library import Library
+from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
 from openxiv.service.references import (
     CitedByResponse,
     ReferencesResponse,
@@ -23,29 +22,24 @@ __all__ = ["REFERENCE_TOOLS", "add_reference_tools"]
 
 REFERENCE_TOOLS = ("references", "cited_by")
 
-_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 _ArxivId = Annotated[str, Field(description="arXiv id, any spelling: 2212.11790, arXiv:2212.11790v1")]
 
 
 def add_reference_tools(server: MCPServer, library: Library) -> None:
     def answer(kind: str, arxiv_id: str) -> CallToolResult:
-        try:
+        with tool_errors():
             model = library.references(kind, arxiv_id)
-        except ApiError as exc:
-            raise ToolError(exc.detail) from exc
         text = references_text(model) if isinstance(model, ReferencesResponse) else cited_by_text(model)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json")
-        )
+        return tool_result(text, model)
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=READ_ONLY)
     def references(arxiv_id: _ArxivId) -> Annotated[CallToolResult, ReferencesResponse]:
         """The paper's bibliography (one hop of snowballing): each entry's arXiv id, whether that
         paper is in this corpus (then its title, readable with the other tools) and the printed text.
         Only unArXive inputs carry bibliographies; other papers have none."""
         return answer("references", arxiv_id)
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=READ_ONLY)
     def cited_by(arxiv_id: _ArxivId) -> Annotated[CallToolResult, CitedByResponse]:
         """The papers of this corpus whose bibliography cites the given paper (which need not be in
         the corpus), with their titles."""

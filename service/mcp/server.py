@@ -15,25 +15,25 @@ and ``OPENXIV_WATCH_INTERVAL``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp
 
-from openxiv.service.errors import ApiError
 from openxiv.service.holder import reload_triggers
 from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
 from openxiv.service.mcp.arguments import Authors, Categories, CheckedServer, DateFrom, DateTo, Offset, Size
 from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
 from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
+from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
 from openxiv.service.models import (
     BriefResponse,
     HeadResponse,
@@ -53,7 +53,7 @@ from openxiv.service.readable import (
 )
 from openxiv.service.reading import PREVIEW_CHARS
 
-__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving", "tool_errors"]
+__all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving"]
 
 MCP_PATH = "/mcp"
 TOOLS = (
@@ -74,33 +74,10 @@ characters and get_full_paper only when the whole text is needed (it can be long
 says where in one paper something is; similar_papers finds papers like one you have; references and
 cited_by follow a paper's bibliography one hop either way."""
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
-
 ArxivId = Annotated[
     str, Field(description="arXiv id, any spelling: 1706.03762, arXiv:1706.03762v7, hep-th/9901001")
 ]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-
-
-def _result(text: str, model: BaseModel) -> CallToolResult:
-    """Readable ``text`` for the model plus ``model`` as structured content, the JSON the HTTP API
-    sends (optional top-level fields it leaves out when empty are left out here too)."""
-    fields = type(model).model_fields
-    unset: set[str] = {k for k in ("results", "warnings") if k in fields and getattr(model, k) is None}
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=model.model_dump(mode="json", exclude=unset),
-    )
-
-
-@contextmanager
-def tool_errors() -> Iterator[None]:
-    """An `ApiError` (bad argument, unknown paper or section, index not loaded, over budget) becomes
-    a tool error with the same message the HTTP API would give."""
-    try:
-        yield
-    except ApiError as exc:
-        raise ToolError(exc.detail) from exc
 
 
 @asynccontextmanager
@@ -144,7 +121,7 @@ def _read(
     """One reading tool's answer: ``library.paper(kind, ...)`` as readable text and structured content."""
     with tool_errors():
         model: BaseModel = library.paper(kind, arxiv_id, **args)
-    return _result(render(model), model)
+    return tool_result(render(model), model)
 
 
 def _add_search_tool(server: MCPServer, library: Library) -> None:
@@ -177,7 +154,7 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
                 mode=mode,
                 top_k_name="size",
             )
-        return _result(search_text(response, query.strip(), offset), response)
+        return tool_result(search_text(response, query.strip(), offset), response)
 
 
 def _add_reading_tools(server: MCPServer, library: Library) -> None:
