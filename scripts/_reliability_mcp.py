@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import gzip
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _reliability_kill import OPENXIV, env
+from _reliability_kill import LoopbackProcess
 from _reliability_probes import probe_slow
 from bench_ingest_memory import make_bad_lines, run_ingest
 
@@ -35,43 +34,27 @@ INIT = {
 }
 
 
-class McpServer:
+class McpServer(LoopbackProcess):
     """``openxiv mcp --transport http`` on a free loopback port; ``url`` (``/mcp``) once it answers."""
 
+    what = "openxiv mcp"
+
     def __init__(self, root: Path, log: Path, timeout: float = 300) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self._fh = log.open("w")
-        cmd = [OPENXIV, "mcp", "--index", str(root), "--transport", "http", "--port", str(self.port)]
-        self.proc = subprocess.Popen(cmd, env=env(), stdout=self._fh, stderr=subprocess.STDOUT)
-        started = time.monotonic()
-        while time.monotonic() - started < timeout:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"openxiv mcp exited {self.proc.returncode}: {log.read_text()[-500:]}")
-            try:
-                httpx.get(self.url, timeout=2)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        self.startup_s = time.monotonic() - started
+        super().__init__(["mcp", "--index", str(root), "--transport", "http"], log, timeout)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def ready(self) -> bool:
+        httpx.get(self.url, timeout=2)  # any answer: the transport is up
+        return True
 
     def rss_mb(self) -> float:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return round(int(line.split()[1]) / 1024, 1)
         return 0.0
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._fh.close()
 
 
 def _initialize(client: httpx.Client, url: str) -> tuple[str, str | None]:
