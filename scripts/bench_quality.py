@@ -474,6 +474,18 @@ RECALL_NOISE = 0.003
 best, the one with the best keywords MRR@10 (then exact MRR@10) is chosen."""
 
 
+def keeps_known_items(row: dict[str, Any], reference: dict[str, Any]) -> bool:
+    """Whether ``row`` keeps the known items with the margin: success@10 at least `TARGET_EXACT` /
+    `TARGET_KEYWORDS`, and MRR@10 of each kind at most `MRR_DROP` below ``reference``'s."""
+    eps = 1e-9  # 288/300 is 0.96
+    return (
+        row["exact_success@10"] >= TARGET_EXACT - eps
+        and row["kw_success@10"] >= TARGET_KEYWORDS - eps
+        and row["exact_mrr@10"] >= reference["exact_mrr@10"] - MRR_DROP - eps
+        and row["kw_mrr@10"] >= reference["kw_mrr@10"] - MRR_DROP - eps
+    )
+
+
 def choose(rows: list[dict[str, Any]]) -> str:
     """The rule that picks the shipped ranking, fixed before the second round of issue 14 measured
     anything: the most topic Recall@100 among hybrid configurations on the default encoder's index
@@ -486,15 +498,7 @@ def choose(rows: list[dict[str, Any]]) -> str:
     plain = next((r for r in candidates if r["config"].removesuffix(" (default)") == NO_FEEDBACK), None)
     if base is None or plain is None:
         return "(no BM25 row or no feedback-free hybrid row on the default encoder's index: nothing to choose from)"
-    eps = 1e-9  # 288/300 is 0.96
-    ok = [
-        r
-        for r in candidates
-        if r["exact_success@10"] >= TARGET_EXACT - eps
-        and r["kw_success@10"] >= TARGET_KEYWORDS - eps
-        and r["exact_mrr@10"] >= plain["exact_mrr@10"] - MRR_DROP - eps
-        and r["kw_mrr@10"] >= plain["kw_mrr@10"] - MRR_DROP - eps
-    ]
+    ok = [r for r in candidates if keeps_known_items(r, plain)]
     if not ok:
         return "No hybrid configuration keeps the known-item targets on the default encoder."
     top = max(r["topic_recall@100"] for r in ok)
@@ -534,16 +538,10 @@ def encoder_verdict(rows: list[dict[str, Any]]) -> str:
         return "(no row of the shipped ranking on the default encoder: no encoder to compare against)"
     config = shipped_row["config"].removesuffix(" (default)")
     lines = []
-    eps = 1e-9
     for r in rows:
         if r["config"] != config or r["encoder"] == shipped_row["encoder"]:
             continue
-        keeps = (
-            r["exact_success@10"] >= TARGET_EXACT - eps
-            and r["kw_success@10"] >= TARGET_KEYWORDS - eps
-            and r["exact_mrr@10"] >= shipped_row["exact_mrr@10"] - MRR_DROP - eps
-            and r["kw_mrr@10"] >= shipped_row["kw_mrr@10"] - MRR_DROP - eps
-        )
+        keeps = keeps_known_items(r, shipped_row)
         gain = r["topic_recall@100"] - shipped_row["topic_recall@100"]
         wins = keeps and (
             gain > RECALL_NOISE
