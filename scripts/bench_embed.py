@@ -36,15 +36,15 @@ from _bench_md import BENCH_DIR, write_section
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
-from openxiv.indexer.encoders.embed import DEFAULT_MODEL, load_encoder, paper_text, resolve_model_path
+from openxiv.indexer.encoders.embed import BASE_MODEL, load_encoder, paper_text, resolve_model_path
 from openxiv.indexer.engine.dense import DenseIndex
 
 ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 OPTIONS = {
-    "torch": DEFAULT_MODEL,
-    "onnx-int8": f"onnx-int8:{DEFAULT_MODEL}",
-    "model2vec": f"model2vec:{DEFAULT_MODEL}",
+    "torch": BASE_MODEL,
+    "onnx-int8": f"onnx-int8:{BASE_MODEL}",
+    "model2vec": f"model2vec:{BASE_MODEL}",
 }
 
 
@@ -87,7 +87,7 @@ def cmd_speed(args: argparse.Namespace) -> None:
     _, texts = cs_papers()
     texts = texts[: args.n]
     rows = []
-    raw_model = SentenceTransformer(str(resolve_model_path(DEFAULT_MODEL)), device="cpu")
+    raw_model = SentenceTransformer(str(resolve_model_path(BASE_MODEL)), device="cpu")
     base = Settings(data_dir=Path(args.data_dir))
     for mt in args.max_tokens:
         raw_model.max_seq_length = mt

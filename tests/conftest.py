@@ -20,7 +20,6 @@ from live_index import (
     build_milvus,
     ingest_subset,
     require_shared,
-    seed_models,
     service_settings,
 )
 from refs_index import RESNET_PDF, build_refs_index
@@ -60,6 +59,7 @@ KIND_OF_TEST = {
     "test_embed.py::test_onnx_export_is_made_once_and_reused": "model",
     "test_encoder_determinism.py": "model",
     "test_encoder_snapshot.py": "model",
+    "test_shipped_encoder.py": "model",
 }
 """Tests (``file`` or ``file::test``) of a slow kind that no fixture above shows (they start it
 themselves)."""
@@ -117,19 +117,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def onnx_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default encoder (ONNX, int8) exported once for the session: a data dir's ``models/``
-    folder, copied into a fixture's fresh data dir (`seed_models`) instead of exporting it there
-    again. The export itself is tested by test_embed.py::test_onnx_export_is_made_once_and_reused."""
+    """The packaged MiniLM as released, exported to ONNX int8 once for the session: a data dir's
+    ``models/`` folder, copied into a fixture's fresh data dir (`seed_models`) instead of exporting it
+    there again. The default encoder needs no export (it ships exported); this is for the tests of the
+    export path itself (test_embed.py::test_onnx_export_is_made_once_and_reused, ``minilm_onnx``)."""
     from openxiv.corpus.settings.model import Settings
-    from openxiv.indexer.encoders.embed import load_encoder
+    from openxiv.indexer.encoders.embed import BASE_MODEL, load_encoder
 
     data_dir = tmp_path_factory.mktemp("onnx-models")
-    load_encoder(Settings(data_dir=data_dir))
+    load_encoder(Settings(data_dir=data_dir), model=f"onnx-int8:{BASE_MODEL}")
     return data_dir / "models"
 
 
 @pytest.fixture(scope="session")
-def test_index(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> BuiltIndex:
+def test_index(tmp_path_factory: pytest.TempPathFactory) -> BuiltIndex:
     """Built once per session; ``OPENXIV_TEST_SERVICE_DIR`` names a folder to build into and reuse."""
     require_shared()
     keep = os.environ.get("OPENXIV_TEST_SERVICE_DIR")
@@ -140,7 +141,6 @@ def test_index(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     stats: dict[str, Any] = {}
     if not (keep and db.is_file() and (tmp / "index" / "CURRENT").is_file()):
         tmp.mkdir(parents=True, exist_ok=True)
-        seed_models(request.getfixturevalue("onnx_models"), tmp)
         stats = ingest_subset(db, settings)
         build(db, tmp / "index", settings, cache)
     return BuiltIndex(root=tmp / "index", db=db, settings=settings, cache=cache, stats=stats)

