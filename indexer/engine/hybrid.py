@@ -249,7 +249,7 @@ class HybridBackend(VectorSimilar, Ranking):
         if feedback is not None:
             q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
         dense_s = dense["dense_papers"].scores if "dense_papers" in dense else None
-        kind = QueryKindConfig.of(self.settings)
+        kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
         topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s)
         q.head = 0 if topic else q.head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
         q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays

@@ -13,13 +13,15 @@ coherent subject, so even its 10th nearest paper vector is far (``dense``). A to
 few words naming a field: flat BM25 scores, no passage holds them, and many papers sit close to it
 in the vector space. A query is a *topic* when every signal says so. The thresholds were
 chosen by 2-fold cross-validation over the dev query sets (docs/indexing.md «Query kind»); the
-dense one belongs to the default encoder. ``ratio`` 0 turns the rule off: every query keeps its
-first page (the behaviour before issue 26); an index without paper vectors never calls a query a
-topic.
+words and dense ones belong to the encoder, so an encoder's description may carry its own
+(``query_kind`` in ``encoder.json``, copied into each snapshot) and a setting left unset takes them.
+``ratio`` 0 turns the rule off: every query keeps its first page (the behaviour before issue 26); an
+index without paper vectors never calls a query a topic.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,23 +31,34 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.prf import passage_coverage
 from openxiv.indexer.engine.sparse import top_k_rows
 
-__all__ = ["QueryKindConfig", "QueryProfile", "is_topic", "profile", "topic_query"]
+__all__ = ["ENCODER_FALLBACK", "QueryKindConfig", "QueryProfile", "is_topic", "profile", "topic_query"]
+
+ENCODER_FALLBACK: dict[str, float] = {"max_words": 12, "dense": 0.65}
+"""The encoder-bound thresholds of an encoder whose description names none: those chosen for the
+released MiniLM, the default encoder when the rule was made (docs/indexing.md «Query kind»)."""
 
 
 @dataclass(frozen=True)
 class QueryKindConfig:
-    ratio: float = 2.0
+    """The rule's thresholds; their defaults are the settings' (``kind_*``, `QueryKindConfig.of`)."""
+
+    ratio: float
     """A topic's best BM25 score is below ``ratio`` times its 10th (0: the rule is off)."""
-    coverage: float = 0.8
+    coverage: float
     """... and its best paper's best passage holds less than this share of its words."""
-    max_words: int = 12
+    max_words: int
     """... and it has at most this many words."""
-    dense: float = 0.65
+    dense: float
     """... and its 10th best paper vector has at least this cosine (0: not asked)."""
 
     @classmethod
-    def of(cls, settings: Settings) -> QueryKindConfig:
-        return cls(settings.kind_ratio, settings.kind_coverage, settings.kind_max_words, settings.kind_dense)
+    def of(cls, settings: Settings, encoder_own: Mapping[str, Any] | None = None) -> QueryKindConfig:
+        """The settings' thresholds; ``kind_max_words`` / ``kind_dense`` left unset take the
+        encoder's own (``encoder_own``: its description's ``query_kind``), else `ENCODER_FALLBACK`."""
+        own = {**ENCODER_FALLBACK, **(encoder_own or {})}
+        words = settings.kind_max_words if settings.kind_max_words is not None else int(own["max_words"])
+        dense = settings.kind_dense if settings.kind_dense is not None else float(own["dense"])
+        return cls(settings.kind_ratio, settings.kind_coverage, words, dense)
 
     @property
     def enabled(self) -> bool:

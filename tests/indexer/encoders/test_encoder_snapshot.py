@@ -26,6 +26,7 @@ from openxiv.indexer import layout
 from openxiv.indexer.build.job import build_index
 from openxiv.indexer.encoders.embed import Encoder
 from openxiv.indexer.manifest import Manifest
+from openxiv.indexer.snapshot import open_index
 
 SERVE_SCRIPT = """
 import json, sys
@@ -61,6 +62,11 @@ def test_snapshot_holds_its_encoder(onnx_index: tuple[Path, list[tuple[str, str]
     assert desc["max_tokens"] == 32 and desc["dim"] == 384
     for name in desc["files"]:
         assert (enc_dir / name).is_file(), name
+    # the query-kind thresholds chosen for the encoder travel with it, so the snapshot is served with
+    # them whatever encoder is the default later (openxiv.indexer.engine.query_kind)
+    assert desc["query_kind"] == {"max_words": 16, "dense": 0.55}
+    with open_index(root, Settings()) as ix:
+        assert ix.backend.encoder.description["query_kind"] == desc["query_kind"]
 
 
 def test_serving_reads_the_encoder_from_the_snapshot_and_writes_nothing(

@@ -38,6 +38,22 @@ def test_rule_is_on_by_default_and_off_at_ratio_zero() -> None:
     assert not topic_query(topic, QueryKindConfig.of(Settings(kind_ratio=0.0)))
 
 
+def test_unset_thresholds_are_the_encoders_own_and_a_setting_wins() -> None:
+    """``kind_max_words`` / ``kind_dense`` belong to the encoder: unset, an encoder's description
+    gives them (the shipped one's ``query_kind``), an encoder naming none gets those chosen for the
+    released MiniLM, and a setting overrides either."""
+    unset = Settings()
+    assert unset.kind_max_words is None and unset.kind_dense is None
+    assert QueryKindConfig.of(unset, None) == QueryKindConfig(2.0, 0.8, 12, 0.65)
+    assert QueryKindConfig.of(unset, {"max_words": 16, "dense": 0.55}) == QueryKindConfig(2.0, 0.8, 16, 0.55)
+    set_ = Settings(kind_max_words=9, kind_dense=0.7)
+    assert QueryKindConfig.of(set_, {"max_words": 16, "dense": 0.55}) == QueryKindConfig(2.0, 0.8, 9, 0.7)
+    # a 14-word topic-like profile at a 10th cosine of 0.6: a topic for the shipped encoder only
+    profile_ = QueryProfile(words=14, ratio=1.0, coverage=0.0, dense=0.6)
+    assert topic_query(profile_, QueryKindConfig.of(unset, {"max_words": 16, "dense": 0.55}))
+    assert not topic_query(profile_, QueryKindConfig.of(unset, None))
+
+
 def test_an_index_without_paper_vectors_calls_no_query_a_topic(sparse_index: Any) -> None:
     backend = sparse_index.backend
     paper_s = backend.bm25_papers.masked_scores(TOPIC, None)
