@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import write_section
+from _scale_render import render
 from bench_index import PeakRSS
 
 MIB = 2**20
@@ -180,33 +180,48 @@ def step_oai(args: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any) -> dict[str, Any]:
+def _faiss_variant(name: str, vecs: Any) -> Any:
+    """A new FAISS index of kind ``name`` over ``vecs`` (trained and filled)."""
+    import faiss
+    import numpy as np
+
+    n, dim = vecs.shape
+    if name == "exact fp16":
+        index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    elif name == "hnsw M=32":
+        index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction, index.hnsw.efSearch = 200, 256
+    else:  # "ivf,sq8" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
+        nlist = int(4 * np.sqrt(n))
+        index = faiss.index_factory(
+            dim, f"IVF{nlist},{name.split(',')[1].upper()}", faiss.METRIC_INNER_PRODUCT
+        )
+        index.nprobe = max(1, nlist // 32)
+    if not index.is_trained:
+        index.train(vecs[np.random.default_rng(0).choice(n, min(n, 100_000), replace=False)])
+    for start in range(0, n, 100_000):
+        index.add(vecs[start : start + 100_000])
+    return index
+
+
+def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any, built: Any = None) -> dict[str, Any]:
     """One FAISS index over ``vecs``: build time, peak RSS while built, bytes, top-100 latency one
-    query at a time on one thread, recall@100 against ``truth`` (the exact answer)."""
+    query at a time on one thread, recall@100 against ``truth`` (the exact answer). ``built``: the
+    snapshot's own index of this kind (its build time is the build step's, not measured here)."""
     import faiss
     import numpy as np
     from bench_scale import pcts
 
-    n, dim = vecs.shape
-    t = time.perf_counter()
-    with PeakRSS() as rss:
-        if name == "exact fp16":
-            index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
-        elif name == "hnsw M=32":
-            index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction, index.hnsw.efSearch = 200, 256
-        else:  # "ivf,sq8" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
-            nlist = int(4 * np.sqrt(n))
-            index = faiss.index_factory(
-                dim, f"IVF{nlist},{name.split(',')[1].upper()}", faiss.METRIC_INNER_PRODUCT
-            )
-            index.nprobe = max(1, nlist // 32)
-        if not index.is_trained:
-            index.train(vecs[np.random.default_rng(0).choice(n, min(n, 100_000), replace=False)])
-        for start in range(0, n, 100_000):
-            index.add(vecs[start : start + 100_000])
-    row: dict[str, Any] = {"build_s": time.perf_counter() - t, "peak_rss_mib": rss.peak / MIB}
-    row["bytes"] = int(faiss.serialize_index(index).size)
+    row: dict[str, Any] = {}
+    if built is None:
+        t = time.perf_counter()
+        with PeakRSS() as rss:
+            index = _faiss_variant(name, vecs)
+        row.update(build_s=time.perf_counter() - t, peak_rss_mib=rss.peak / MIB)
+        row["bytes"] = int(faiss.serialize_index(index).size)
+    else:
+        index, row["from_snapshot"] = built
+        row["bytes"] = int(Path(row["from_snapshot"]).stat().st_size)
     faiss.omp_set_num_threads(1)
     ms, found = [], []
     for q in qvecs:
@@ -223,16 +238,28 @@ def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any) -> dict[str, An
     return {**row, "_ids": [f.tolist() for f in found]}
 
 
-def step_dense(args: argparse.Namespace) -> dict[str, Any]:
-    """Item 3: exact fp16, HNSW and IVF variants of FAISS over ``--papers`` synthetic paper vectors
-    (real cached vectors plus noise, as the corpus step makes them) and the 103 topic queries."""
-    import numpy as np
-    from bench_scale import real_vectors, topic_queries
+def _snapshot_hnsw(work: Path, papers: int) -> tuple[Any, Path] | None:
+    """``WORK/index-new``'s dense paper index when it is an HNSW of ``papers`` vectors (the build
+    step made it), loaded into memory, and its file; else None."""
+    from openxiv.indexer.engine.dense import INDEX_FILE, DenseIndex
 
-    from openxiv.indexer.encoders.embed import load_snapshot_encoder
+    current = work / "index-new" / "CURRENT"
+    if not current.is_file():
+        return None
+    folder = current.parent / "snapshots" / current.read_text().strip() / "dense_papers"
+    dense = DenseIndex.load(folder, mmap=False)
+    if dense.kind != "hnsw" or dense.ntotal != papers:
+        return None
+    return dense.index, folder / INDEX_FILE
+
+
+def _synthetic_vectors(args: argparse.Namespace, encoder: Any) -> Any:
+    """``--papers`` vectors made as the corpus step makes them (a real cached vector plus noise)."""
+    import numpy as np
+    from bench_scale import real_vectors
+
     from openxiv.indexer.encoders.vectors import normalize_rows
 
-    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
     base = real_vectors(args.cache, encoder.fingerprint, 50_000)
     rng = np.random.default_rng(args.seed)
     vecs = np.empty((args.papers, base.shape[1]), dtype=np.float32)
@@ -240,15 +267,50 @@ def step_dense(args: argparse.Namespace) -> dict[str, Any]:
         m = min(100_000, args.papers - start)
         pick = base[rng.integers(0, len(base), m)]
         vecs[start : start + m] = normalize_rows(pick + rng.normal(0, 0.02, pick.shape).astype(np.float32))
+    return vecs
+
+
+def step_dense(args: argparse.Namespace) -> dict[str, Any]:
+    """Item 3: exact fp16, HNSW and IVF variants of FAISS over ``--papers`` paper vectors and the 103
+    topic queries. When the build step has made an HNSW snapshot of that size, its own vectors (read
+    back from the HNSW storage, float32) are the ones measured and its index is the HNSW row (built
+    once, by the build: its time is in the build's ``embed_papers`` stage); else synthetic vectors
+    as the corpus step makes them. Each variant's row is kept in ``results/dense.partial.json`` as it
+    finishes, so a stopped run goes on with the next variant."""
+    import faiss
+    import numpy as np
+    from bench_scale import topic_queries
+
+    from openxiv.indexer.encoders.embed import load_snapshot_encoder
+
+    encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    snap = _snapshot_hnsw(args.work, args.papers)
+    if snap is not None:
+        storage = faiss.downcast_index(snap[0].storage)
+        vecs = faiss.rev_swig_ptr(storage.get_xb(), snap[0].ntotal * snap[0].d).reshape(snap[0].ntotal, -1)
+        vecs = np.array(vecs, dtype=np.float32)
+    else:
+        vecs = _synthetic_vectors(args, encoder)
     qvecs = np.stack([encoder.encode_query(q) for q in topic_queries()]).astype(np.float32)
-    res: dict[str, Any] = {"vectors": args.papers, "loadavg_start": os.getloadavg(), "variants": {}}
-    truth = None
-    for name in ("exact fp16", "hnsw M=32", "ivf,sq8", "ivf,pq48"):
-        row = _dense_variant(name, vecs, qvecs, truth)
+    partial = _out(args.work, "dense.partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    res: dict[str, Any] = {"vectors": args.papers, "loadavg_start": os.getloadavg(), "variants": {},
+                           "vectors_from": "snapshot" if snap is not None else "synthetic"}  # fmt: skip
+    if partial.exists():
+        res = json.loads(partial.read_text())
+    truth = res.get("_truth")
+    for name in ("exact fp16", "ivf,sq8", "ivf,pq48", "hnsw M=32"):
+        if name in res["variants"]:
+            continue
+        built = snap if name == "hnsw M=32" and snap is not None else None
+        row = _dense_variant(name, vecs, qvecs, truth, built)
         ids = row.pop("_ids")
-        truth = ids if truth is None else truth
+        if truth is None:
+            truth = res["_truth"] = ids
         res["variants"][name] = row
+        partial.write_text(json.dumps(res, default=str))
         print(name, json.dumps(row), flush=True)
+    res.pop("_truth", None)
     res["loadavg_end"] = os.getloadavg()
     return res
 
@@ -295,67 +357,25 @@ def step_serve(args: argparse.Namespace) -> dict[str, Any]:
             res["filters"][name] = pcts(time_queries(ix.backend, queries, "rrf", f))
     res["peak_rss_mib"] = rss.peak / MIB
     res["serve_workers_1"] = serve_memory(root, 1, queries[:40])
+    res["clients_8"] = _throughput(root, queries * 4, clients=8, workers=2)
+    print("8 clients", res["clients_8"], flush=True)
     res["loadavg_end"] = os.getloadavg()
     return res
 
 
-def render(works: list[Path]) -> str:
-    lines = [
-        "Issue 24: the streaming build against the previous build on the same synthetic corpora, and the",
-        "serving latency of the streamed snapshot (`scripts/scale_steps.py`; synthetic corpus and synthetic",
-        "paper vectors from the embedding cache, as in «Scale» above; this 2-core machine was shared with",
-        "other engineers' jobs during the runs, so wall times are inflated; load averages are given).",
-        "",
-        "| papers | build | wall s | peak RSS MiB | load avg (start) | snapshot MB |",
-        "|---:|---|---:|---:|---:|---:|",
-    ]
-    for work in works:
-        for tag in ("old", "new"):
-            path = _out(work, f"build-{tag}")
-            if path.exists():
-                r = json.loads(path.read_text())
-                lines.append(f"| {r['counts']['papers']:,} | {tag} | {r['seconds']:.0f} | {r['peak_rss_mib']:,.0f} | "
-                             f"{r['loadavg_start'][0]:.1f} | {r['sizes']['total'] / 1e6:,.0f} |")  # fmt: skip
-    lines += ["", "| papers | mode | p50 ms | p95 ms |", "|---:|---|---:|---:|"]
-    for work in works:
-        path = _out(work, "serve-new")
-        if not path.exists():
-            continue
-        r = json.loads(path.read_text())
-        n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
-        rows = [(m, v) for m, v in r["modes"].items()] + [
-            (f"{m} (masked walk, deep 0)", v) for m, v in r["deep0"].items()
-        ]
-        rows += [(f"rrf + {name}", v) for name, v in r["filters"].items()]
-        lines += [f"| {n:,} | {m} | {v['p50']:.1f} | {v['p95']:.1f} |" for m, v in rows]
-    lines += _render_dense_oai(works)
-    text = "\n".join(lines)
-    # a table whose runs have not been made yet is left out (its header alone says nothing)
-    return re.sub(r"\n\n\|[^\n]*\|\n\|[-:|]*\|(?=\n\n|$)", "", text)
+def _throughput(root: Path, queries: list[str], clients: int, workers: int) -> dict[str, Any]:
+    """``openxiv serve --workers N`` under ``clients`` closed-loop clients (bench_service's phase:
+    one keep-alive connection each, POST /search top_k=10 with contents): requests/s, latency, CPU."""
+    from bench_scale import pcts
+    from bench_service import Server, phase
 
-
-def _render_dense_oai(works: list[Path]) -> list[str]:
-    lines = ["", "| vectors | dense index | build s | peak RSS MiB | MB | p50 / p95 ms (top 100, 1 thread) | recall@100 vs exact |",
-             "|---:|---|---:|---:|---:|---|---:|"]  # fmt: skip
-    for work in works:
-        path = _out(work, "dense")
-        if path.exists():
-            r = json.loads(path.read_text())
-            for name, v in r["variants"].items():
-                rec = f"{v['recall100_vs_exact']:.3f}" if "recall100_vs_exact" in v else "1 (exact)"
-                lines.append(f"| {r['vectors']:,} | {name} | {v['build_s']:.0f} | {v['peak_rss_mib']:,.0f} | "
-                             f"{v['bytes'] / 1e6:,.0f} | {v['p50']:.1f} / {v['p95']:.1f} | {rec} |")  # fmt: skip
-    lines += ["", "| OAI lines | file MB | ingest s | papers/s | peak RSS MiB | DB MB | re-ingest s | re-ingest output |",
-              "|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
-    for work in works:
-        path = _out(work, "oai")
-        if path.exists():
-            r = json.loads(path.read_text())
-            i, again = r["ingest"], r["reingest"]
-            lines.append(f"| {r['papers']:,} | {r['file_bytes'] / 1e6:,.0f} | {i['seconds']:.0f} | {i['papers_per_s']:,.0f} | "
-                         f"{i['peak_rss_mib']:,.0f} | {i['db_bytes'] / 1e6:,.0f} | {again['seconds']:.0f} | "
-                         f"{again['stdout_tail'].strip().split(': ')[-1]} |")  # fmt: skip
-    return lines
+    server = Server(root, threads=None, workers=workers)
+    try:
+        out = phase(server.url, queries, clients, server)
+    finally:
+        server.stop()
+    return {"workers": workers, "clients": clients, "requests": len(out["lat"]), "errors": len(out["errors"]),
+            "qps": out["qps"], "server_cpu_ms": out["cpu_ms"], **pcts(out["lat"])}  # fmt: skip
 
 
 def main() -> None:
