@@ -7,7 +7,7 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
     nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag old \\
         --python ../main-before/.venv/bin/python     # the same build with another checkout's code
     nice -n 10 .venv/bin/python scripts/scale_steps.py serve --papers 250000 --work $S/s250k --tag new
-    .venv/bin/python scripts/scale_steps.py render --work $S/s100k $S/s250k   # BENCHMARKS.md "Scale (streaming)"
+    .venv/bin/python scripts/scale_steps.py render --work $S/s100k $S/s250k   # prints the tables
 
 - ``corpus``: the synthetic corpus of ``scripts/bench_scale.py`` (real titles, abstracts, authors,
   categories recombined under new ids, ``--fulltext-share`` of the papers with a real full text) and
@@ -16,8 +16,9 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
 - ``oai``: the same recombined records (metadata only) as a ``--papers``-line OAI/Kaggle metadata
   snapshot file, ``openxiv ingest`` of it into a fresh database and again into the same one (a
   re-ingest must store nothing new): wall time, rate, peak RSS, database size.
-- ``dense``: the dense index by size (exact fp16, HNSW M=32, IVF + SQ8, IVF + PQ48) over ``--papers``
-  synthetic vectors: build time, peak RSS, bytes, top-100 latency (one thread), recall@100 vs exact.
+- ``dense``: the dense index by size (exact fp16, HNSW M=32, IVF + SQ8, IVF flat, IVF + PQ48) over ``--papers``
+  paper vectors (the build step's own when it made an HNSW snapshot of that size, else synthetic): build time,
+  peak RSS, bytes, top-100 latency (one thread), recall@100 vs exact.
 - ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
   another's to compare), under ``/usr/bin/time`` for the child's peak RSS (``%M``), into
   ``WORK/index-<tag>``: wall time, stages, sizes per part.
@@ -39,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
 from _scale_render import render
 from bench_index import PeakRSS
 
@@ -191,10 +191,11 @@ def _faiss_variant(name: str, vecs: Any) -> Any:
     elif name == "hnsw M=32":
         index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction, index.hnsw.efSearch = 200, 256
-    else:  # "ivf,sq8" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
+    else:  # "ivf,sq8" / "ivf,flat" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
         nlist = int(4 * np.sqrt(n))
+        codes = {"sq8": "SQ8", "flat": "Flat", "pq48": "PQ48"}  # FAISS factory spellings
         index = faiss.index_factory(
-            dim, f"IVF{nlist},{name.split(',')[1].upper()}", faiss.METRIC_INNER_PRODUCT
+            dim, f"IVF{nlist},{codes[name.split(',')[1]]}", faiss.METRIC_INNER_PRODUCT
         )
         index.nprobe = max(1, nlist // 32)
     if not index.is_trained:
@@ -220,8 +221,9 @@ def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any, built: Any = No
         row.update(build_s=time.perf_counter() - t, peak_rss_mib=rss.peak / MIB)
         row["bytes"] = int(faiss.serialize_index(index).size)
     else:
-        index, row["from_snapshot"] = built
-        row["bytes"] = int(Path(row["from_snapshot"]).stat().st_size)
+        index, snapshot_file = built
+        row["from_snapshot"] = str(snapshot_file)
+        row["bytes"] = int(snapshot_file.stat().st_size)
     faiss.omp_set_num_threads(1)
     ms, found = [], []
     for q in qvecs:
@@ -299,7 +301,7 @@ def step_dense(args: argparse.Namespace) -> dict[str, Any]:
     if partial.exists():
         res = json.loads(partial.read_text())
     truth = res.get("_truth")
-    for name in ("exact fp16", "ivf,sq8", "ivf,pq48", "hnsw M=32"):
+    for name in ("exact fp16", "ivf,sq8", "ivf,flat", "ivf,pq48", "hnsw M=32"):
         if name in res["variants"]:
             continue
         built = snap if name == "hnsw M=32" and snap is not None else None
@@ -400,8 +402,10 @@ def main() -> None:
         "--ingest-workers", type=int, default=1, help="oai: parse the one JSONL in byte ranges over N workers"
     )
     args = ap.parse_args()
-    if args.step == "render":
-        write_section("Scale (streaming build)", render(args.work), after="Scale")
+    if (
+        args.step == "render"
+    ):  # the tables of BENCHMARKS.md «Scale (streaming build)», whose prose is written by hand
+        print(render(args.work))
         return
     args.work = args.work[0]
     args.work.mkdir(parents=True, exist_ok=True)
