@@ -35,7 +35,6 @@ import copy
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +59,7 @@ from openxiv.indexer.engine.prf import (
 )
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.query_kind import QueryKindConfig, is_topic
+from openxiv.indexer.engine.query_state import QueryState, lexical_top
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
     PASSAGE_OVERFETCH,
@@ -74,46 +74,6 @@ from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
 from openxiv.indexer.manifest import Manifest
 
 __all__ = ["HybridBackend"]
-
-
-@dataclass
-class _Query:
-    """What one search's stages hand each other (nothing per query is kept on the backend)."""
-
-    text: str
-    sides: tuple[str, ...]
-    depth: int
-    deadline: float | None
-    timings: dict[str, float] = field(default_factory=dict)
-    allowed: np.ndarray | None = None
-    """The filter mask (``None``: every paper)."""
-    results: dict[str, SideResult] = field(default_factory=dict)
-    paper_s: np.ndarray | None = None
-    """BM25 scores of every paper (the lexical paper side)."""
-    rows: np.ndarray | None = None
-    scores: np.ndarray | None = None
-    ph: Any = None
-    """The passage side's hits, when it ran."""
-    passage_scores: np.ndarray | None = None
-    lexical: np.ndarray | None = None
-    """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
-    total: int = 0
-    dense_allowed: np.ndarray | None = None
-    head: int = 0
-    """Places of the ranking without feedback kept on top (a confident first pass, `openxiv.indexer.engine.prf`)."""
-    dense_ms: dict[str, float] = field(default_factory=dict)
-    qvec: np.ndarray | None = None
-    """The query's vector once encoded (a deeper block of the same search reuses it)."""
-
-    def dense_sides(self, dense: dict[str, Any]) -> list[str]:
-        return [s for s in self.sides if s in dense]
-
-
-def _lexical_top(q: _Query) -> np.ndarray | None:
-    """The papers the lexical sides ranked (``None``: the mode runs none): the dense side scores
-    them exactly (`openxiv.indexer.engine.dense_lexical`)."""
-    tops = [res.rows for name, res in q.results.items() if name in ("bm25_papers", "bm25_passages")]
-    return np.unique(np.concatenate(tops)) if tops else None
 
 
 class HybridBackend(VectorSimilar, Ranking):
@@ -208,16 +168,16 @@ class HybridBackend(VectorSimilar, Ranking):
         check_page(top_k, offset)
         sides, method = self._plan(mode)
         first = self._rank(
-            _Query(query, sides, self.settings.candidates, deadline), method, mode, filters, alone
+            QueryState(query, sides, self.settings.candidates, deadline), method, mode, filters, alone
         )
-        q0: _Query = first.context
+        q0: QueryState = first.context
         shown = q0.lexical if q0.lexical is not None else q0.allowed  # the papers this search may show
         pinned = (
             pin(first, title_rows(self.titles, self.meta.row_of, query, shown)) if self._fuses(mode) else None
         )
 
         def rank_at(depth: int) -> Block:  # a deeper block: the same query, its vector and mask reused
-            q = _Query(query, sides, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
+            q = QueryState(query, sides, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
             block = self._rank(q, method, mode, q0.allowed, alone=False)
             for k, ms in q.timings.items():
                 q0.timings[k] = round(q0.timings.get(k, 0.0) + ms, 3)
@@ -232,7 +192,7 @@ class HybridBackend(VectorSimilar, Ranking):
 
     def _rank(
         self,
-        q: _Query,
+        q: QueryState,
         method: str,
         mode: str | None,
         filters: SearchFilters | np.ndarray | None,
@@ -264,14 +224,14 @@ class HybridBackend(VectorSimilar, Ranking):
         return Block(q.depth, rows, scores, q)
 
     # --- the stages of one search --------------------------------------------------------------------
-    def _filter(self, q: _Query, filters: SearchFilters | None) -> None:
+    def _filter(self, q: QueryState, filters: SearchFilters | None) -> None:
         """The filter mask every side is restricted by before its top-k cut."""
         check_deadline(q.deadline, "filters")
         t = time.perf_counter()
         q.allowed = self.meta.mask(filters)
         q.timings["filter"] = ms_since(t)
 
-    def _start_encoding(self, q: _Query) -> Future[tuple[np.ndarray, float]] | None:
+    def _start_encoding(self, q: QueryState) -> Future[tuple[np.ndarray, float]] | None:
         """The query's encoding on the overlap's helper thread, when the mode also runs BM25."""
         if (
             q.qvec is not None
@@ -282,7 +242,7 @@ class HybridBackend(VectorSimilar, Ranking):
         check_deadline(q.deadline, "encode")
         return self.overlap.submit(lambda: self._encode(q.text))
 
-    def _lexical(self, q: _Query) -> None:
+    def _lexical(self, q: QueryState) -> None:
         """The BM25 sides; ``lexical`` marks the papers matching a query term (after filters)."""
         check_deadline(q.deadline, "bm25")
         t = time.perf_counter()
@@ -306,7 +266,7 @@ class HybridBackend(VectorSimilar, Ranking):
             q.dense_allowed = q.allowed
 
     def _feedback_stage(
-        self, q: _Query, mode: str | None, queued: bool
+        self, q: QueryState, mode: str | None, queued: bool
     ) -> Future[tuple[SideResult, int, float]] | None:
         """The pseudo-relevance feedback side, when the mode fuses: run now, or (``queued``) on the
         helper thread behind the encoding, returning its future."""
@@ -322,7 +282,7 @@ class HybridBackend(VectorSimilar, Ranking):
         return None
 
     def _dense_stage(
-        self, q: _Query, encoding: Future[tuple[np.ndarray, float]] | None
+        self, q: QueryState, encoding: Future[tuple[np.ndarray, float]] | None
     ) -> dict[str, SideResult]:
         """The dense sides among the lexical matches (or the filter), once the query is encoded."""
         dense: dict[str, SideResult] = {}
@@ -340,11 +300,11 @@ class HybridBackend(VectorSimilar, Ranking):
         t = time.perf_counter()
         q.qvec = qvec
         for side in dense_sides:
-            dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed, _lexical_top(q))
+            dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed, lexical_top(q))
         q.dense_ms["dense"] = ms_since(t)
         return dense
 
-    def _fuse(self, q: _Query, method: str) -> tuple[np.ndarray, np.ndarray]:
+    def _fuse(self, q: QueryState, method: str) -> tuple[np.ndarray, np.ndarray]:
         """The families fused by ``method``; a confident first pass keeps its head above feedback."""
         families = self._families(q.results, q.sides)
         if q.head:  # the feedback side is the last family; the kept head comes from the others

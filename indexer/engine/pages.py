@@ -26,7 +26,7 @@ def page_hits(
     page_rows = tiled.rows[lo:hi]
     places = zip(page_rows.tolist(), tiled.scores[lo:hi].tolist(), tiled.block[lo:hi].tolist(), strict=True)
     for row, score, b in places:
-        q: Any = tiled.blocks[b].context  # the backend's per-search state (`hybrid._Query`)
+        q: Any = tiled.blocks[b].context  # the backend's per-search state (`query_state.QueryState`)
         if b not in ranks:
             ranks[b] = {n: ranks_of(r.rows, page_rows) for n, r in q.results.items()}
         pid: int | None = None
