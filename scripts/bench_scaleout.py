@@ -162,8 +162,9 @@ def main() -> None:
         f"`{cmd}`",
         "",
         f"Corpus: first {args.papers:,} papers of the shared cs listing + {args.fulltexts} plain-text full texts "
-        f"({stats['papers']:,} papers, {stats['passages']:,} passages); paper vectors (onnx-int8 MiniLM) "
-        "from the same embedding cache for both builds (no vector recomputed). Searches run in process, "
+        f"({stats['papers']:,} papers, {stats['passages']:,} passages); paper vectors ({Settings().model}) "
+        "from one embedding cache (the embedded build, first, encodes what the cache lacks; the Milvus "
+        "build reads them all from it). Searches run in process, "
         f"top_k=10, {len(qs)} dev queries ({'topic' if args.topics else 'topic + known-item'}) per mode, one at a "
         "time, after one warm-up. "
         f"Load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 cores shared with other jobs).",
