@@ -16,7 +16,7 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
 - ``oai``: the same recombined records (metadata only) as a ``--papers``-line OAI/Kaggle metadata
   snapshot file, ``openxiv ingest`` of it into a fresh database and again into the same one (a
   re-ingest must store nothing new): wall time, rate, peak RSS, database size.
-- ``dense``: the dense index by size (exact fp16, HNSW M=32, IVF + SQ8, IVF flat, IVF + PQ48) over ``--papers``
+- ``dense``: the dense index by size (exact fp16, HNSW M=32, IVF + SQ8, IVF + fp16, IVF flat, IVF + PQ48) over ``--papers``
   paper vectors (the build step's own when it made an HNSW snapshot of that size, else synthetic): build time,
   peak RSS, bytes, top-100 latency (one thread), recall@100 vs exact.
 - ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
@@ -191,13 +191,15 @@ def _faiss_variant(name: str, vecs: Any) -> Any:
     elif name == "hnsw M=32":
         index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction, index.hnsw.efSearch = 200, 256
-    else:  # "ivf,sq8" / "ivf,flat" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
+    else:  # "ivf,sq8" / "ivf,fp16" / "ivf,flat" / "ivf,pq48": nlist ~ 4 sqrt(n), probed 1/32 of the lists
         nlist = int(4 * np.sqrt(n))
-        codes = {"sq8": "SQ8", "flat": "Flat", "pq48": "PQ48"}  # FAISS factory spellings
+        codes = {"sq8": "SQ8", "fp16": "SQfp16", "flat": "Flat", "pq48": "PQ48"}  # FAISS factory spellings
         index = faiss.index_factory(
             dim, f"IVF{nlist},{codes[name.split(',')[1]]}", faiss.METRIC_INNER_PRODUCT
         )
         index.nprobe = max(1, nlist // 32)
+        if name == "ivf,fp16":  # the engine's IVF: float16 of each vector, not of its residual
+            index.by_residual = False
     if not index.is_trained:
         index.train(vecs[np.random.default_rng(0).choice(n, min(n, 100_000), replace=False)])
     for start in range(0, n, 100_000):
@@ -301,7 +303,7 @@ def step_dense(args: argparse.Namespace) -> dict[str, Any]:
     if partial.exists():
         res = json.loads(partial.read_text())
     truth = res.get("_truth")
-    for name in ("exact fp16", "ivf,sq8", "ivf,flat", "ivf,pq48", "hnsw M=32"):
+    for name in ("exact fp16", "ivf,sq8", "ivf,fp16", "ivf,flat", "ivf,pq48", "hnsw M=32"):
         if name in res["variants"]:
             continue
         built = snap if name == "hnsw M=32" and snap is not None else None

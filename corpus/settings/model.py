@@ -104,12 +104,17 @@ class Settings(BaseSettings):
 
     BENCHMARKS.md, "Dense ANN vs exact", has the measured speed and recall."""
     ann_threshold: int = 200_000
-    """Vector count above which HNSW replaces exact FAISS search."""
+    """Vector count above which an approximate index (`ann_index`) replaces exact FAISS search."""
+    ann_index: Literal["ivf", "hnsw"] = "ivf"
+    """The approximate dense index above `ann_threshold` vectors: `ivf` (inverted lists of float16
+    vectors, trained on a sample; builds in minutes where HNSW takes hours at millions of papers, and
+    is memory-mapped, so serving workers share it) or `hnsw` (a graph over float32 vectors, read into each worker;
+    its build grows as n log n). docs/scale.md, «The dense index by size», has the measurements."""
     hnsw_deep: int = Field(2000, ge=0)
-    """HNSW neighbours a hybrid query's dense side takes unfiltered, of which it keeps the papers
-    matching a query term (plus the lexical sides' top papers, scored exactly) instead of walking
-    the graph under a mask of every match (docs/scale.md); 0 = the masked walk. Exact indexes and
-    small match sets are unaffected."""
+    """Neighbours a hybrid query's dense side takes unfiltered from the approximate index (HNSW or
+    IVF), of which it keeps the papers matching a query term (plus the lexical sides' top papers,
+    scored exactly) instead of searching under a mask of every match (docs/scale.md); 0 = the
+    masked search. Exact indexes and small match sets are unaffected."""
     build_until: date | None = None
     """Index build cutoff (`YYYY-MM-DD`, flag `--until`): papers first submitted after this day are
     left out of the snapshot entirely.

@@ -8,7 +8,11 @@ typed manifest of what it wrote.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from openxiv.indexer import layout
 from openxiv.indexer.build.bm25stream import StreamingBM25
@@ -25,7 +29,13 @@ from openxiv.indexer.build.stages import (
 from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest
 
+if TYPE_CHECKING:
+    from openxiv.indexer.engine.dense import DenseIndex
+
 __all__ = ["write_embedded"]
+
+SPILL_CHUNK = 100_000
+"""Rows moved from the spill file into a trained index at a time (float32 of each row while added)."""
 
 
 def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
@@ -79,11 +89,16 @@ def _dense(ctx: BuildContext, corpus: CorpusRead, counts: Counts) -> EmbeddingIn
     from openxiv.indexer.engine.dense import DenseIndex, use_all_cores
 
     use_all_cores()  # explicit: importing dense no longer sizes FAISS's thread pool
+    s = ctx.settings
     for sub, n, chunks in embed_parts(ctx, corpus, info):
-        s = ctx.settings
-        index = DenseIndex.create(n, int(info.dim or 0), s.ann_threshold, storage=s.dense_storage)
-        for vectors in chunks:
-            index.add(vectors)
+        index = DenseIndex.create(
+            n, int(info.dim or 0), s.ann_threshold, ann=s.ann_index, storage=s.dense_storage
+        )
+        if index.needs_training:
+            _fill_trained(index, chunks, n, ctx.tmp / f".{sub}.spill.npy")
+        else:
+            for vectors in chunks:
+                index.add(vectors)
         index.save(ctx.tmp / sub)
         if sub == layout.DENSE_PAPERS:
             info.dense_papers, counts.paper_vectors = index.info(), int(index.ntotal)
@@ -91,6 +106,27 @@ def _dense(ctx: BuildContext, corpus: CorpusRead, counts: Counts) -> EmbeddingIn
             info.dense_passages, counts.passage_vectors = index.info(), int(index.ntotal)
         del index
     return info
+
+
+def _fill_trained(index: DenseIndex, chunks: Iterator[np.ndarray], n: int, spill: Path) -> None:
+    """Fill an index that learns from its rows (IVF) from vectors that arrive a chunk at a time: the
+    chunks go to a float16 file on disk (what the index stores, so nothing is lost), the index trains
+    on its strided sample of them (`DenseIndex.train_rows`), then takes the rows from the file a
+    chunk at a time. Memory stays the index's own plus one chunk, not every vector in float32."""
+    store = np.lib.format.open_memmap(spill, mode="w+", dtype=np.float16, shape=(n, index.dim))
+    try:
+        at = 0
+        for vectors in chunks:
+            store[at : at + len(vectors)] = vectors
+            at += len(vectors)
+        if at != n:
+            raise ValueError(f"the embed stage gave {at} vectors for {n} rows")
+        index.train(np.asarray(store[index.train_rows()], dtype=np.float32))
+        for start in range(0, n, SPILL_CHUNK):
+            index.add(np.asarray(store[start : start + SPILL_CHUNK], dtype=np.float32))
+    finally:
+        del store
+        spill.unlink(missing_ok=True)
 
 
 def write_embedded(ctx: BuildContext, corpus: CorpusRead) -> Manifest:

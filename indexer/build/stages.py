@@ -163,6 +163,7 @@ def build_config(settings: Settings) -> dict[str, Any]:
         "model": settings.model if embed != "none" else None,
         "embed_max_tokens": settings.embed_max_tokens if embed != "none" else None,
         "ann_threshold": settings.ann_threshold,
+        "ann_index": settings.ann_index if embed != "none" else None,
         "dense_storage": settings.dense_storage if embed != "none" else None,
         "bm25_k1": settings.bm25_k1,
         "bm25_b": settings.bm25_b,

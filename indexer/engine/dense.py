@@ -4,11 +4,21 @@ Row ``i`` of the index is document ``i`` of the snapshot's document list (the ca
 mapping). Below ``ann_threshold`` vectors the index is exact: every stored vector is scored, as
 float16 (``IndexScalarQuantizer`` QT_fp16, the default ``storage``) or float32 (``IndexFlatIP``).
 Exact search reads every vector, so half the bytes is faster at the same recall (docs/embeddings.md,
-«Dense index»; BENCHMARKS.md, «Dense ANN vs exact (FAISS)»). Above the threshold, HNSW
-(``IndexHNSWFlat`` with ``METRIC_INNER_PRODUCT``), whose recall against exact search is measured by
-``scripts/bench_ann.py``. Results are deterministic: best score first, ties broken by lower row id.
-Filters (``allowed``) apply before the top-k is cut, so a query asking for k hits gets k hits
-whenever k rows are allowed.
+«Dense index»; BENCHMARKS.md, «Dense ANN vs exact (FAISS)»). Above the threshold an approximate
+index of kind ``ann`` (`ANN_KINDS`):
+
+- ``ivf`` (the default): ``IndexIVFScalarQuantizer`` with float16 codes, ``4 sqrt(n)`` lists of which
+  1/32 are probed. A score is the same inner product over the float16-rounded vector as the exact
+  fp16 index gives; the index trains its lists on a sample (`train`) before rows are added, can be
+  memory-mapped (workers share it), and its build is a k-means over a sample plus one pass;
+- ``hnsw``: ``IndexHNSWFlat`` (float32 vectors and a graph), read into memory; its build grows as
+  n log n.
+
+docs/scale.md («The dense index by size») has the measurements and the rule that picks ``ivf``.
+Recall against exact search is measured by ``scripts/bench_ann.py`` and ``scripts/scale_steps.py
+dense``. Results are deterministic: best score first, ties broken by lower row id. Filters
+(``allowed``) apply before the top-k is cut, so a query asking for k hits gets k hits whenever k
+rows are allowed.
 """
 
 from __future__ import annotations
@@ -21,9 +31,15 @@ from typing import Any
 import faiss
 import numpy as np
 
-__all__ = ["STORAGES", "DenseIndex", "DenseIndexError", "use_all_cores"]
+__all__ = ["ANN_KINDS", "STORAGES", "DenseIndex", "DenseIndexError", "use_all_cores"]
 
 STORAGES = ("fp16", "fp32")
+ANN_KINDS = ("ivf", "hnsw")
+"""The approximate kinds, for more than ``ann_threshold`` vectors (the exact one is ``flat``)."""
+
+# FAISS's k-means wants at least 39 training points per list; an IVF trains on this many per list
+# (a strided sample of the rows, `train_rows`), so a corpus of n rows gets at most n / 40 lists.
+IVF_TRAIN_PER_LIST = 40
 
 INDEX_FILE = "dense.faiss"
 META_FILE = "dense.json"
@@ -76,13 +92,31 @@ def _order(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return scores[o], ids[o]
 
 
+def ivf_lists(n: int) -> tuple[int, int]:
+    """``(nlist, nprobe)`` of an IVF over ``n`` rows: ``4 sqrt(n)`` lists (at most n / 40, so each
+    list has its training points), 1/32 of them probed (at least 16)."""
+    nlist = max(1, min(int(4 * np.sqrt(max(n, 1))), n // IVF_TRAIN_PER_LIST))
+    return nlist, min(nlist, max(16, nlist // 32))
+
+
+def train_rows(n: int, nlist: int) -> np.ndarray:
+    """The rows an IVF of ``nlist`` lists over ``n`` rows trains on: evenly strided over all rows
+    (not the first ones, which a corpus may hold in date order), the same on every run."""
+    m = min(n, IVF_TRAIN_PER_LIST * nlist)
+    return np.unique(np.linspace(0, n - 1, m).astype(np.int64)) if n else np.zeros(0, dtype=np.int64)
+
+
 class DenseIndex:
     def __init__(self, index: Any, kind: str, params: dict[str, Any] | None = None) -> None:
         self.index = index
         self.kind = kind
-        """``flat`` (exact) or ``hnsw`` (approximate)."""
+        """``flat`` (exact), ``ivf`` or ``hnsw`` (approximate)."""
         self.params: dict[str, Any] = dict(params or {})
         self.readonly = False
+
+    @property
+    def approximate(self) -> bool:
+        return self.kind in ANN_KINDS
 
     # ----------------------------------------------------------------------------------- build
     @classmethod
@@ -91,6 +125,7 @@ class DenseIndex:
         vectors: np.ndarray,
         ann_threshold: int = 200_000,
         *,
+        ann: str = "ivf",
         hnsw_m: int = 32,
         ef_construction: int = 200,
         ef_search: int = 256,
@@ -98,7 +133,7 @@ class DenseIndex:
         storage: str = "fp16",
     ) -> DenseIndex:
         """Exact search for ``n <= ann_threshold`` vectors (stored as ``storage``: ``fp16`` or ``fp32``),
-        else ``IndexHNSWFlat`` (inner product, float32).
+        else the approximate kind ``ann`` (an IVF is trained on `train_rows` of ``vectors``).
 
         ``dim`` is only needed for an empty index (``vectors`` of shape ``(0, dim)`` suffices too)."""
         vecs = np.asarray(vectors, dtype=np.float32)
@@ -111,11 +146,14 @@ class DenseIndex:
             len(vecs),
             dim,
             ann_threshold,
+            ann=ann,
             hnsw_m=hnsw_m,
             ef_construction=ef_construction,
             ef_search=ef_search,
             storage=storage,
         )
+        if out.needs_training:
+            out.train(vecs[out.train_rows()])
         if len(vecs):
             out.index.add(vecs)
         return out
@@ -127,23 +165,39 @@ class DenseIndex:
         dim: int,
         ann_threshold: int = 200_000,
         *,
+        ann: str = "ivf",
         hnsw_m: int = 32,
         ef_construction: int = 200,
         ef_search: int = 256,
         storage: str = "fp16",
     ) -> DenseIndex:
         """An empty index of the kind `build` picks for ``n`` vectors, to be filled with `add` (a
-        streaming build adds its vectors a chunk at a time; an exact index ends the same bytes)."""
+        streaming build adds its vectors a chunk at a time; an exact index ends the same bytes). An
+        IVF must be trained first (`needs_training`, `train_rows`, `train`)."""
         if storage not in STORAGES:
             raise DenseIndexError(f"storage must be one of {', '.join(STORAGES)}, got {storage!r}")
+        if ann not in ANN_KINDS:
+            raise DenseIndexError(f"ann must be one of {', '.join(ANN_KINDS)}, got {ann!r}")
         if dim <= 0:
             raise DenseIndexError(f"dim must be > 0, got {dim}")
-        if n > ann_threshold:
+        if n > ann_threshold and ann == "hnsw":
             index: Any = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = ef_construction
             index.hnsw.efSearch = ef_search
             params = {"M": hnsw_m, "efConstruction": ef_construction, "efSearch": ef_search}
             out = cls(index, "hnsw", params)
+        elif n > ann_threshold:
+            nlist, nprobe = ivf_lists(n)
+            quantizer: Any = faiss.IndexFlatIP(dim)
+            ivf = faiss.IndexIVFScalarQuantizer(
+                quantizer, dim, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+            )
+            ivf.by_residual = False  # float16 of each vector (as the exact fp16 index), not of its residual
+            ivf.own_fields = True
+            quantizer.this.disown()  # the IVF frees its quantizer
+            ivf.nprobe = nprobe
+            ivf.set_direct_map_type(_faiss.DirectMap.Array)  # reconstruct(row) for exact rescoring
+            out = cls(ivf, "ivf", {"nlist": nlist, "nprobe": nprobe, "codes": "fp16", "rows": n})
         elif storage == "fp16":
             sq = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
             if not sq.is_trained:
@@ -153,6 +207,23 @@ class DenseIndex:
             out = cls(faiss.IndexFlatIP(dim), "flat", {"storage": "fp32"})
         out.params["ann_threshold"] = int(ann_threshold)
         return out
+
+    @property
+    def needs_training(self) -> bool:
+        return not bool(self.index.is_trained)
+
+    def train_rows(self) -> np.ndarray:
+        """The rows (of the ``rows`` the index was created for) its training sample is: `train_rows`."""
+        return train_rows(int(self.params.get("rows", 0)), int(self.params.get("nlist", 1)))
+
+    def train(self, sample: np.ndarray) -> None:
+        """Learn an IVF's lists (k-means over ``sample``, FAISS's fixed seed): before any `add`."""
+        if not self.needs_training:
+            raise DenseIndexError(f"a {self.kind} index has nothing to train")
+        vecs = _as_matrix(sample, self.dim, "training sample")
+        if len(vecs) < int(self.params.get("nlist", 1)):
+            raise DenseIndexError(f"training sample: {len(vecs)} rows for {self.params.get('nlist')} lists")
+        self.index.train(vecs)
 
     @property
     def ntotal(self) -> int:
@@ -167,6 +238,8 @@ class DenseIndex:
         if self.readonly:
             raise DenseIndexError("this index was loaded with mmap=True (read-only); load(mmap=False) to add")
         vecs = _as_matrix(vectors, self.dim, "vectors")
+        if self.needs_training:
+            raise DenseIndexError("this IVF index is not trained yet: train() it on a sample before add()")
         start = self.ntotal
         if len(vecs):
             self.index.add(vecs)
@@ -196,8 +269,9 @@ class DenseIndex:
                 return scores, ids
             if n_allowed == n:
                 allowed = None
-            elif self.kind == "hnsw" and n_allowed <= EXACT_SUBSET_MAX:
-                # a graph walk over few allowed rows is slow and can come back short; an exact index
+            elif self.approximate and n_allowed <= EXACT_SUBSET_MAX:
+                # a graph walk (or a probe of a few lists) over few allowed rows is slow or can come
+                # back short; an exact index
                 # scans every code anyway and skips the others itself (IDSelectorBitmap), which is
                 # cheaper than gathering the allowed vectors with float16 storage, where gathering means
                 # decoding (docs/embeddings.md, «Dense index»)
@@ -205,8 +279,8 @@ class DenseIndex:
         want = min(k, n if allowed is None else int(allowed.sum()))
         s, i = self._faiss_search(q, want, allowed)
         for r in range(nq):
-            if self.kind == "hnsw" and int((i[r] >= 0).sum()) < want:
-                # the graph walk came back short (heavy filter): answer this query exactly
+            if self.approximate and int((i[r] >= 0).sum()) < want:
+                # the graph walk or the probed lists came back short (heavy filter): answer it exactly
                 sub = np.flatnonzero(allowed) if allowed is not None else np.arange(n)
                 s2, i2 = self._subset_exact(q[r : r + 1], k, sub, scores[r : r + 1], ids[r : r + 1])
                 scores[r], ids[r] = s2[0], i2[0]
@@ -230,6 +304,8 @@ class DenseIndex:
             sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
             if self.kind == "hnsw":
                 params = _faiss.SearchParametersHNSW(sel=sel, efSearch=self.params.get("efSearch", 256))
+            elif self.kind == "ivf":
+                params = _faiss.SearchParametersIVF(sel=sel, nprobe=int(self.params["nprobe"]))
             else:
                 params = _faiss.SearchParameters(sel=sel)
         fetch = min(limit, want + 8)
@@ -246,7 +322,7 @@ class DenseIndex:
             finally:
                 if single:
                     faiss.omp_set_num_threads(threads)  # the caller's setting, not ours
-            if fetch >= limit or self.kind == "hnsw":
+            if fetch >= limit or self.approximate:
                 break
             last_kept = np.sort(s, axis=1)[:, ::-1][:, want - 1]
             if np.all(s.min(axis=1) < last_kept):
@@ -318,6 +394,8 @@ class DenseIndex:
         out = cls(index, meta["kind"], meta.get("params"))
         if out.kind == "hnsw":
             out.index.hnsw.efSearch = int(out.params.get("efSearch", 256))
+        elif out.kind == "ivf":
+            out.index.nprobe = int(out.params["nprobe"])
         out.readonly = mmap
         return out
 

@@ -1,14 +1,16 @@
-"""The dense paper side of a hybrid query without walking HNSW under a mask of every lexical match.
+"""The dense paper side of a hybrid query without searching the approximate index under a mask of
+every lexical match.
 
 A mode that runs a lexical side ranks the dense side only among the papers matching a query term
-(`openxiv.indexer.engine.hybrid`). Done as a filtered HNSW walk (an id selector of every match), its
-cost grows with the corpus, far above an unfiltered walk's (measured in docs/scale.md, «The latency
-model»): ten times the papers match ten times more rows.
+(`openxiv.indexer.engine.hybrid`). Done as a filtered HNSW walk or IVF probe (an id selector of
+every match), its cost grows with the corpus, far above an unfiltered search's (measured in
+docs/scale.md, «The latency model»): ten times the papers match ten times more rows.
 
 `search_among` answers it from two small candidate sets instead:
 
-1. the HNSW graph searched *unfiltered* for ``deep`` neighbours, of which the lexical matches are
-   kept (their scores are exact inner products: HNSW stores the vectors uncompressed);
+1. the approximate index (HNSW or IVF) searched *unfiltered* for ``deep`` neighbours, of which the
+   lexical matches are kept (their scores are the exact inner products with the stored vectors:
+   HNSW stores them as float32, the IVF as float16, as the exact fp16 index does);
 2. the rows the lexical sides already ranked highest (``known``: BM25's top ``depth`` papers and
    papers by passage), scored exactly from their stored vectors;
 
@@ -19,7 +21,7 @@ defined by the lexical sides, and the dense side still returns ``min(k, matches)
 
 Exact (flat) indexes scan every vector whatever the mask, and few matches (``<=
 EXACT_SUBSET_MAX``) are scored exactly: both keep `DenseIndex.search` (so the answers of a corpus
-below the HNSW threshold are unchanged), as does ``deep=0`` (the setting ``OPENXIV_HNSW_DEEP``).
+below the ANN threshold are unchanged), as does ``deep=0`` (the setting ``OPENXIV_HNSW_DEEP``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def search_among(
     """Best ``k`` rows among ``allowed`` for one query vector: ``(scores, rows)``, 1-D, best first,
     ties by lower row (see the module docstring for when it is approximate). Up to ``exact_max``
     allowed rows keep `DenseIndex.search` (exact over the allowed rows)."""
-    if allowed is None or index.kind != "hnsw" or deep <= 0 or k <= 0:
+    if allowed is None or not index.approximate or deep <= 0 or k <= 0:
         return _one(index.search(qvec, k, allowed=allowed))
     n_allowed = int(np.count_nonzero(allowed))
     if n_allowed <= exact_max or n_allowed == index.ntotal:

@@ -11,6 +11,7 @@ import pytest
 from live_index import listing_texts
 
 from openxiv.indexer.build.bm25stream import StreamingBM25
+from openxiv.indexer.build.embedded import _fill_trained
 from openxiv.indexer.engine.dense import DenseIndex
 from openxiv.indexer.engine.sparse import SparseIndex
 
@@ -53,4 +54,25 @@ def test_a_dense_index_filled_by_chunks_is_the_same_file_as_one_build(tmp_path: 
         streamed.add(vecs[start : start + 128])
     streamed.save(tmp_path / "chunks")
     assert _files(tmp_path / "one") == _files(tmp_path / "chunks")
-    assert DenseIndex.create(1001, 16, 1000).kind == "hnsw"
+    assert DenseIndex.create(1001, 16, 1000).kind == "ivf"
+    assert DenseIndex.create(1001, 16, 1000, ann="hnsw").kind == "hnsw"
+
+
+def test_an_ivf_filled_by_chunks_through_its_spill_file_is_the_same_file_as_one_build(tmp_path: Path) -> None:
+    """The streaming build's IVF: chunks spilled to float16 on disk, trained on the strided sample,
+    then added. It is the file `DenseIndex.build` writes from the same (float16-rounded) vectors in
+    memory, and the spill file is gone."""
+    rng = np.random.default_rng(1)
+    vecs = rng.standard_normal((4000, 16)).astype(np.float32)
+    vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float16).astype(np.float32)
+    DenseIndex.build(vecs, 1000).save(tmp_path / "one")
+    streamed = DenseIndex.create(len(vecs), 16, 1000)
+    spill = tmp_path / ".dense.spill.npy"
+    _fill_trained(streamed, (vecs[s : s + 700] for s in range(0, len(vecs), 700)), len(vecs), spill)
+    streamed.save(tmp_path / "chunks")
+    assert streamed.kind == "ivf" and streamed.params["nlist"] == 100 and not spill.exists()
+    assert _files(tmp_path / "one") == _files(tmp_path / "chunks")
+    short = DenseIndex.create(len(vecs), 16, 1000)
+    with pytest.raises(ValueError, match="3500 vectors for 4000 rows"):
+        _fill_trained(short, (vecs[s : s + 700] for s in range(0, 3500, 700)), len(vecs), spill)
+    assert not spill.exists()

@@ -216,7 +216,7 @@ def test_incremental_add(dense_vectors: np.ndarray, queries: np.ndarray, tmp_pat
 
 
 def test_hnsw_path(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path):
-    index = DenseIndex.build(dense_vectors, ann_threshold=100, hnsw_m=16, ef_search=64)
+    index = DenseIndex.build(dense_vectors, ann_threshold=100, ann="hnsw", hnsw_m=16, ef_search=64)
     assert index.kind == "hnsw" and index.params["M"] == 16
     s, i = index.search(queries, 10)
     _, bi = brute_force(dense_vectors, queries, 10)
@@ -232,6 +232,40 @@ def test_hnsw_path(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Pat
     np.testing.assert_array_equal(loaded.search(queries, 10)[1], i)
     index.add(dense_vectors[:3])
     assert index.ntotal == len(dense_vectors) + 3
+
+
+def test_ivf_path(dense_vectors: np.ndarray, queries: np.ndarray, tmp_path: Path):
+    """The default approximate kind: float16 codes in probed lists. Its scores are the exact ones of
+    the stored (float16) vectors, so whatever it finds is ranked as the exact fp16 index ranks it;
+    it is memory-mapped when loaded, and reconstructs rows (the hybrid side's exact rescoring)."""
+    n = len(dense_vectors)
+    index = DenseIndex.build(dense_vectors, ann_threshold=100)
+    assert index.kind == "ivf" and index.approximate
+    nlist, nprobe = index.params["nlist"], index.params["nprobe"]
+    assert nlist == n // 40 and 1 <= nprobe <= nlist  # every list has its 40 training rows
+    stored = index.reconstruct(np.arange(n))
+    exact = DenseIndex.build(dense_vectors, ann_threshold=10_000)  # the exact fp16 index stores the same
+    np.testing.assert_array_equal(stored, exact.reconstruct(np.arange(n)))
+    s, i = index.search(queries, 10)
+    ref, tau = exact_scores(queries, stored)
+    for r in range(len(queries)):
+        assert np.all(np.abs(s[r] - ref[r, i[r]]) <= tau[r, i[r]])
+    _, bi = brute_force(dense_vectors, queries, 10)
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(i, bi, strict=True)]) >= 0.9
+    allowed = np.arange(n) % 4 == 0
+    _, fi = index.search(queries, 10, allowed=allowed)
+    assert allowed[fi].all() and (fi >= 0).all()
+    index.save(tmp_path / "v")
+    loaded = DenseIndex.load(tmp_path / "v")
+    assert loaded.kind == "ivf" and loaded.readonly and loaded.index.nprobe == nprobe
+    np.testing.assert_array_equal(loaded.search(queries, 10)[1], i)
+    np.testing.assert_array_equal(loaded.reconstruct(np.array([0, n - 1])), stored[[0, n - 1]])
+    untrained = DenseIndex.create(n, dense_vectors.shape[1], 100)
+    assert untrained.needs_training
+    with pytest.raises(DenseIndexError, match="not trained"):
+        untrained.add(dense_vectors[:5])
+    with pytest.raises(DenseIndexError, match="ann must be"):
+        DenseIndex.create(n, 384, 100, ann="pq")
 
 
 def test_bad_input_is_a_clear_error(dense_vectors: np.ndarray):
