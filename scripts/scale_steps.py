@@ -22,7 +22,10 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
 - ``build``: ``build_index_report`` run in a child process of ``--python`` (this checkout's code, or
   another's to compare), under ``/usr/bin/time`` for the child's peak RSS (``%M``), into
   ``WORK/index-<tag>``: wall time, stages, sizes per part.
-- ``serve``: the ``new`` snapshot opened in process: open time, p50/p95 per mode on the 103 dev topic
+- ``redense``: ``index-TAG``, a hard-linked copy of ``index-new`` with its dense paper index made
+  again as the build makes it today (``OPENXIV_ANN_INDEX``) from the build's HNSW vectors: another
+  dense kind served without building the rest again.
+- ``serve``: the ``new`` (or ``--tag``) snapshot opened in process: open time, p50/p95 per mode on the 103 dev topic
   queries, hybrid (rrf) with the dense side's unfiltered deep list (``OPENXIV_HNSW_DEEP``, default)
   and with the old masked walk (``--deep 0`` rows), filtered rrf; then ``openxiv serve --workers 1``
   RSS/PSS.
@@ -335,6 +338,50 @@ def step_build(args: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
+def step_redense(args: argparse.Namespace) -> dict[str, Any]:
+    """``index-TAG``: a hard-linked copy of ``index-new`` whose dense paper index is made again, as the
+    build makes it today (`OPENXIV_ANN_INDEX`, `_fill_trained` for an IVF), from the vectors of the
+    HNSW the build step made: serving with another dense kind measured without building the rest
+    again. Files are replaced, never written through a link, so ``index-new`` stays as it was."""
+    import faiss
+    import numpy as np
+
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.indexer import manifest as manifests
+    from openxiv.indexer.build.embedded import _fill_trained
+    from openxiv.indexer.engine.dense import INDEX_FILE, META_FILE, DenseIndex, use_all_cores
+
+    src, dst = args.work / "index-new", args.work / f"index-{args.tag}"
+    if dst.exists():
+        subprocess.run(["rm", "-rf", str(dst)], check=True)
+    subprocess.run(["cp", "-al", str(src), str(dst)], check=True)
+    snap = dst / "snapshots" / (dst / "CURRENT").read_text().strip()
+    old = DenseIndex.load(snap / "dense_papers", mmap=False)
+    storage = faiss.downcast_index(old.index.storage)
+    n, dim = old.ntotal, old.dim
+    vecs = faiss.rev_swig_ptr(storage.get_xb(), n * dim).reshape(n, dim)
+    settings = Settings.from_env()
+    use_all_cores()
+    t = time.perf_counter()
+    with PeakRSS() as rss:
+        index = DenseIndex.create(n, dim, settings.ann_threshold, ann=settings.ann_index)
+        chunks = (np.array(vecs[i : i + 50_000]) for i in range(0, n, 50_000))
+        _fill_trained(index, chunks, n, args.work / ".redense.spill.npy")
+    seconds = time.perf_counter() - t
+    del old, storage, vecs
+    for name in (INDEX_FILE, META_FILE):
+        (snap / "dense_papers" / name).unlink()
+    index.save(snap / "dense_papers")
+    manifest = manifests.read(snap)
+    manifest.embedding.dense_papers = index.info()
+    size = sum(p.stat().st_size for p in (snap / "dense_papers").iterdir())
+    total = manifest.sizes_bytes["total"] - manifest.sizes_bytes["dense_papers"] + size
+    manifest.sizes_bytes = {**manifest.sizes_bytes, "dense_papers": size, "total": total}
+    manifests.write(snap, manifest)  # a new file replaces the link (os.replace)
+    return {"kind": index.kind, "params": index.params, "seconds": seconds, "peak_rss_mib": rss.peak / MIB,
+            "bytes": size}  # fmt: skip
+
+
 def step_serve(args: argparse.Namespace) -> dict[str, Any]:
     from bench_scale import pcts, serve_memory, time_queries, topic_queries
 
@@ -384,7 +431,7 @@ def _throughput(root: Path, queries: list[str], clients: int, workers: int) -> d
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=("corpus", "oai", "dense", "build", "serve", "render"))
+    ap.add_argument("step", choices=("corpus", "oai", "dense", "build", "redense", "serve", "render"))
     ap.add_argument("--work", type=Path, nargs="+", required=True)
     ap.add_argument("--papers", type=int, default=250_000)
     ap.add_argument("--tag", default="new", help="build/serve: which snapshot (index-TAG)")
@@ -428,6 +475,7 @@ def main() -> None:
         "oai": step_oai,
         "dense": step_dense,
         "build": step_build,
+        "redense": step_redense,
         "serve": step_serve,
     }
     step = steps[args.step]

@@ -46,13 +46,14 @@ from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.engine.dense_lexical import search_among
+from openxiv.indexer.engine.first_pass import first_top
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
 from openxiv.indexer.engine.prf import (
     DocTerms,
-    confident,
+    confident_top,
     feedback_list,
     keep_head,
     passage_coverage,
@@ -210,7 +211,10 @@ class HybridBackend(VectorSimilar, Ranking):
             q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
         dense_s = dense["dense_papers"].scores if "dense_papers" in dense else None
         kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
-        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s)
+        top = None
+        if q.paper_s is not None and q.rows is not None and q.scores is not None:
+            top = first_top(q.rows, q.scores, q.paper_s, q.ph, self.passage_scale, q.depth, 10)
+        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s, top)
         q.head = 0 if topic else q.head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
         q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays
         q.timings.update(q.dense_ms)
@@ -339,7 +343,8 @@ class HybridBackend(VectorSimilar, Ranking):
         first pass keeps (`_confident_head`), and the milliseconds both took."""
         t = time.perf_counter()
         side = SideResult(*feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores)))
-        return side, self._confident_head(query, paper_s, ph), ms_since(t)
+        top = first_top(rows, scores, paper_s, ph, self.passage_scale, depth, 10)
+        return side, self._confident_head(query, top, ph), ms_since(t)
 
     def _encode(self, query: str) -> tuple[np.ndarray, float]:
         """The query's vector (one row) and the milliseconds encoding it took, waiting for the
@@ -356,16 +361,15 @@ class HybridBackend(VectorSimilar, Ranking):
                 self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
             return self._doc_terms["bm25_papers"]
 
-    def _confident_head(self, query: str, paper_s: np.ndarray, ph: Any) -> int:
+    def _confident_head(self, query: str, top: tuple[np.ndarray, np.ndarray], ph: Any) -> int:
         """``feedback.head`` when the first pass is confident (`openxiv.indexer.engine.prf`), else 0: its best
         BM25 score stands out (paper text or passage), or the best paper's best passage holds the
-        query's words."""
-        first = paper_s if ph is None else np.maximum(paper_s, self.passage_scale * ph.paper_scores)
-        if confident(first, self.feedback.gate):
+        query's words. ``top``: the first pass's best 10 (`openxiv.indexer.engine.first_pass`)."""
+        if confident_top(top[1], self.feedback.gate):
             return self.feedback.head
-        if ph is None or self.passages is None or not first.any():
+        if ph is None or self.passages is None or not top[0].size:
             return 0
-        best = int(top_k_rows(first, 1)[0][0])
+        best = int(top[0][0])
         covered = passage_coverage(self.passages, best, ph.passage_scores, query)
         return self.feedback.head if covered >= self.feedback.coverage else 0
 

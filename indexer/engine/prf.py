@@ -150,12 +150,18 @@ def confident(scores: np.ndarray, ratio: float) -> bool:
     """Whether the first pass already singles out its answer: the best score is at least ``ratio``
     times the 10th (an exact sentence or a title matched). ``ratio`` <= 0 never says so; ``ratio``
     <= 1 always does (every query keeps its head: the shipped default)."""
+    if ratio <= 1.0:
+        return ratio > 0.0  # 0 (or below): off; up to 1: always
+    return confident_top(top_k_rows(scores, 10)[1], ratio)
+
+
+def confident_top(top: np.ndarray, ratio: float) -> bool:
+    """`confident` from the first pass's best 10 scores (best first) instead of all of them."""
     if ratio <= 0.0:
         return False
     if ratio <= 1.0:
         return True
-    _, top = top_k_rows(scores, 10)
-    return top.size == 10 and float(top[0]) >= ratio * float(top[-1])
+    return top.size == 10 and float(top[0]) >= ratio * float(top[9])
 
 
 def expand(

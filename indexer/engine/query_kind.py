@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.engine.first_pass import first_scores
 from openxiv.indexer.engine.prf import passage_coverage
 from openxiv.indexer.engine.sparse import top_k_rows
 
@@ -77,23 +78,27 @@ class QueryProfile:
 
 def profile(
     query: str,
-    first: np.ndarray,
+    first: np.ndarray | None,
     passages: Any = None,
     passage_scores: np.ndarray | None = None,
     dense_scores: np.ndarray | None = None,
+    first10: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> QueryProfile:
     """The profile of ``query`` whose first-pass BM25 scores over all papers are ``first`` (the max
-    of paper text and scaled passage scores); ``passages`` (`PassageIndex`) and their scores give
-    the coverage, 0 without them."""
-    _, top = top_k_rows(first, 10)
+    of paper text and scaled passage scores), or whose best 10 of them (rows, scores) are
+    ``first10`` (`openxiv.indexer.engine.first_pass.first_top`); ``passages`` (`PassageIndex`) and
+    their scores give the coverage, 0 without them."""
+    if first10 is None:
+        assert first is not None
+        first10 = top_k_rows(first, 10)
+    rows, top = first10
     if top.size == 10 and float(top[-1]) > 0.0:
         ratio = float(top[0]) / float(top[-1])
     else:
         ratio = float("inf") if top.size and float(top[0]) > 0.0 else 0.0
     coverage = 0.0
-    if passages is not None and passage_scores is not None and first.any():
-        best = int(top_k_rows(first, 1)[0][0])
-        coverage = passage_coverage(passages, best, passage_scores, query)
+    if passages is not None and passage_scores is not None and rows.size:
+        coverage = passage_coverage(passages, int(rows[0]), passage_scores, query)
     dense = float(dense_scores[9]) if dense_scores is not None and dense_scores.size >= 10 else 0.0
     return QueryProfile(len(query.split()), ratio, coverage, dense)
 
@@ -117,14 +122,14 @@ def is_topic(
     passages: Any = None,
     passage_scale: float = 1.0,
     dense_scores: np.ndarray | None = None,
+    first10: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> bool:
     """The engine's hook: whether ``query`` (BM25 paper scores ``paper_s``, passage hits ``ph`` of
     ``passages`` scaled by ``passage_scale`` as in fusion, the dense paper side's scores best
-    first) is a topic whose first page may move."""
+    first; the first pass's best 10 when the caller has them) is a topic whose first page may move."""
     if not config.enabled or paper_s is None:
         return False
-    first = paper_s if ph is None else np.maximum(paper_s, passage_scale * ph.paper_scores)
+    first = None if first10 is not None else first_scores(paper_s, ph, passage_scale)
     scores = None if ph is None else ph.passage_scores
-    return topic_query(
-        profile(query, first, passages if ph is not None else None, scores, dense_scores), config
-    )
+    held = passages if ph is not None else None
+    return topic_query(profile(query, first, held, scores, dense_scores, first10), config)
