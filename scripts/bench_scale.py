@@ -157,14 +157,21 @@ def pcts(ms: list[float]) -> dict[str, float]:
 
 
 def time_queries(
-    backend: Any, queries: list[str], mode: str, filters: SearchFilters | None = None
+    backend: Any,
+    queries: list[str],
+    mode: str,
+    filters: SearchFilters | None = None,
+    stages: list[dict[str, float]] | None = None,
 ) -> list[float]:
+    """Milliseconds of each query, one at a time; ``stages`` collects each one's ``timings_ms``."""
     backend.search(queries[0], top_k=10, mode=mode, filters=filters)  # warm (and the filter mask)
     out = []
     for q in queries:
         t = time.perf_counter()
-        backend.search(q, top_k=10, mode=mode, filters=filters)
+        res = backend.search(q, top_k=10, mode=mode, filters=filters)
         out.append((time.perf_counter() - t) * 1000)
+        if stages is not None:
+            stages.append(dict(res.timings_ms))
     return out
 
 

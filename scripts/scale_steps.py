@@ -397,7 +397,12 @@ def step_serve(args: argparse.Namespace) -> dict[str, Any]:
     with PeakRSS() as rss, open_index(root, settings) as ix:
         res["open_s"] = time.perf_counter() - t
         for mode in MODES:
-            res["modes"][mode] = pcts(time_queries(ix.backend, queries, mode))
+            stages: list[dict[str, float]] = []
+            res["modes"][mode] = pcts(time_queries(ix.backend, queries, mode, stages=stages))
+            names = sorted({k for t in stages for k in t})
+            res["modes"][mode]["stages_p50"] = {
+                k: pcts([t.get(k, 0.0) for t in stages])["p50"] for k in names
+            }
             print(mode, res["modes"][mode], flush=True)
         walk = ix.backend.tuned(hnsw_deep=0) if hasattr(ix.backend, "tuned") else None
         for mode in ("dense", "rrf") if walk is not None else ():
