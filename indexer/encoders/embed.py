@@ -148,14 +148,10 @@ def shipped_encoder_dir() -> Path:
 def _exported_dir(model: str) -> Path | None:
     """The directory of an already exported ONNX encoder that ``model`` names (`SHIPPED_ENCODER`, or
     a directory whose description lists the ONNX file), else None (a transformer to export)."""
-    from openxiv.indexer.encoders.onnx_encoder import DESCRIPTION, ONNX_FILE
+    from openxiv.indexer.encoders.onnx_encoder import onnx_description
 
     path = shipped_encoder_dir() if model == SHIPPED_ENCODER else Path(model).expanduser()
-    try:
-        desc = json.loads((path / DESCRIPTION).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return path.resolve() if ONNX_FILE in desc.get("files", []) else None
+    return path.resolve() if onnx_description(path) is not None else None
 
 
 def resolve_model_path(model: str, setting: str = "OPENXIV_MODEL") -> Path:
@@ -394,12 +390,7 @@ def save_snapshot_encoder(encoder: Encoder, directory: Path) -> None:
 def load_snapshot_encoder(directory: Path, batch_size: int = 64) -> Encoder | None:
     """The encoder stored in a snapshot's ``encoder/`` directory, or None when the snapshot stores
     only a description (torch / model2vec builds) or nothing (snapshots built before it existed)."""
-    from openxiv.indexer.encoders.onnx_encoder import DESCRIPTION, ONNX_FILE, OnnxEncoder
+    from openxiv.indexer.encoders.onnx_encoder import OnnxEncoder, onnx_description
 
-    try:
-        desc = json.loads((directory / DESCRIPTION).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if ONNX_FILE not in desc.get("files", []):
-        return None
-    return OnnxEncoder(directory, int(desc["max_tokens"]), batch_size)
+    desc = onnx_description(directory)
+    return None if desc is None else OnnxEncoder(directory, int(desc["max_tokens"]), batch_size)

@@ -37,7 +37,15 @@ import numpy as np
 from openxiv.corpus.extras import missing_extra
 from openxiv.indexer.encoders.vectors import built_dir, normalize_rows
 
-__all__ = ["DESCRIPTION", "ONNX_FILE", "SCHEME", "OnnxEncoder", "export_onnx_int8", "onnx_threads"]
+__all__ = [
+    "DESCRIPTION",
+    "ONNX_FILE",
+    "SCHEME",
+    "OnnxEncoder",
+    "export_onnx_int8",
+    "onnx_description",
+    "onnx_threads",
+]
 
 ONNX_FILE = "model.int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -48,6 +56,16 @@ CALIBRATION_SEQUENCES = 256
 CALIBRATION_WORDS = 48
 CALIBRATION_TOKENS = 64
 CALIBRATION_SEED = 0
+
+
+def onnx_description(directory: Path) -> dict[str, Any] | None:
+    """The description (``encoder.json``) of an exported int8 encoder in ``directory``, or None when
+    there is none or it lists no ONNX file (a torch or model2vec snapshot stores only a description)."""
+    try:
+        desc = json.loads((Path(directory) / DESCRIPTION).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return desc if isinstance(desc, dict) and ONNX_FILE in desc.get("files", []) else None
 
 
 def _sha256_files(directory: Path, names: Sequence[str]) -> str:
