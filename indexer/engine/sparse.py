@@ -271,6 +271,34 @@ class PassageHits:
     """Best allowed passage score of every paper row (0: no passage of the paper matches)."""
 
 
+_NO_MASK = np.zeros(0, dtype=np.bool_)
+
+
+@numba.njit(nogil=True)
+def _best_per_paper(scores, paper_row, allowed, out):  # pragma: no cover - compiled
+    """``out[p]``: the best positive score of paper ``p``'s passages (``allowed[p]`` papers only,
+    every paper when ``allowed`` is empty); one pass over the passage scores."""
+    check = allowed.size > 0
+    for i in range(scores.shape[0]):
+        v = scores[i]
+        if v > 0:
+            p = paper_row[i]
+            if (not check or allowed[p]) and v > out[p]:
+                out[p] = v
+
+
+@numba.njit(nogil=True)
+def _first_best(scores, ptr, rows, passage_ids, out):  # pragma: no cover - compiled
+    """``out[j]``: the id of the first passage of paper ``rows[j]`` with its best score."""
+    for j in range(rows.shape[0]):
+        lo, hi = ptr[rows[j]], ptr[rows[j] + 1]
+        best = lo
+        for i in range(lo + 1, hi):
+            if scores[i] > scores[best]:
+                best = i
+        out[j] = passage_ids[best]
+
+
 class PassageIndex:
     """BM25 over passages; rows sorted by owning paper row, so each paper's passages are contiguous."""
 
@@ -323,26 +351,14 @@ class PassageIndex:
     def search(self, query: str, k: int, allowed_papers: np.ndarray | None = None) -> PassageHits:
         """Top ``k`` papers by their best passage, among ``allowed_papers`` (mask over paper rows)."""
         full = self.sparse.scores(self.sparse.query_tokens(query))
-        s = full if allowed_papers is None else np.where(allowed_papers[self.paper_row], full, 0.0)
-        nz = np.flatnonzero(s > 0)
-        if nz.size == 0:
-            empty = np.zeros(0, np.int64)
-            return PassageHits(
-                empty, np.zeros(0, np.float32), empty, full, np.zeros(self.n_papers, np.float32)
-            )
-        owners = self.paper_row[nz]
-        vals = s[nz]
-        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
-        best = np.maximum.reduceat(vals, starts)
-        group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, nz.size]))
-        winners = np.flatnonzero(vals == best[group])
-        first = winners[np.r_[True, group[winners][1:] != group[winners][:-1]]]  # first max per paper
         paper_scores = np.zeros(self.n_papers, dtype=np.float32)
-        paper_scores[owners[starts]] = best
+        allowed = _NO_MASK if allowed_papers is None else np.asarray(allowed_papers, dtype=np.bool_)
+        _best_per_paper(full, self.paper_row, allowed, paper_scores)
         rows, scores = top_k_rows(paper_scores, k)
-        win_of_paper = np.full(self.n_papers, -1, dtype=np.int64)
-        win_of_paper[owners[first]] = self.passage_ids[nz[first]]
-        return PassageHits(rows.astype(np.int64), scores, win_of_paper[rows], full, paper_scores)
+        rows = rows.astype(np.int64)
+        winners = np.empty(rows.size, dtype=np.int64)
+        _first_best(full, self.ptr, rows, self.passage_ids, winners)
+        return PassageHits(rows, scores, winners, full, paper_scores)
 
     def best_passage(self, paper_row: int, passage_scores: np.ndarray) -> int | None:
         """The paper's passage scoring highest for the query (first on ties); ``None`` when the paper
