@@ -30,35 +30,49 @@ def render(works: list[Path]) -> str:
                 r = json.loads(path.read_text())
                 lines.append(f"| {r['counts']['papers']:,} | {tag} | {r['seconds']:.0f} | {r['peak_rss_mib']:,.0f} | "
                              f"{r['loadavg_start'][0]:.1f} | {r['sizes']['total'] / 1e6:,.0f} |")  # fmt: skip
-    lines += ["", "| papers | mode | p50 ms | p95 ms |", "|---:|---|---:|---:|"]
+    lines += [
+        "",
+        "| papers | pages | mode | p50 ms | p95 ms | stage medians ms |",
+        "|---:|---|---|---:|---:|---|",
+    ]
     for work in works:
-        path = _out(work, "serve-new")
-        if not path.exists():
-            continue
-        r = json.loads(path.read_text())
-        n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
-        rows = [(m, v) for m, v in r["modes"].items()] + [
-            (f"{m} (masked walk, deep 0)", v) for m, v in r["deep0"].items()
-        ]
-        rows += [(f"rrf + {name}", v) for name, v in r["filters"].items()]
-        lines += [f"| {n:,} | {m} | {v['p50']:.1f} | {v['p95']:.1f} |" for m, v in rows]
-    lines += ["", "| papers | open s | in-process peak RSS MiB | serve --workers 1: startup s, RSS / PSS MiB | "
+        for step, pages in (("serve-new", "cold"), ("serve-new-warm", "warm")):
+            path = _out(work, step)
+            if not path.exists():
+                continue
+            r = json.loads(path.read_text())
+            n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
+            rows = [(m, v) for m, v in r["modes"].items()] + [
+                (f"{m} (masked search, deep 0)", v) for m, v in r["deep0"].items()
+            ]
+            rows += [(f"rrf + {name}", v) for name, v in r["filters"].items()]
+            lines += [
+                f"| {n:,} | {pages} | {m} | {v['p50']:.1f} | {v['p95']:.1f} | {_stages(v)} |" for m, v in rows
+            ]
+    lines += ["", "| papers | pages | open s | in-process peak RSS MiB | serve --workers 1: startup s, RSS / PSS MiB | "
               "8 clients, --workers 2: req/s | p50 / p95 ms | server CPU ms / request | errors |",
-              "|---:|---:|---:|---|---:|---|---:|---:|"]  # fmt: skip
+              "|---:|---|---:|---:|---|---:|---|---:|---:|"]  # fmt: skip
     for work in works:
-        path = _out(work, "serve-new")
-        r = json.loads(path.read_text()) if path.exists() else {}
-        if "clients_8" not in r:
-            continue
-        n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
-        w1, c8 = r["serve_workers_1"], r["clients_8"]
-        lines.append(f"| {n:,} | {r['open_s']:.1f} | {r['peak_rss_mib']:,.0f} | {w1['startup_s']:.1f} s, "
-                     f"{w1['rss_sum_mib']:,.0f} / {w1['pss_sum_mib']:,.0f} | {c8['qps']:.1f} | {c8['p50']:.0f} / "
-                     f"{c8['p95']:.0f} | {c8['server_cpu_ms']:.0f} | {c8['errors']} |")  # fmt: skip
+        for step, pages in (("serve-new", "cold"), ("serve-new-warm", "warm")):
+            path = _out(work, step)
+            r = json.loads(path.read_text()) if path.exists() else {}
+            if "clients_8" not in r:
+                continue
+            n = json.loads(_out(work, "build-new").read_text())["counts"]["papers"]
+            w1, c8 = r["serve_workers_1"], r["clients_8"]
+            lines.append(f"| {n:,} | {pages} | {r['open_s']:.1f} | {r['peak_rss_mib']:,.0f} | {w1['startup_s']:.1f} s, "
+                         f"{w1['rss_sum_mib']:,.0f} / {w1['pss_sum_mib']:,.0f} | {c8['qps']:.1f} | {c8['p50']:.0f} / "
+                         f"{c8['p95']:.0f} | {c8['server_cpu_ms']:.0f} | {c8['errors']} |")  # fmt: skip
     lines += _render_dense_oai(works)
     text = "\n".join(lines)
     # a table whose runs have not been made yet is left out (its header alone says nothing)
     return re.sub(r"\n\n\|[^\n]*\|\n\|[-:|]*\|(?=\n\n|$)", "", text)
+
+
+def _stages(row: dict[str, Any]) -> str:
+    """A mode's median stage times (`scale_steps.py serve` records them since the 2.7M run)."""
+    med = {k: v for k, v in row.get("stages_p50", {}).items() if k not in ("total", "filter") and v >= 0.05}
+    return ", ".join(f"{k} {v:.0f}" for k, v in med.items())
 
 
 def _stage_s(stages: dict[str, Any], name: str) -> str:
