@@ -120,6 +120,8 @@ class HybridBackend(VectorSimilar, Ranking):
         except ModeUnavailable as exc:
             raise ConfigError(f"OPENXIV_FUSION={settings.fusion!r}: {exc}") from exc
         self.bm25_papers.search("warm up", 1)  # compile the numba kernel now, not on the first request
+        if self.feedback.enabled:  # its per-paper term copy: seconds at millions of papers, so at open,
+            self._paper_terms()  # not inside the first requests' time budget (503s at 2.7M, issue 24)
 
     def tuned(
         self, side_weights: dict[str, float] | None = None, passage_scale: float | None = None, **changes: Any

@@ -233,3 +233,17 @@ def test_bench_quality_feedback_cost_runs_on_a_real_snapshot(sparse_index: Any) 
     root = Path(sparse_index.path).parents[1]
     line = module.feedback_cost(root, Settings(data_dir=root.parent, embed="none"))
     assert line.startswith("Feedback cost: transpose") and "per topic query p50" in line
+
+
+def test_the_feedback_term_copy_is_made_when_the_index_opens(sparse_index: Any) -> None:
+    """At millions of papers the per-paper copy of the BM25 matrix takes seconds (23 s at 2.7M): made on
+    the first request, it spent the first requests' time budget and they failed with 503 (issue 24,
+    docs/scale.md «Measured at 2.7M papers»). It is made when the index opens, and only when feedback
+    is on."""
+    from openxiv.indexer.snapshot import open_index
+
+    root = sparse_index.backend.path
+    with open_index(root, Settings(data_dir=root.parent)) as ix:
+        assert "bm25_papers" in ix.backend._doc_terms
+    with open_index(root, Settings(data_dir=root.parent, prf_docs=0)) as ix:
+        assert not ix.backend._doc_terms
