@@ -7,10 +7,11 @@ Exact search reads every vector, so half the bytes is faster at the same recall 
 «Dense index»; BENCHMARKS.md, «Dense ANN vs exact (FAISS)»). Above the threshold an approximate
 index of kind ``ann`` (`ANN_KINDS`):
 
-- ``ivf`` (the default): ``IndexIVFScalarQuantizer`` with float16 codes, ``4 sqrt(n)`` lists of which
-  1/32 are probed. A score is the same inner product over the float16-rounded vector as the exact
-  fp16 index gives; the index trains its lists on a sample (`train`) before rows are added, can be
-  memory-mapped (workers share it), and its build is a k-means over a sample plus one pass;
+- ``ivf`` (the default): ``IndexIVFScalarQuantizer`` with float16 codes, ``4 sqrt(n)`` lists of
+  which 1/32 (at least 16) are probed (`ivf_lists`). A score is the inner product with the same
+  float16-rounded vector the exact fp16 index stores; the index trains its lists on a sample
+  (`train`) before rows are added, can be memory-mapped (workers share it), and its build is a
+  k-means over a sample plus one pass;
 - ``hnsw``: ``IndexHNSWFlat`` (float32 vectors and a graph), read into memory; its build grows as
   n log n.
 
