@@ -213,10 +213,7 @@ class HybridBackend(VectorSimilar, Ranking):
             q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
         dense_s = dense["dense_papers"].scores if "dense_papers" in dense else None
         kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
-        top = None
-        if q.paper_s is not None and q.rows is not None and q.scores is not None:
-            top = first_top(q.rows, q.scores, q.paper_s, q.ph, self.passage_scale, q.depth, 10)
-        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s, top)
+        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s, q.first10)
         q.head = 0 if topic else q.head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
         q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays
         q.timings.update(q.dense_ms)
@@ -264,6 +261,8 @@ class HybridBackend(VectorSimilar, Ranking):
             q.results["bm25_passages"] = SideResult(ph.papers, ph.scores, winners)
             q.lexical = ph.paper_scores > 0 if q.lexical is None else q.lexical | (ph.paper_scores > 0)
         q.timings["bm25"] = ms_since(t)
+        if q.paper_s is not None and q.rows is not None and q.scores is not None:  # both gates' top 10
+            q.first10 = first_top(q.rows, q.scores, q.paper_s, q.ph, self.passage_scale, q.depth, 10)
         if q.lexical is not None:
             q.total = int(q.lexical.sum())
             q.dense_allowed = q.lexical if q.total < q.lexical.size else q.allowed
@@ -278,13 +277,9 @@ class HybridBackend(VectorSimilar, Ranking):
         helper thread behind the encoding, returning its future."""
         if not (self.feedback.enabled and "bm25_papers" in q.sides and self._fuses(mode)):
             return None
-        assert q.paper_s is not None and q.rows is not None and q.scores is not None
-        paper_s, rows, scores, ph = q.paper_s, q.rows, q.scores, q.ph
         if queued:
-            return self.overlap.submit(lambda: self._feedback(q.text, paper_s, q.depth, rows, scores, ph))
-        q.results["bm25_feedback"], q.head, q.timings["feedback"] = self._feedback(
-            q.text, paper_s, q.depth, rows, scores, ph
-        )
+            return self.overlap.submit(lambda: self._feedback(q))
+        q.results["bm25_feedback"], q.head, q.timings["feedback"] = self._feedback(q)
         return None
 
     def _dense_stage(
@@ -338,15 +333,15 @@ class HybridBackend(VectorSimilar, Ranking):
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
-    def _feedback(
-        self, query: str, paper_s: np.ndarray, depth: int, rows: np.ndarray, scores: np.ndarray, ph: Any
-    ) -> tuple[SideResult, int, float]:
+    def _feedback(self, q: QueryState) -> tuple[SideResult, int, float]:
         """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
-        first pass keeps (`_confident_head`), and the milliseconds both took."""
+        first pass keeps (`_confident_head`), and the milliseconds both took. Reads only what the
+        lexical stage set, so it may run on the helper thread beside the later stages."""
+        assert q.paper_s is not None and q.rows is not None and q.scores is not None and q.first10 is not None
         t = time.perf_counter()
-        side = SideResult(*feedback_list(self._paper_terms(), paper_s, self.feedback, depth, (rows, scores)))
-        top = first_top(rows, scores, paper_s, ph, self.passage_scale, depth, 10)
-        return side, self._confident_head(query, top, ph), ms_since(t)
+        ranked = (q.rows, q.scores)
+        side = SideResult(*feedback_list(self._paper_terms(), q.paper_s, self.feedback, q.depth, ranked))
+        return side, self._confident_head(q.text, q.first10, q.ph), ms_since(t)
 
     def _encode(self, query: str) -> tuple[np.ndarray, float]:
         """The query's vector (one row) and the milliseconds encoding it took, waiting for the

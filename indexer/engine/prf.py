@@ -150,8 +150,6 @@ def confident(scores: np.ndarray, ratio: float) -> bool:
     """Whether the first pass already singles out its answer: the best score is at least ``ratio``
     times the 10th (an exact sentence or a title matched). ``ratio`` <= 0 never says so; ``ratio``
     <= 1 always does (every query keeps its head: the shipped default)."""
-    if ratio <= 1.0:
-        return ratio > 0.0  # 0 (or below): off; up to 1: always
     return confident_top(top_k_rows(scores, 10)[1], ratio)
 
 

@@ -36,6 +36,9 @@ class QueryState:
     ph: Any = None
     """The passage side's hits, when it ran."""
     passage_scores: np.ndarray | None = None
+    first10: tuple[np.ndarray, np.ndarray] | None = None
+    """The first pass's best 10 papers (rows, scores; `openxiv.indexer.engine.first_pass.first_top`):
+    what feedback's confident head and the query-kind profile both read."""
     lexical: np.ndarray | None = None
     """Papers matching at least one query term on a lexical side the mode runs (after filters)."""
     total: int = 0
