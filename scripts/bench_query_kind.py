@@ -32,7 +32,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, profile, topic_query
-from openxiv.indexer.engine.sparse import top_k_rows
+from openxiv.indexer.engine.topk import top_k_rows
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.engine.sparse import top_k_rows
+from openxiv.indexer.engine.topk import top_k_rows
 
 __all__ = ["first_scores", "first_top"]
 

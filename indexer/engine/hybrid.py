@@ -70,8 +70,9 @@ from openxiv.indexer.engine.ranking import (
     ms_since,
 )
 from openxiv.indexer.engine.similar import VectorSimilar
-from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
+from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
 from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
+from openxiv.indexer.engine.topk import top_k_rows
 from openxiv.indexer.manifest import Manifest
 
 __all__ = ["HybridBackend"]

@@ -46,7 +46,8 @@ import numpy as np
 import scipy.sparse
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
+from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
+from openxiv.indexer.engine.topk import top_k_rows
 
 __all__ = [
     "DocTerms",

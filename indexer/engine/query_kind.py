@@ -30,7 +30,7 @@ import numpy as np
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.first_pass import first_scores
 from openxiv.indexer.engine.prf import passage_coverage
-from openxiv.indexer.engine.sparse import top_k_rows
+from openxiv.indexer.engine.topk import top_k_rows
 
 __all__ = ["ENCODER_FALLBACK", "QueryKindConfig", "QueryProfile", "is_topic", "profile", "topic_query"]
 

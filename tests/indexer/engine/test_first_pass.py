@@ -11,7 +11,7 @@ import numpy as np
 
 from openxiv.indexer.engine.first_pass import first_scores, first_top
 from openxiv.indexer.engine.ranking import BM25_PASSAGE_SCALE
-from openxiv.indexer.engine.sparse import top_k_rows
+from openxiv.indexer.engine.topk import top_k_rows
 
 QUERIES = ["neural network training", "galaxy", "learning", "graph", "stellar mass function", "zzzz unknown"]
 

@@ -15,7 +15,8 @@ from openxiv.indexer.engine.fusion import (
     weighted_minmax,
     weighted_zscore,
 )
-from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex, top_k_rows
+from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
+from openxiv.indexer.engine.topk import top_k_rows
 
 
 def test_rrf_formula_weights_and_ties() -> None:
