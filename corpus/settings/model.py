@@ -254,9 +254,9 @@ class Settings(BaseSettings):
     serve_threads: int = 1
     """Torch/OpenMP threads per search while serving (values below 1 mean 1; see docs/service.md)."""
     serve_overlap: bool = True
-    """While one search runs alone, encode its query on a helper thread beside its BM25 scoring (and
-    run its feedback pass there beside the dense search): lower latency on an idle server, the same
-    CPU (`openxiv.indexer.engine.overlap`; docs/service.md)."""
+    """While one search runs alone, encode its query and score its passages on a helper thread
+    beside its paper BM25 scoring (and run its feedback pass there beside the dense search): lower
+    latency on an idle server, the same CPU (`openxiv.indexer.engine.overlap`; docs/service.md)."""
     serve_concurrency: int | None = Field(
         default=None, ge=1, json_schema_extra=_default("CPU count (at least 2)")
     )

@@ -29,8 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from openxiv.indexer.engine.dense import EXACT_SUBSET_MAX, DenseIndex
+from openxiv.indexer.engine.ranking import PASSAGE_OVERFETCH
+from openxiv.indexer.engine.sparse import PassageIndex
 
-__all__ = ["search_among"]
+__all__ = ["passages_among", "search_among"]
 
 
 def search_among(
@@ -69,3 +71,22 @@ def _one(result: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
     s, r = np.asarray(result[0])[0], np.asarray(result[1])[0]
     keep = r >= 0
     return s[keep], r[keep]
+
+
+def passages_among(
+    index: DenseIndex, passages: PassageIndex, qvec: np.ndarray, depth: int, allowed: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """The dense passage side collapsed to papers: the best ``depth`` papers among ``allowed`` by
+    their best passage (of ``depth · PASSAGE_OVERFETCH`` passages searched), as ``(rows, scores,
+    {row: winning passage id})``, best first, ties by passage row."""
+    pallowed = None if allowed is None else allowed[passages.paper_row]
+    k = min(depth * PASSAGE_OVERFETCH, passages.n_passages)
+    s, r = _one(index.search(qvec, k, allowed=pallowed))
+    papers = np.asarray(passages.paper_row[r], dtype=np.int64)
+    order = np.lexsort((r, papers, -s))  # best first; collapse keeps each paper's first
+    s, r, papers = s[order], r[order], papers[order]
+    _, first = np.unique(papers, return_index=True)
+    first = np.sort(first)[:depth]
+    rows, best = papers[first], s[first].astype(np.float32)
+    winners = passages.passage_ids[r[first]]
+    return rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True))

@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ from openxiv.corpus.settings.modes import FAMILIES, SIDES, ModeUnavailable
 from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchFilters, SearchResult, check_deadline, check_page
-from openxiv.indexer.engine.dense_lexical import search_among
+from openxiv.indexer.engine.dense_lexical import passages_among, search_among
 from openxiv.indexer.engine.first_pass import first_top
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
@@ -63,14 +64,13 @@ from openxiv.indexer.engine.query_kind import QueryKindConfig, is_topic
 from openxiv.indexer.engine.query_state import QueryState, lexical_top
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
-    PASSAGE_OVERFETCH,
     Ranking,
     SideResult,
     encoder_for,
     ms_since,
 )
 from openxiv.indexer.engine.similar import VectorSimilar
-from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
+from openxiv.indexer.engine.sparse import PassageHits, PassageIndex, SparseIndex
 from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
 from openxiv.indexer.engine.topk import top_k_rows
 from openxiv.indexer.manifest import Manifest
@@ -166,8 +166,9 @@ class HybridBackend(VectorSimilar, Ranking):
         then exact titles pinned and blocks tiled (`openxiv.indexer.engine.tiling`) -> page.
 
         The overlap (`openxiv.indexer.engine.overlap`) shows here: when ``alone`` and the mode runs
-        both families, the query's encoding starts on the helper thread before the lexical stage
-        and the feedback stage queues behind it, so both run beside the BM25 and FAISS scoring."""
+        both families, the query's encoding starts on the helper thread before the lexical stage,
+        the passage side queues behind it beside the paper side, and the feedback stage queues
+        last, beside the FAISS search."""
         t0 = time.perf_counter()
         check_page(top_k, offset)
         sides, method = self._plan(mode)
@@ -207,7 +208,7 @@ class HybridBackend(VectorSimilar, Ranking):
         if not isinstance(filters, np.ndarray):
             self._filter(q, filters)
         encoding = self._start_encoding(q) if alone else None  # overlap: encode beside lexical
-        self._lexical(q)
+        self._lexical(q, alone)
         feedback = self._feedback_stage(q, mode, queued=encoding is not None)  # overlap: after encode
         dense = self._dense_stage(q, encoding)
         if feedback is not None:
@@ -246,17 +247,19 @@ class HybridBackend(VectorSimilar, Ranking):
         check_deadline(q.deadline, "encode")
         return self.overlap.submit(lambda: self._encode(q.text))
 
-    def _lexical(self, q: QueryState) -> None:
-        """The BM25 sides; ``lexical`` marks the papers matching a query term (after filters)."""
+    def _lexical(self, q: QueryState, alone: bool = False) -> None:
+        """The BM25 sides; ``lexical`` marks the papers matching a query term (after filters). When
+        ``alone`` (the overlap), the passage side runs on the helper thread beside the paper side."""
         check_deadline(q.deadline, "bm25")
         t = time.perf_counter()
+        passage_hits = self._passage_side(q, alone)
         if "bm25_papers" in q.sides:
             q.paper_s = self.bm25_papers.masked_scores(q.text, q.allowed)
             q.rows, q.scores = top_k_rows(q.paper_s, q.depth)
             q.results["bm25_papers"] = SideResult(q.rows, q.scores)
             q.lexical = q.paper_s > 0
-        if "bm25_passages" in q.sides and self.passages is not None:
-            ph = self.passages.search(q.text, q.depth, q.allowed)
+        if passage_hits is not None:
+            ph = passage_hits()
             q.ph, q.passage_scores = ph, ph.passage_scores
             winners = dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             q.results["bm25_passages"] = SideResult(ph.papers, ph.scores, winners)
@@ -270,6 +273,18 @@ class HybridBackend(VectorSimilar, Ranking):
         else:
             q.total = self.meta.n if q.allowed is None else int(q.allowed.sum())
             q.dense_allowed = q.allowed
+
+    def _passage_side(self, q: QueryState, alone: bool) -> Callable[[], PassageHits] | None:
+        """The passage side's hits, to be collected after the paper side: already running on the
+        helper thread when ``alone`` (the overlap); ``None`` when the mode runs no passage side."""
+        passages = self.passages
+        if "bm25_passages" not in q.sides or passages is None:
+            return None
+
+        def run() -> PassageHits:
+            return passages.search(q.text, q.depth, q.allowed)
+
+        return self.overlap.submit(run).result if alone else run
 
     def _feedback_stage(
         self, q: QueryState, mode: str | None, queued: bool
@@ -380,17 +395,4 @@ class HybridBackend(VectorSimilar, Ranking):
             s, r = search_among(index, qvec, depth, allowed, known, deep)
             return SideResult(r, s)
         assert self.passages is not None
-        pallowed = None if allowed is None else allowed[self.passages.paper_row]
-        k = min(depth * PASSAGE_OVERFETCH, self.passages.n_passages)
-        scores, ids = index.search(qvec, k, allowed=pallowed)
-        s, r = np.asarray(scores)[0], np.asarray(ids)[0]
-        keep = r >= 0
-        s, r = s[keep], r[keep]
-        papers = np.asarray(self.passages.paper_row[r], dtype=np.int64)
-        order = np.lexsort((r, papers, -s))  # best first; collapse keeps each paper's first
-        s, r, papers = s[order], r[order], papers[order]
-        _, first = np.unique(papers, return_index=True)
-        first = np.sort(first)[:depth]
-        rows, best = papers[first], s[first].astype(np.float32)
-        winners = self.passages.passage_ids[r[first]]
-        return SideResult(rows, best, dict(zip(rows.tolist(), winners.tolist(), strict=True)))
+        return SideResult(*passages_among(index, self.passages, qvec, depth, allowed))

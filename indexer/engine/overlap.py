@@ -3,7 +3,8 @@
 A search encodes its query (ONNX) and scores BM25 (numba, numpy) before the dense search, which
 needs both. The two do not depend on each other, and each spends its time in code that releases the
 GIL, so on an otherwise idle server the encoding can run on a helper thread while the request's own
-thread scores BM25; likewise the pseudo-relevance feedback pass (which needs BM25's scores, not the
+thread scores BM25 over the papers, and the BM25 passage side (independent of the paper side) runs
+there next; likewise the pseudo-relevance feedback pass (which needs BM25's scores, not the
 dense side's) runs on the helper, after the encoding, while the request's thread searches the
 vectors. The request's wall time drops by what the helper does meanwhile; its CPU time does not
 (the same work runs, on two cores instead of one). Under load every core already has a request of

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.snapshot import open_index
 
@@ -41,6 +42,35 @@ def test_a_lone_search_answers_the_same_with_its_encoding_overlapped(
         assert helpers, "a lone search handed its encoding to the helper thread"
         assert plain.backend.overlap._pool is None  # OPENXIV_SERVE_OVERLAP=0: never started
     assert not any(t.name.startswith("openxiv-overlap") and t.is_alive() for t in helpers)  # closed
+
+
+def test_a_lone_search_answers_the_same_with_its_passage_side_on_the_helper(
+    sparse_index: Any, tmp_path: Path
+) -> None:
+    """A snapshot with full-text passages: the passage side runs on the helper thread beside the
+    paper side; the hits, their winning passages and the counts are the ones of the stages in turn."""
+    base = Settings(data_dir=tmp_path, embed="none")
+    snap = sparse_index.path
+    with open_index(snap, base.replace(serve_overlap=False)) as plain, open_index(snap, base) as overlapped:
+        assert overlapped.backend.passages is not None
+        for mode in (None, "bm25", "bm25_passages"):
+            assert _answers(overlapped, mode) == _answers(plain, mode)
+            for q in QUERIES:
+                assert (
+                    overlapped.backend.search(q, mode=mode).total_count
+                    == plain.backend.search(q, mode=mode).total_count
+                )
+        assert any(h.passage_id for q in QUERIES for h in overlapped.backend.search(q, top_k=10).hits)
+        astro = SearchFilters(categories=("astro-ph",))
+        for q in ("galaxy formation", "neural network training"):
+            got, want = (ix.backend.search(q, top_k=20, filters=astro) for ix in (overlapped, plain))
+            assert [(h.arxiv_id, h.score, h.passage_id) for h in got.hits] == [
+                (h.arxiv_id, h.score, h.passage_id) for h in want.hits
+            ]
+            assert got.total_count == want.total_count < overlapped.backend.search(q).total_count
+        helpers = [t for t in threading.enumerate() if t.name.startswith("openxiv-overlap")]
+        assert helpers, "a lone search handed its passage side to the helper thread"
+        assert plain.backend.overlap._pool is None
 
 
 def test_concurrent_searches_run_their_own_stages_and_agree(
