@@ -98,15 +98,16 @@ def _accumulate_matched(
     data, indptr, indices, token_ids, weights, scores, out
 ):  # pragma: no cover - compiled
     """``out[d] += Σ_t weights[t] · bm25(t, d)`` over the postings of ``token_ids``, for the rows
-    whose ``scores`` are positive only (the papers the original query matches): a test per posting
-    instead of a pass over every row afterwards to zero the others."""
+    whose ``scores`` are positive only (the papers the original query matches): a factor of 1 or 0
+    per posting instead of a pass over every row afterwards to zero the others, and instead of a
+    branch, which a filter that keeps some of the papers makes unpredictable."""
+    one, zero = np.float32(1.0), np.float32(0.0)
     for i in range(token_ids.size):
         t = token_ids[i]
         w = weights[i]
         for j in range(indptr[t], indptr[t + 1]):
             d = indices[j]
-            if scores[d] > 0:
-                out[d] += w * data[j]
+            out[d] += (w * data[j]) * (one if scores[d] > 0 else zero)
 
 
 class DocTerms:

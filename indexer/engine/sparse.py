@@ -232,7 +232,7 @@ class SparseIndex:
         """Every row's score for ``query``, 0 outside ``allowed``: rows > 0 are the filtered matches."""
         s = self.scores(self.query_tokens(query))
         if allowed is not None:
-            s[~allowed] = 0.0
+            np.multiply(s, allowed, out=s)  # 0 outside; a pass, not a gather of the masked rows
         return s
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -254,24 +254,16 @@ class PassageHits:
     """Best allowed passage score of every paper row (0: no passage of the paper matches)."""
 
 
-_NO_MASK = np.zeros(0, dtype=np.bool_)
-
-
 @numba.njit(nogil=True)
-def _best_per_paper(scores, paper_row, allowed, out):  # pragma: no cover - compiled
-    """``out[p]``: the best positive score of paper ``p``'s passages (``allowed[p]`` papers only,
-    every paper when ``allowed`` is empty; ``out`` starts at 0). One pass over the passage scores
-    with a max and no branch: a test per passage of whether it matched was mispredicted about as
-    often as not and made the pass several times slower."""
+def _best_per_paper(scores, paper_row, out):  # pragma: no cover - compiled
+    """``out[p]``: the best positive score of paper ``p``'s passages (``out`` starts at 0). One pass
+    over the passage scores with a max and no branch: a test per passage of whether it matched was
+    mispredicted about as often as not and made the pass several times slower."""
     for i in range(scores.shape[0]):
         p = paper_row[i]
         v = scores[i]
         o = out[p]
         out[p] = v if v > o else o
-    if allowed.size > 0:
-        for p in range(out.shape[0]):
-            if not allowed[p]:
-                out[p] = 0.0
 
 
 @numba.njit(nogil=True)
@@ -339,8 +331,9 @@ class PassageIndex:
         """Top ``k`` papers by their best passage, among ``allowed_papers`` (mask over paper rows)."""
         full = self.sparse.scores(self.sparse.query_tokens(query))
         paper_scores = np.zeros(self.n_papers, dtype=np.float32)
-        allowed = _NO_MASK if allowed_papers is None else np.asarray(allowed_papers, dtype=np.bool_)
-        _best_per_paper(full, self.paper_row, allowed, paper_scores)
+        _best_per_paper(full, self.paper_row, paper_scores)
+        if allowed_papers is not None:  # 0 outside the filter: a pass, not a branch per paper
+            np.multiply(paper_scores, np.asarray(allowed_papers, dtype=np.bool_), out=paper_scores)
         rows, scores = top_k_rows(paper_scores, k)
         rows = rows.astype(np.int64)
         winners = np.empty(rows.size, dtype=np.int64)

@@ -77,6 +77,26 @@ def test_feedback_reorders_but_never_adds_matches(papers: Any, doc_terms: DocTer
     assert rescore(doc_terms, none, FeedbackConfig(docs=10)).sum() == 0
 
 
+def test_feedback_scores_are_the_expanded_sums_over_the_matched_papers_to_the_bit(
+    papers: Any, doc_terms: DocTerms
+) -> None:
+    """Each matched paper's feedback score is its expanded query's terms added in their order in
+    float32, bit for bit; a paper the (filtered) first pass does not match scores exactly 0."""
+    config = FeedbackConfig(docs=10, terms=30)
+    keep = np.random.default_rng(5).random(papers.n_docs) < 0.3  # a filter keeping about a third
+    for query in ("robot manipulation policies", "galaxy cluster mass", "the of and learning"):
+        for scores in (papers.scores(papers.query_tokens(query)), papers.masked_scores(query, keep)):
+            terms, weights = expand(doc_terms, scores, config)
+            want = np.zeros(papers.n_docs, dtype=np.float32)
+            for t, w in zip(terms.tolist(), weights.astype(np.float32), strict=True):
+                lo, hi = papers.indptr[t], papers.indptr[t + 1]
+                want[papers.indices[lo:hi]] += w * papers.data[lo:hi]
+            want[scores <= 0] = 0.0
+            got = rescore(doc_terms, scores, config)
+            assert got.tobytes() == want.tobytes()
+            assert np.count_nonzero(got) == np.count_nonzero(scores)
+
+
 def test_confident_first_pass_is_told_by_the_score_ratio(papers: Any, sparse_index: Any) -> None:
     """A paper's own title singles it out (best score far above the 10th); a topic query's scores are flat."""
     title = sparse_index.store.get_paper(str(papers_ids(sparse_index)[7])).title
