@@ -8,7 +8,8 @@ INDEX_DIR/
     lease.lock                 shared flock held by every process reading the snapshot
     corpus.sqlite              consistent copy of the corpus database
     papers/                    per-paper metadata arrays (ids, dates, category/author postings)
-    bm25_papers/               bm25s matrix over title + abstract
+    bm25_papers/               bm25s matrix over title + abstract, and the same matrix by rows
+                               (doc_terms_*.npy: feedback's, `openxiv.indexer.engine.doc_terms`)
     bm25_passages/             bm25s matrix over full-text passages + passage -> paper rows
     dense_papers/              FAISS index over paper vectors (when embedded)
     dense_passages/            FAISS index over passage vectors (when embedded)

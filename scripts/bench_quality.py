@@ -214,7 +214,8 @@ def cross_validate(index_dir: Path, settings: Settings, weight: float) -> str:
 def feedback_cost(index_dir: Path, settings: Settings) -> str:
     """What pseudo-relevance feedback adds: the one-off transpose and the per-query expansion plus
     second sparse sum (`feedback_list`, gate off), on the dev topic queries."""
-    from openxiv.indexer.engine.prf import DocTerms, FeedbackConfig, feedback_list
+    from openxiv.indexer.engine.doc_terms import DocTerms
+    from openxiv.indexer.engine.prf import FeedbackConfig, feedback_list
 
     topics = [q for f in TOPIC_FILES for q in load_jsonl(SharedData.default().gold(f))]
     opened = open_index(index_dir, settings)

@@ -25,6 +25,8 @@ is skipped when that file exists (``--force`` reruns it), so a run of hours can 
 - ``redense``: ``index-TAG``, a hard-linked copy of ``index-new`` with its dense paper index made
   again as the build makes it today (``OPENXIV_ANN_INDEX``) from the build's HNSW vectors: another
   dense kind served without building the rest again.
+- ``terms``: feedback's copy of the BM25 matrix by rows written into ``index-TAG`` when it was built
+  before builds wrote it (`openxiv.indexer.engine.doc_terms`): time, peak RSS, bytes.
 - ``serve``: the ``new`` (or ``--tag``) snapshot opened in process: open time, p50/p95 per mode on the 103 dev topic
   queries, hybrid (rrf) with the dense side's unfiltered deep list (``OPENXIV_HNSW_DEEP``, default)
   and with the old masked walk (``--deep 0`` rows), filtered rrf; then ``openxiv serve --workers 1``
@@ -382,6 +384,23 @@ def step_redense(args: argparse.Namespace) -> dict[str, Any]:
             "bytes": size}  # fmt: skip
 
 
+def step_terms(args: argparse.Namespace) -> dict[str, Any]:
+    """Feedback's copy of the papers' BM25 matrix by rows (`write_doc_terms`, what a build writes
+    since issue 24) added to ``index-TAG``'s live snapshot when it was built without it: time, peak
+    RSS (the matrix memory-mapped, as the build holds it in memory), bytes."""
+    from openxiv.indexer import layout
+    from openxiv.indexer.engine.doc_terms import write_doc_terms
+    from openxiv.indexer.engine.sparse import SparseIndex
+    from openxiv.indexer.snapshot import resolve_snapshot
+
+    directory = resolve_snapshot(args.work / f"index-{args.tag}") / layout.BM25_PAPERS
+    t = time.perf_counter()
+    with PeakRSS() as rss:
+        written = write_doc_terms(SparseIndex.load(directory), directory)
+    return {"seconds": time.perf_counter() - t, "peak_rss_mib": rss.peak / MIB, "bytes": written,
+            "loadavg_end": os.getloadavg()}  # fmt: skip
+
+
 def step_serve(args: argparse.Namespace) -> dict[str, Any]:
     from bench_scale import pcts, serve_memory, time_queries, topic_queries
 
@@ -442,7 +461,9 @@ def _throughput(root: Path, queries: list[str], clients: int, workers: int) -> d
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=("corpus", "oai", "dense", "build", "redense", "serve", "render"))
+    ap.add_argument(
+        "step", choices=("corpus", "oai", "dense", "build", "redense", "terms", "serve", "render")
+    )
     ap.add_argument("--work", type=Path, nargs="+", required=True)
     ap.add_argument("--papers", type=int, default=250_000)
     ap.add_argument("--tag", default="new", help="build/serve: which snapshot (index-TAG)")
@@ -493,6 +514,7 @@ def main() -> None:
         "dense": step_dense,
         "build": step_build,
         "redense": step_redense,
+        "terms": step_terms,
         "serve": step_serve,
     }
     step = steps[args.step]

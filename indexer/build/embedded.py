@@ -26,6 +26,7 @@ from openxiv.indexer.build.stages import (
     paper_bm25_text,
     versions,
 )
+from openxiv.indexer.engine.doc_terms import write_doc_terms
 from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest
 
@@ -50,6 +51,7 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
             builder.add([paper_bm25_text(title, abstract) for title, abstract in chunk])
         papers = builder.finish()
         papers.save(ctx.tmp / layout.BM25_PAPERS)
+        write_doc_terms(papers, ctx.tmp / layout.BM25_PAPERS)  # feedback's copy by rows, mapped when served
         params = papers.params
         del papers, builder
     passages: dict[str, object] | None = None

@@ -47,13 +47,13 @@ from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchFilters, SearchResult, check_deadline, check_page
 from openxiv.indexer.engine.dense_lexical import passages_among, search_among
+from openxiv.indexer.engine.doc_terms import DocTerms
 from openxiv.indexer.engine.first_pass import first_top
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
 from openxiv.indexer.engine.prf import (
-    DocTerms,
     confident_top,
     feedback_list,
     keep_head,
@@ -368,10 +368,12 @@ class HybridBackend(VectorSimilar, Ranking):
         return qvec, ms_since(t)
 
     def _paper_terms(self) -> DocTerms:
-        """The per-paper term view feedback needs, built on first use (shared by `tuned` views)."""
+        """The per-paper term view feedback needs: the snapshot's, memory-mapped, or (a snapshot
+        built before the build wrote it) made now; once, shared by `tuned` views."""
         with self._terms_lock:
             if "bm25_papers" not in self._doc_terms:
-                self._doc_terms["bm25_papers"] = DocTerms(self.bm25_papers)
+                stored = DocTerms.load(self.bm25_papers, self.path / layout.BM25_PAPERS)  # the build's
+                self._doc_terms["bm25_papers"] = stored or DocTerms(self.bm25_papers)
             return self._doc_terms["bm25_papers"]
 
     def _confident_head(self, query: str, top: tuple[np.ndarray, np.ndarray], ph: Any) -> int:

@@ -32,9 +32,9 @@ gated head (1.2 / 0.6) gains topic R@10 but lost the issue-14 rule's tie-break o
 
 Only papers the original query matches get a feedback score (the expansion reorders, it adds none),
 so ``total_count`` and the filters mean what they meant without feedback. The per-paper term view
-is a transpose of the BM25 matrix made once, on the first query that uses feedback; its time and
-memory, and the cost per query, are measured by `scripts/bench_quality.py --feedback-cost`
-(docs/indexing.md, «Pseudo-relevance feedback»).
+(`openxiv.indexer.engine.doc_terms`) is the BM25 matrix by rows, written by the build and
+memory-mapped when the snapshot opens; its time and memory, and the cost per query, are measured by
+`scripts/bench_quality.py --feedback-cost` (docs/indexing.md, «Pseudo-relevance feedback»).
 """
 
 from __future__ import annotations
@@ -43,14 +43,13 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-import scipy.sparse
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
+from openxiv.indexer.engine.doc_terms import DocTerms
+from openxiv.indexer.engine.sparse import PassageIndex
 from openxiv.indexer.engine.topk import top_k_rows
 
 __all__ = [
-    "DocTerms",
     "FeedbackConfig",
     "confident",
     "expand",
@@ -108,44 +107,6 @@ def _accumulate_matched(
         for j in range(indptr[t], indptr[t + 1]):
             d = indices[j]
             out[d] += (w * data[j]) * (one if scores[d] > 0 else zero)
-
-
-class DocTerms:
-    """Row-major copy of a `SparseIndex` matrix: the terms (and BM25 weights) of each document."""
-
-    def __init__(self, sparse: SparseIndex) -> None:
-        self.sparse = sparse
-        n_vocab = sparse.indptr.size - 1
-        csc = scipy.sparse.csc_matrix(
-            (sparse.data, sparse.indices, sparse.indptr), shape=(sparse.n_docs, n_vocab), copy=False
-        )
-        csr = csc.tocsr()  # one O(nnz) pass in C
-        self.ptr = csr.indptr.astype(np.int64)
-        """Terms of document d: ``terms[ptr[d]:ptr[d+1]]``."""
-        self.terms = csr.indices
-        self.weights = csr.data.astype(np.float32, copy=False)
-
-    def relevance_model(
-        self, rows: np.ndarray, doc_weights: np.ndarray, n_terms: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``P(w|R)`` over the terms of ``rows`` (weighted by ``doc_weights``): the ``n_terms`` best
-        term ids and their weights (summing to 1), best first, ties by term id."""
-        terms, contrib = [], []
-        for row, dw in zip(rows.tolist(), doc_weights.tolist(), strict=True):
-            lo, hi = int(self.ptr[row]), int(self.ptr[row + 1])
-            w = self.weights[lo:hi].astype(np.float64)
-            total = float(w.sum())
-            if hi <= lo or total <= 0:
-                continue
-            terms.append(self.terms[lo:hi])
-            contrib.append(dw * w / total)
-        if not terms:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        uniq, inv = np.unique(np.concatenate(terms), return_inverse=True)
-        p = np.bincount(inv, weights=np.concatenate(contrib), minlength=uniq.size)
-        order = np.lexsort((uniq, -p))[:n_terms]
-        best, pw = uniq[order].astype(np.int64), p[order]
-        return best, pw / pw.sum()
 
 
 def confident(scores: np.ndarray, ratio: float) -> bool:

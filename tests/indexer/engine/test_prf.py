@@ -9,8 +9,8 @@ import pytest
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.sources import ConfigError
+from openxiv.indexer.engine.doc_terms import DocTerms
 from openxiv.indexer.engine.prf import (
-    DocTerms,
     FeedbackConfig,
     confident,
     expand,
