@@ -13,6 +13,11 @@ def _out(work: Path, step: str) -> Path:
     return work / "results" / f"{step}.json"
 
 
+SERVE_RUNS = (("serve-new", "cold"), ("serve-before-warm", "warm, before"), ("serve-new-warm", "warm"))
+"""Serve results and their ``pages`` label: ``serve-before-warm`` is a warm run kept from the search
+code before a change (its checkout named in BENCHMARKS.md's prose), set beside the current one."""
+
+
 def render(works: list[Path]) -> str:
     lines = [
         "Issue 24: the streaming build against the previous build on the same synthetic corpora, and the",
@@ -36,7 +41,7 @@ def render(works: list[Path]) -> str:
         "|---:|---|---|---:|---:|---|",
     ]
     for work in works:
-        for step, pages in (("serve-new", "cold"), ("serve-new-warm", "warm")):
+        for step, pages in SERVE_RUNS:
             path = _out(work, step)
             if not path.exists():
                 continue
@@ -53,7 +58,7 @@ def render(works: list[Path]) -> str:
               "8 clients, --workers 2: req/s | p50 / p95 ms | server CPU ms / request | errors |",
               "|---:|---|---:|---:|---|---:|---|---:|---:|"]  # fmt: skip
     for work in works:
-        for step, pages in (("serve-new", "cold"), ("serve-new-warm", "warm")):
+        for step, pages in SERVE_RUNS:
             path = _out(work, step)
             r = json.loads(path.read_text()) if path.exists() else {}
             if "clients_8" not in r:
