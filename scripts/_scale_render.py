@@ -93,6 +93,8 @@ def _render_dense_oai(works: list[Path]) -> list[str]:
              "|---:|---|---:|---:|---:|---|---:|"]  # fmt: skip
     for work in works:
         path = _out(work, "dense")
+        if not path.exists():  # a dense step stopped (or still running): the variants it finished
+            path = _out(work, "dense.partial")
         if path.exists():
             r = json.loads(path.read_text())
             stages = (

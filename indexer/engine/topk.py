@@ -36,7 +36,7 @@ def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     Exact at the cut: when several rows tie with the k-th score, the lowest rows are kept.
     """
     n = int(scores.shape[0])
-    if k > 0 and n >= SAMPLED_FROM and k * 64 <= n:
+    if k > 0 and n >= SAMPLED_FROM and k * 64 <= n:  # k small beside n: the sample can place its k-th
         found = _above_sampled(scores, k)
         if found is not None:
             return _cut(found, scores[found], k)
