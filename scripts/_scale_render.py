@@ -88,6 +88,11 @@ def _stage_s(stages: dict[str, Any], name: str) -> str:
     return "?" if v is None else f"stage {name} {float(v):.0f} s"
 
 
+def _recall(value: float) -> str:
+    """Three decimals, or four where three would round up to 1 (which reads as exact)."""
+    return f"{value:.3f}" if value < 0.9995 else f"{value:.4f}"
+
+
 def _render_dense_oai(works: list[Path]) -> list[str]:
     lines = ["", "| vectors | dense index | build s | peak RSS MiB | MB | p50 / p95 ms (top 100, 1 thread) | recall@100 vs exact |",
              "|---:|---|---:|---:|---:|---|---:|"]  # fmt: skip
@@ -103,7 +108,7 @@ def _render_dense_oai(works: list[Path]) -> list[str]:
                 else {}
             )
             for name, v in r["variants"].items():
-                rec = f"{v['recall100_vs_exact']:.3f}" if "recall100_vs_exact" in v else "1 (exact)"
+                rec = _recall(v["recall100_vs_exact"]) if "recall100_vs_exact" in v else "1 (exact)"
                 built = (
                     f"{v['build_s']:.0f}"
                     if "build_s" in v
