@@ -19,15 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import topic_queries
+from bench_scale import pcts, time_queries, topic_queries
 
 
 def main() -> None:
@@ -46,14 +42,9 @@ def main() -> None:
     out: dict[str, object] = {"code": hybrid.__file__, "loadavg_start": os.getloadavg()}
     with open_index(args.index, Settings.from_env()) as ix:
         for name, mode, filters in rows:
-            for q in queries:  # untimed: the pages a steady server holds are in the cache
-                ix.backend.search(q, top_k=10, mode=mode, filters=filters)
-            ms = []
-            for q in queries:
-                t = time.perf_counter()
-                ix.backend.search(q, top_k=10, mode=mode, filters=filters)
-                ms.append((time.perf_counter() - t) * 1000)
-            out[name] = [round(statistics.median(ms), 1), round(float(np.percentile(ms, 95)), 1)]
+            time_queries(ix.backend, queries, mode, filters)  # untimed: pages a steady server holds
+            p = pcts(time_queries(ix.backend, queries, mode, filters))
+            out[name] = [round(p["p50"], 1), round(p["p95"], 1)]
     out["loadavg_end"] = os.getloadavg()
     print(json.dumps(out), flush=True)
 

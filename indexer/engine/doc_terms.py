@@ -97,7 +97,7 @@ def write_doc_terms(sparse: SparseIndex, directory: Path, block_entries: int = B
     ptr = np.zeros(n_docs + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
     directory = Path(directory)
-    _write(directory / FILES["ptr"], ptr)
+    np.save(directory / FILES["ptr"], ptr)
     terms_dtype = np.dtype(np.int32)
     with (
         _NpyWriter(directory / FILES["terms"], terms_dtype, nnz) as terms_out,
@@ -141,11 +141,6 @@ def _gather_rows(indptr, indices, data, cursor, lo, hi, fill, terms, weights):  
         cursor[t] = j
 
 
-def _write(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as fh:
-        np.save(fh, array)
-
-
 class _NpyWriter:
     """A ``.npy`` file of ``count`` items of ``dtype`` written block by block, in order."""
 
@@ -156,7 +151,7 @@ class _NpyWriter:
         np.lib.format.write_array_header_1_0(self.fh, header)
 
     def write(self, block: np.ndarray) -> None:
-        self.fh.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
+        np.ascontiguousarray(block, dtype=self.dtype).tofile(self.fh)
         self.written += int(block.size)
 
     def __enter__(self) -> _NpyWriter:

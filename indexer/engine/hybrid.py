@@ -275,8 +275,8 @@ class HybridBackend(VectorSimilar, Ranking):
             q.dense_allowed = q.allowed
 
     def _passage_side(self, q: QueryState, alone: bool) -> Callable[[], PassageHits] | None:
-        """The passage side's hits, to be collected after the paper side: already running on the
-        helper thread when ``alone`` (the overlap); ``None`` when the mode runs no passage side."""
+        """The passage side's hits, collected after the paper side: already running on the helper
+        thread when ``alone`` (the overlap) beside a paper side; ``None`` without a passage side."""
         passages = self.passages
         if "bm25_passages" not in q.sides or passages is None:
             return None
@@ -284,7 +284,7 @@ class HybridBackend(VectorSimilar, Ranking):
         def run() -> PassageHits:
             return passages.search(q.text, q.depth, q.allowed)
 
-        return self.overlap.submit(run).result if alone else run
+        return self.overlap.submit(run).result if alone and "bm25_papers" in q.sides else run
 
     def _feedback_stage(
         self, q: QueryState, mode: str | None, queued: bool
