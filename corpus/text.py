@@ -1,7 +1,7 @@
 """The text rules an index build needs: sentence splitting and the extractive tldr.
 
-The index build stores every abstract's sentences (`openxiv.indexer.build.sentences`) and every
-paper's tldr (`openxiv.indexer.build.tldrs`); the service shows the same sentences and tldrs
+The index build stores every abstract's sentences (`openxiv.indexer.building.sentences`) and every
+paper's tldr (`openxiv.indexer.building.tldrs`); the service shows the same sentences and tldrs
 (`openxiv.service`). Both sides take them from here, so the rules live below the indexer, and a
 stored table is used only while this module's source is the one it was made with (their ``rules``
 digests cover this file).

@@ -32,7 +32,7 @@ from openxiv.indexer.embed_cli import embed_cmd, encoder_options
 from openxiv.indexer.manifest import Manifest
 
 if TYPE_CHECKING:
-    from openxiv.indexer.build.job import BuildReport
+    from openxiv.indexer.building.job import BuildReport
 
 __all__ = ["index"]
 
@@ -123,7 +123,7 @@ def build(
     One build runs per index root at a time (INDEX/build.lock): a second one fails at once
     naming the first, or queues behind it with --wait. Snapshots that a running server still reads
     are never pruned (kept beyond --keep until it lets go of them)."""
-    from openxiv.indexer.build.job import BuildError, build_index_report
+    from openxiv.indexer.building.job import BuildError, build_index_report
 
     db_path = settings.db_path
     root = settings.index_root

@@ -73,7 +73,7 @@ def embed_cmd(settings: Settings, cache: Path | None, gpus: float, json_out: str
     Without --ray-address a local Ray starts (one actor per core); with `auto` or
     `ray://HOST:10001` the actors run on that cluster, whose nodes need openxiv and the same model
     (each actor checks the encoder fingerprint). Needs the [ray] extra."""
-    from openxiv.indexer.build.ray_embed import corpus_texts, ray_fill_cache
+    from openxiv.indexer.building.ray_embed import corpus_texts, ray_fill_cache
     from openxiv.indexer.encoders.embed import load_encoder
 
     if settings.embed == "none":

@@ -13,11 +13,11 @@ INDEX_DIR/
     bm25_passages/             bm25s matrix over full-text passages + passage -> paper rows
     dense_papers/              FAISS index over paper vectors (when embedded)
     dense_passages/            FAISS index over passage vectors (when embedded)
-    tldr/                      every paper's tldr by row, made at build (`openxiv.indexer.build.tldrs`)
+    tldr/                      every paper's tldr by row, made at build (`openxiv.indexer.building.tldrs`)
     sentences/                 every abstract's sentences and analysed terms by row, made at build
-                               (`openxiv.indexer.build.sentences`: the evidence of hits without a passage)
+                               (`openxiv.indexer.building.sentences`: the evidence of hits without a passage)
     references/                every paper's references and cited-by, made at build
-                               (`openxiv.indexer.build.references`)
+                               (`openxiv.indexer.building.references`)
     encoder/                   the encoder that made the vectors (when embedded): encoder.json, and
                                for onnx-int8 the ONNX model + tokenizer.json that serving loads
   snapshots/.tmp-*/            a build in progress, or a snapshot being pruned (never read; leftovers

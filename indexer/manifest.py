@@ -51,7 +51,7 @@ class _Part(BaseModel):
 
 
 class CutoffInfo(_Part):
-    """A build-time cutoff (``--until``, `openxiv.indexer.build.cutoff`): the last submission day the
+    """A build-time cutoff (``--until``, `openxiv.indexer.building.cutoff`): the last submission day the
     snapshot holds and the papers of the source left out."""
 
     until: str
@@ -157,7 +157,7 @@ class BuildInfo(_Part):
 
 
 class TldrInfo(_Part):
-    """The papers' tldrs stored at build (``tldr/``, `openxiv.indexer.build.tldrs`); absent in snapshots
+    """The papers' tldrs stored at build (``tldr/``, `openxiv.indexer.building.tldrs`); absent in snapshots
     built before them, which serve by computing each hit's tldr."""
 
     rules: str
@@ -167,7 +167,7 @@ class TldrInfo(_Part):
 
 
 class SentencesInfo(_Part):
-    """The abstracts' sentences stored at build (``sentences/``, `openxiv.indexer.build.sentences`); absent
+    """The abstracts' sentences stored at build (``sentences/``, `openxiv.indexer.building.sentences`); absent
     in snapshots built before them, which serve by analysing each hit's abstract."""
 
     rules: str
@@ -179,7 +179,7 @@ class SentencesInfo(_Part):
 
 class ReferencesInfo(_Part):
     """The papers' references and cited-by written at build (``references/``,
-    `openxiv.indexer.build.references`); absent in snapshots built before them, which answer
+    `openxiv.indexer.building.references`); absent in snapshots built before them, which answer
     references and cited-by requests with a 409 naming the snapshot."""
 
     papers_with_references: int = 0

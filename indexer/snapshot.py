@@ -1,6 +1,6 @@
 """Index snapshots on disk: the ``CURRENT`` pointer, opening a snapshot read-only, housekeeping.
 
-A snapshot is written completely under ``snapshots/.tmp-*`` by `openxiv.indexer.build.job`, checked
+A snapshot is written completely under ``snapshots/.tmp-*`` by `openxiv.indexer.building.job`, checked
 complete (`verify_snapshot`), renamed into place, and only then made live by rewriting ``CURRENT``
 through a temporary file and ``os.replace`` (atomic on POSIX). Readers resolve ``CURRENT`` once and
 never see a half-written snapshot; a build that dies leaves ``CURRENT`` and the snapshot it names
@@ -25,9 +25,9 @@ import numpy as np
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
-from openxiv.indexer.build.sentences import SENT_PTR_FILE, SentenceTable
-from openxiv.indexer.build.tldrs import OFFSETS_FILE as TLDR_OFFSETS
-from openxiv.indexer.build.tldrs import TldrTable
+from openxiv.indexer.building.sentences import SENT_PTR_FILE, SentenceTable
+from openxiv.indexer.building.tldrs import OFFSETS_FILE as TLDR_OFFSETS
+from openxiv.indexer.building.tldrs import TldrTable
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
 from openxiv.indexer.manifest import BadIndexError, Manifest
 

@@ -25,7 +25,7 @@ from _bench_md import BENCH_DIR, write_section
 from bench_embed import cs_papers, load_gold
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys
+from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys
 from openxiv.indexer.encoders.embed import load_encoder
 from openxiv.indexer.engine.dense import DenseIndex
 

@@ -35,7 +35,7 @@ from _bench_md import BENCH_DIR, write_section
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
+from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys, encode_cached
 from openxiv.indexer.encoders.embed import BASE_MODEL, load_encoder, paper_text, resolve_model_path
 from openxiv.indexer.engine.dense import DenseIndex
 

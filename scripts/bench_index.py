@@ -147,7 +147,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-    from openxiv.indexer.build.job import build_index_report
+    from openxiv.indexer.building.job import build_index_report
     from openxiv.indexer.snapshot import open_index
 
     shared = SharedData.default()

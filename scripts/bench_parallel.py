@@ -82,8 +82,8 @@ def bench_ingest() -> dict[str, Any]:
 def bench_embed(n: int, data_dir: Path) -> dict[str, Any]:
     from bench_embed import cs_papers
 
-    from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
-    from openxiv.indexer.build.ray_embed import ray_fill_cache
+    from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys, encode_cached
+    from openxiv.indexer.building.ray_embed import ray_fill_cache
     from openxiv.indexer.encoders.embed import load_encoder
 
     texts = cs_papers()[1][:n]

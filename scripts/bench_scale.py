@@ -115,7 +115,7 @@ def real_vectors(cache: Path, fingerprint: str, limit: int) -> np.ndarray:
 def fill_cache(db: Path, cache_path: Path, encoder: Any, base: np.ndarray, seed: int) -> int:
     """Synthetic vectors for every paper text of ``db`` under its real cache key."""
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys
+    from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys
     from openxiv.indexer.encoders.embed import paper_text
     from openxiv.indexer.encoders.vectors import normalize_rows
 
@@ -242,8 +242,8 @@ def serve_memory(root: Path, workers: int, queries: list[str]) -> dict[str, Any]
 
 def run_size(args: argparse.Namespace) -> dict[str, Any]:
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build.embcache import EmbeddingCache, encode_cached
-    from openxiv.indexer.build.job import build_index_report
+    from openxiv.indexer.building.embcache import EmbeddingCache, encode_cached
+    from openxiv.indexer.building.job import build_index_report
     from openxiv.indexer.encoders.embed import load_snapshot_encoder, paper_text
     from openxiv.indexer.snapshot import open_index
 

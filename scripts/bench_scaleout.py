@@ -114,7 +114,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print, do not edit BENCHMARKS.md")
     args = ap.parse_args()
 
-    from openxiv.indexer.build.job import build_index_report
+    from openxiv.indexer.building.job import build_index_report
     from openxiv.indexer.snapshot import open_index
 
     args.work.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ from scale_steps import _BUILD, _encoder_dir
 SIZES = (1_000_000, 2_700_000)
 _CPU = """
 import atexit, contextlib, json, time
-import openxiv.indexer.build.stages as stages
+import openxiv.indexer.building.stages as stages
 
 cpu = {}
 wall = stages.StageTimer.__call__

@@ -55,7 +55,7 @@ _BUILD = """
 import json, sys, time
 from pathlib import Path
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.build.job import build_index_report
+from openxiv.indexer.building.job import build_index_report
 from openxiv.indexer.encoders.embed import load_snapshot_encoder
 
 db, root, cache, enc_dir, work = (Path(a) for a in sys.argv[1:6])
@@ -350,7 +350,7 @@ def step_redense(args: argparse.Namespace) -> dict[str, Any]:
 
     from openxiv.corpus.settings.model import Settings
     from openxiv.indexer import manifest as manifests
-    from openxiv.indexer.build.embedded import _fill_trained
+    from openxiv.indexer.building.embedded import _fill_trained
     from openxiv.indexer.engine.dense import INDEX_FILE, META_FILE, DenseIndex, use_all_cores
 
     src, dst = args.work / "index-new", args.work / f"index-{args.tag}"

@@ -43,7 +43,7 @@ ONNX = [
 TORCH = [
     "tests/indexer/encoders/test_embed.py::test_packaged_model_loads_offline_and_gives_unit_384_vectors",
     "tests/indexer/encoders/test_embed.py::test_query_vector_matches_batch_vector",
-    "tests/indexer/build/test_embcache.py",
+    "tests/indexer/building/test_embcache.py",
 ]
 
 

@@ -43,7 +43,7 @@ from openxiv.indexer.backend import (
     SearchResult,
     UnsupportedFilter,
 )
-from openxiv.indexer.build.sentences import SentenceTable
+from openxiv.indexer.building.sentences import SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest

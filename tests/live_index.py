@@ -103,7 +103,7 @@ def seed_models(models: Path, data_dir: Path) -> None:
 
 
 def build(db: Path, root: Path, settings: Settings, cache: Path) -> Path:
-    from openxiv.indexer.build.job import build_index
+    from openxiv.indexer.building.job import build_index
 
     return build_index(db, root, settings, progress=False, cache_path=cache)
 

@@ -14,7 +14,7 @@ RESNET_PDF = SHARED.pdfs / "valid" / "1512.03385.pdf"
 def build_refs_index(tmp: Path) -> BuiltIndex:
     from openxiv.corpus.readers import read_path
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build.job import build_index
+    from openxiv.indexer.building.job import build_index
 
     settings = service_settings(tmp).replace(embed="none")
     db = tmp / "corpus.sqlite"

@@ -64,7 +64,7 @@ def best_sentence(
     """Position of the sentence sharing the most distinct analyzed query terms (earliest on ties).
     ``terms``: the query's `query_terms`, when the caller has them already; ``overlap``: how many
     of them each sentence holds, when the snapshot stored its analysed sentences
-    (`openxiv.indexer.build.sentences`)."""
+    (`openxiv.indexer.building.sentences`)."""
     if not sentences:
         return None
     if terms is None:

@@ -42,7 +42,7 @@ def inputs(shared_data: SharedData, head, tmp_path_factory: pytest.TempPathFacto
 def _ingest(db: Path, inputs: list[Path], *extra: str, own_process: bool = False) -> tuple[int, str]:
     """Exit status and counts of ``openxiv ingest``; ``own_process``: in a process of its own (a Ray
     run: Ray started and shut down in the pytest process leaves its gRPC threads behind, and the
-    raylet of the next ``ray.init`` in that process, tests/indexer/build/test_ray_embed.py's, could then
+    raylet of the next ``ray.init`` in that process, tests/indexer/building/test_ray_embed.py's, could then
     fail to start within Ray's wait)."""
     from openxiv.service.cli import cli
 

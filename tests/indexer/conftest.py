@@ -84,7 +84,7 @@ def shared() -> SharedData:
 @pytest.fixture(scope="module")
 def sparse_index(shared: SharedData, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A BM25-only snapshot of 300 cs + 60 astro listing papers and 12 plain-text full texts."""
-    from openxiv.indexer.build.job import build_index
+    from openxiv.indexer.building.job import build_index
     from openxiv.indexer.snapshot import open_index
 
     tmp = tmp_path_factory.mktemp("sparse")
@@ -102,7 +102,7 @@ def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tup
     a build would make it."""
     from openxiv.corpus.readers import read_path
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build.job import build_index
+    from openxiv.indexer.building.job import build_index
 
     listing = SharedData.default().listing("cs")
     if not listing.exists():

@@ -24,7 +24,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
-from openxiv.indexer.build.job import BuildError, build_index, build_index_report
+from openxiv.indexer.building.job import BuildError, build_index, build_index_report
 from openxiv.indexer.locks import BuildLock
 from openxiv.indexer.snapshot import (
     current_snapshot,

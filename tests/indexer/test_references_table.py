@@ -8,7 +8,7 @@ import sqlite3
 from live_index import BuiltIndex
 
 from openxiv.indexer import layout
-from openxiv.indexer.build.references import ReferenceTable
+from openxiv.indexer.building.references import ReferenceTable
 from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.snapshot import current_snapshot, verify_snapshot
 

@@ -27,7 +27,7 @@ from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
-from openxiv.indexer.build.job import build_index, build_index_report
+from openxiv.indexer.building.job import build_index, build_index_report
 from openxiv.indexer.snapshot import BadIndexError, current_snapshot, list_snapshots, open_index
 
 

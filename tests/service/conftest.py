@@ -18,7 +18,7 @@ def bm25_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The index root of a BM25-only build (a few seconds) of the first 60 astro listing papers and
     100 plain texts of ../shared: derived, recovered and listed titles, numbered sections, MSC codes,
     TeX residue."""
-    from openxiv.indexer.build.job import build_index
+    from openxiv.indexer.building.job import build_index
 
     shared = SharedData.default()
     if not shared.available:

@@ -30,8 +30,8 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
-from openxiv.indexer.build.embcache import EmbeddingCache, encode_cached
-from openxiv.indexer.build.job import build_index
+from openxiv.indexer.building.embcache import EmbeddingCache, encode_cached
+from openxiv.indexer.building.job import build_index
 from openxiv.indexer.encoders.embed import Encoder, paper_text
 
 N = 96

@@ -23,7 +23,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
-from openxiv.indexer.build.job import build_index
+from openxiv.indexer.building.job import build_index
 from openxiv.indexer.encoders.embed import Encoder
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import open_index

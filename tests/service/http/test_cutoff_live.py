@@ -20,8 +20,8 @@ from live_index import LISTING_CS, PLAINTEXT, UNARXIVE, BuiltIndex, LiveServer
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.store import Store
-from openxiv.indexer.build.cutoff import submitted_by
-from openxiv.indexer.build.job import build_index
+from openxiv.indexer.building.cutoff import submitted_by
+from openxiv.indexer.building.job import build_index
 from openxiv.service.http.app import create_app
 
 UNTIL = "2025-03-18"

@@ -154,7 +154,7 @@ def _private_server(test_index: BuiltIndex, dest: Path, **env: str) -> tuple[Bui
 
 
 def _rebuild(private: BuiltIndex, encoder: Any, keep: int) -> Path:
-    from openxiv.indexer.build.job import build_index
+    from openxiv.indexer.building.job import build_index
 
     return build_index(
         private.db,

@@ -15,8 +15,8 @@ from small_index import make_db, records
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.build.cutoff import apply_cutoff, submitted_by
-from openxiv.indexer.build.job import build_index_report
+from openxiv.indexer.building.cutoff import apply_cutoff, submitted_by
+from openxiv.indexer.building.job import build_index_report
 from openxiv.indexer.snapshot import open_index
 
 UNTIL = date(2025, 3, 18)  # the first 400 cs listing papers were listed on 2025-03-18 (328) and -19 (72)

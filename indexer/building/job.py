@@ -1,6 +1,6 @@
 """`BuildJob`: corpus database -> a new index snapshot, switched in atomically, in named stages.
 
-A job carries its context once (`openxiv.indexer.build.stages.BuildContext`: temporary snapshot
+A job carries its context once (`openxiv.indexer.building.stages.BuildContext`: temporary snapshot
 directory, settings, stage timer, progress, encoder, embedding cache) and runs, each stage timed
 into the manifest's ``build.stages_s``:
 
@@ -8,10 +8,10 @@ into the manifest's ``build.stages_s``:
    below reads that copy, so an ingest running meanwhile cannot make the parts disagree;
 2. ``read`` / ``tldr`` / ``sentences`` (`read_corpus`): papers -> metadata arrays and texts,
    passages, the stored per-row tldr and sentence tables;
-3. the backend's stages, then ``references`` (`openxiv.indexer.build.references`: the papers'
-   references and cited-by as arrays), which fill the typed `Manifest`: `openxiv.indexer.build.embedded`
+3. the backend's stages, then ``references`` (`openxiv.indexer.building.references`: the papers'
+   references and cited-by as arrays), which fill the typed `Manifest`: `openxiv.indexer.building.embedded`
    (``bm25_papers``, ``bm25_passages``, ``load_model``, ``embed_papers``, ``embed_passages``: bm25s
-   matrices and FAISS indexes) or `openxiv.indexer.build.milvus` (the embed stages,
+   matrices and FAISS indexes) or `openxiv.indexer.building.milvus` (the embed stages,
    ``milvus_analyse``, ``milvus_papers``, ``milvus_passages``: collections); neither imports the other;
 4. ``switch``: the manifest written, `verify_snapshot` (every part opens and agrees with the
    manifest), ``.tmp-*`` renamed into place, ``CURRENT`` switched, old snapshots that no process
@@ -25,7 +25,7 @@ The build streams (issue 24, docs/scale.md «The streaming build»): the read st
 metadata arrays and each passage's row and id (`CorpusRead`), and every later stage reads the
 corpus copy again ``READ_CHUNK`` records at a time (`CorpusRead.paper_columns`,
 `CorpusRead.passage_text_chunks`): bm25s matrices from spilled per-chunk postings
-(`openxiv.indexer.build.bm25stream`), FAISS filled chunk by chunk from the embedding cache, the
+(`openxiv.indexer.building.bm25stream`), FAISS filled chunk by chunk from the embedding cache, the
 tldr/sentence tables row by row. A filter on which papers a build takes belongs in those two
 methods, so every stage sees the same rows; Milvus still takes every record at once
 (``CorpusRead.docs`` / ``texts``).
@@ -45,9 +45,9 @@ from typing import Any
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
-from openxiv.indexer.build import sentences, tldrs
-from openxiv.indexer.build.references import write_references
-from openxiv.indexer.build.stages import (
+from openxiv.indexer.building import sentences, tldrs
+from openxiv.indexer.building.references import write_references
+from openxiv.indexer.building.stages import (
     EMBED_CHOICES,
     BuildContext,
     BuildError,
@@ -195,11 +195,11 @@ class BuildJob:
         """The read stages, then the backend's stages, then ``references``; the manifest they filled."""
         corpus = read_corpus(ctx)
         if self.settings.backend == "milvus":
-            from openxiv.indexer.build.milvus import write_milvus
+            from openxiv.indexer.building.milvus import write_milvus
 
             manifest = write_milvus(ctx, corpus)
         else:
-            from openxiv.indexer.build.embedded import write_embedded
+            from openxiv.indexer.building.embedded import write_embedded
 
             manifest = write_embedded(ctx, corpus)
         with self.timer("references"):
@@ -232,7 +232,7 @@ class BuildJob:
         switch_current(self.root, name)
         pruned = prune_snapshots(self.root, self.keep, lock)
         if manifest.milvus is not None:
-            from openxiv.indexer.build.milvus import drop_unused, switch_aliases
+            from openxiv.indexer.building.milvus import drop_unused, switch_aliases
 
             switch_aliases(self.settings, manifest.milvus)
             drop_unused(self.settings, self.root)

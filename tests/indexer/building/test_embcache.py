@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openxiv.indexer.build.embcache import CacheKey, EmbeddingCache, cache_keys, encode_cached, text_sha256
+from openxiv.indexer.building.embcache import CacheKey, EmbeddingCache, cache_keys, encode_cached, text_sha256
 from openxiv.indexer.encoders.embed import Encoder
 
 

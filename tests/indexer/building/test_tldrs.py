@@ -1,4 +1,4 @@
-"""The papers' tldrs stored in the snapshot at build (`openxiv.indexer.build.tldrs`), on a small real index."""
+"""The papers' tldrs stored in the snapshot at build (`openxiv.indexer.building.tldrs`), on a small real index."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from small_index import copy_without_part
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.text import paper_tldr
 from openxiv.indexer import layout
-from openxiv.indexer.build.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
+from openxiv.indexer.building.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.service.search import run_search
 

@@ -1,7 +1,7 @@
 """Fill the embedding cache with Ray Data: encoder actors on this machine or on a Ray cluster.
 
 Embedding is the slow stage of a build (BENCHMARKS.md, «Embedding speed»). This
-path encodes the texts of a corpus that the cache (`openxiv.indexer.build.embcache`) lacks with a pool of
+path encodes the texts of a corpus that the cache (`openxiv.indexer.building.embcache`) lacks with a pool of
 actors, each holding one encoder (``map_batches`` with a callable class on an ``ActorPoolStrategy``), and
 writes their vectors into the same cache from the driver (one writer, so SQLite stays consistent).
 The ordinary ``openxiv index build`` then finds every vector in the cache and encodes nothing.
@@ -10,7 +10,7 @@ The ordinary ``openxiv index build`` then finds every vector in the cache and en
 ``ray://host:10001`` joins a cluster, whose nodes need openxiv and the model installed (the same
 encoder fingerprint is checked on every actor, so a node with other weights fails instead of
 poisoning the cache). Vectors are the ones the local path would compute: an encoder row depends only
-on its text (`OnnxEncoder` pads every batch to ``max_tokens``), which tests/indexer/build/test_ray_embed.py
+on its text (`OnnxEncoder` pads every batch to ``max_tokens``), which tests/indexer/building/test_ray_embed.py
 checks bit for bit.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 from openxiv.corpus.extras import missing_extra
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.sources import ConfigError
-from openxiv.indexer.build.embcache import CacheKey, EmbeddingCache, cache_keys
+from openxiv.indexer.building.embcache import CacheKey, EmbeddingCache, cache_keys
 from openxiv.indexer.encoders.embed import Encoder
 
 __all__ = ["RayEmbedReport", "corpus_texts", "missing_in_cache", "ray_fill_cache"]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from live_index import listing_texts
 
-from openxiv.indexer.build.bm25stream import StreamingBM25
-from openxiv.indexer.build.embedded import _fill_trained
+from openxiv.indexer.building.bm25stream import StreamingBM25
+from openxiv.indexer.building.embedded import _fill_trained
 from openxiv.indexer.engine.dense import DenseIndex
 from openxiv.indexer.engine.sparse import SparseIndex
 

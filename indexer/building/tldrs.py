@@ -29,7 +29,7 @@ import numpy as np
 from openxiv.corpus import text
 from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.text import paper_tldr
-from openxiv.indexer.build.rowtable import RowTable, digest, mmap_array, read_info, write_info
+from openxiv.indexer.building.rowtable import RowTable, digest, mmap_array, read_info, write_info
 
 __all__ = ["TldrTable", "build_tldrs", "rules", "write_tldrs"]
 

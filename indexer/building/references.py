@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.build.rowtable import mmap_array, write_info
+from openxiv.indexer.building.rowtable import mmap_array, write_info
 
 __all__ = ["INFO_FILE", "ReferenceTable", "write_references"]
 

@@ -1,6 +1,6 @@
 """The embedded backend's stages of a build: bm25s matrices and FAISS indexes in the snapshot directory.
 
-After the shared stages (`openxiv.indexer.build.stages`: read, tldr, sentences), `write_embedded`
+After the shared stages (`openxiv.indexer.building.stages`: read, tldr, sentences), `write_embedded`
 runs ``bm25_papers`` and ``bm25_passages`` (bm25s matrices), then, unless the build embeds nothing,
 ``load_model`` / ``embed_papers`` / ``embed_passages`` and the FAISS index of each, and returns the
 typed manifest of what it wrote.
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from openxiv.indexer import layout
-from openxiv.indexer.build.bm25stream import StreamingBM25
-from openxiv.indexer.build.stages import (
+from openxiv.indexer.building.bm25stream import StreamingBM25
+from openxiv.indexer.building.stages import (
     TOKEN_PATTERN,
     BuildContext,
     CorpusRead,
@@ -41,7 +41,7 @@ SPILL_CHUNK = 100_000
 
 def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
     """The ``bm25_papers`` and ``bm25_passages`` stages, each one streaming pass over the corpus copy
-    (`openxiv.indexer.build.bm25stream`: the same matrix as an in-memory build)."""
+    (`openxiv.indexer.building.bm25stream`: the same matrix as an in-memory build)."""
     s = ctx.settings
     kw: dict[str, Any] = {"k1": s.bm25_k1, "b": s.bm25_b, "stemmer": s.bm25_stemmer}
     with ctx.timer("bm25_papers"):
@@ -84,7 +84,7 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
 
 def _dense(ctx: BuildContext, corpus: CorpusRead, counts: Counts) -> EmbeddingInfo:
     """The embed stages and a FAISS index of each part's vectors, filled a chunk at a time straight
-    from the embedding cache (`openxiv.indexer.build.stages.embed_parts`)."""
+    from the embedding cache (`openxiv.indexer.building.stages.embed_parts`)."""
     info = EmbeddingInfo(embedded=ctx.embed)
     if ctx.embed == "none":
         return info

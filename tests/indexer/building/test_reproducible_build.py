@@ -26,7 +26,7 @@ from openxiv.evaluator.shared import SharedData
 _BUILD = """
 import json, sys
 from pathlib import Path
-from openxiv.indexer.build.sentences import write_sentences
+from openxiv.indexer.building.sentences import write_sentences
 from openxiv.indexer.engine.sparse import SparseIndex
 
 texts = json.loads(Path(sys.argv[1]).read_text())

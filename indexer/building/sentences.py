@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.build.rowtable import RowTable, digest, mmap_array, read_info, write_info
-from openxiv.indexer.build.terms import WordTerms
+from openxiv.indexer.building.rowtable import RowTable, digest, mmap_array, read_info, write_info
+from openxiv.indexer.building.terms import WordTerms
 
 __all__ = ["INFO_FILE", "SENT_PTR_FILE", "SentenceTable", "rules", "write_sentences"]
 
@@ -87,7 +87,7 @@ def _normalised(abstract: str | None) -> str:
 def write_sentences(directory: Path, abstracts: Iterable[str | None], stemmer: str) -> dict[str, Any]:
     """Write the table of the papers' ``abstracts`` (in row order) into ``directory``; its
     ``sentences.json`` content. A sentence's terms are `openxiv.indexer.engine.evidence.sentence_terms`'s
-    set, the analyzer asked once per distinct word (`openxiv.indexer.build.terms.WordTerms`)."""
+    set, the analyzer asked once per distinct word (`openxiv.indexer.building.terms.WordTerms`)."""
     from openxiv.corpus.text import split_sentences
 
     words_of = WordTerms(stemmer).terms

@@ -1,18 +1,18 @@
 """What every named stage of a build shares: the build's context, the corpus it read, the embed stage.
 
-`BuildContext` is carried once through a build (`openxiv.indexer.build.job.BuildJob`) instead of
+`BuildContext` is carried once through a build (`openxiv.indexer.building.job.BuildJob`) instead of
 the temporary directory, settings, progress flag, encoder and cache path passed by hand to each
 step. The stages here are the ones both backends run:
 
 - ``cutoff`` (`cut_at_until`, only with ``--until``): later papers deleted from the corpus copy;
 - ``read`` (`read_corpus`): papers and passages of the snapshot's corpus copy, the paper metadata
-  arrays; ``tldr`` and ``sentences``: the stored per-row tables (`openxiv.indexer.build.tldrs`,
-  `openxiv.indexer.build.sentences`);
+  arrays; ``tldr`` and ``sentences``: the stored per-row tables (`openxiv.indexer.building.tldrs`,
+  `openxiv.indexer.building.sentences`);
 - ``load_model`` / ``embed_papers`` / ``embed_passages`` (`embed_vectors`): vectors through the
   shared embedding cache, so unchanged texts are never re-encoded.
 
-The backend stages (`openxiv.indexer.build.embedded` for bm25s + FAISS,
-`openxiv.indexer.build.milvus` for Milvus collections) take a `BuildContext` and a `CorpusRead`
+The backend stages (`openxiv.indexer.building.embedded` for bm25s + FAISS,
+`openxiv.indexer.building.milvus` for Milvus collections) take a `BuildContext` and a `CorpusRead`
 and fill the typed `Manifest`; neither imports the other.
 """
 
@@ -199,11 +199,11 @@ class CorpusRead:
     ids: np.ndarray
     """Corpus passage id of each passage (int64)."""
     tldr: TldrInfo | None = None
-    """What `openxiv.indexer.build.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
+    """What `openxiv.indexer.building.tldrs.write_tldrs` wrote (the manifest's ``tldr``)."""
     sentences: SentencesInfo | None = None
-    """What `openxiv.indexer.build.sentences.write_sentences` wrote (the manifest's ``sentences``)."""
+    """What `openxiv.indexer.building.sentences.write_sentences` wrote (the manifest's ``sentences``)."""
     cutoff: CutoffInfo | None = None
-    """What the ``cutoff`` stage left out (``--until``; `openxiv.indexer.build.cutoff`)."""
+    """What the ``cutoff`` stage left out (``--until``; `openxiv.indexer.building.cutoff`)."""
     chunk: int = READ_CHUNK
 
     @property
@@ -216,14 +216,14 @@ class CorpusRead:
 
     def paper_columns(self, *columns: str) -> Iterator[list[tuple[Any, ...]]]:
         """``columns`` of every paper (in row order), ``chunk`` rows at a time: what a stage reads
-        instead of whole records (`openxiv.indexer.build.corpusrows`)."""
-        from openxiv.indexer.build.corpusrows import paper_rows
+        instead of whole records (`openxiv.indexer.building.corpusrows`)."""
+        from openxiv.indexer.building.corpusrows import paper_rows
 
         return paper_rows(self.db, columns, self.chunk)
 
     def passage_text_chunks(self) -> Iterator[list[str]]:
         """Every passage's text (in passage order), ``chunk`` at a time."""
-        from openxiv.indexer.build.corpusrows import passage_texts
+        from openxiv.indexer.building.corpusrows import passage_texts
 
         return passage_texts(self.db, self.chunk)
 
@@ -255,11 +255,11 @@ class CorpusRead:
 
 def cut_at_until(ctx: BuildContext) -> CutoffInfo | None:
     """The ``cutoff`` stage (``--until``): the papers submitted after it deleted from the snapshot's
-    corpus copy before anything is read from it (`openxiv.indexer.build.cutoff`)."""
+    corpus copy before anything is read from it (`openxiv.indexer.building.cutoff`)."""
     until = ctx.settings.build_until
     if until is None:
         return None
-    from openxiv.indexer.build.cutoff import apply_cutoff
+    from openxiv.indexer.building.cutoff import apply_cutoff
 
     with ctx.timer("cutoff"):
         info = apply_cutoff(ctx.tmp / layout.CORPUS, until)
@@ -273,9 +273,9 @@ def read_corpus(ctx: BuildContext) -> CorpusRead:
     corpus copy: the paper metadata arrays and each passage's row and id (``read``), the papers'
     tldrs and their abstracts' sentences (the stored tables)."""
     from openxiv.corpus.store import Store
-    from openxiv.indexer.build.corpusrows import meta_rows, passage_papers
-    from openxiv.indexer.build.sentences import write_sentences
-    from openxiv.indexer.build.tldrs import build_tldrs, write_tldrs
+    from openxiv.indexer.building.corpusrows import meta_rows, passage_papers
+    from openxiv.indexer.building.sentences import write_sentences
+    from openxiv.indexer.building.tldrs import build_tldrs, write_tldrs
 
     cutoff = cut_at_until(ctx)
     db = ctx.tmp / layout.CORPUS
@@ -324,7 +324,7 @@ def embed_parts(
     timer (the chunks, `READ_CHUNK` rows each in row order, must be consumed before the next part)
     and fills ``info`` (the manifest's ``embedding``). The snapshot keeps the encoder for query
     encoding."""
-    from openxiv.indexer.build.embcache import EmbeddingCache, encode_cached
+    from openxiv.indexer.building.embcache import EmbeddingCache, encode_cached
     from openxiv.indexer.encoders.embed import load_encoder, paper_text, save_snapshot_encoder
 
     settings = ctx.settings

@@ -9,7 +9,7 @@ import pytest
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.build.job import BuildError, build_index_report
+from openxiv.indexer.building.job import BuildError, build_index_report
 from openxiv.indexer.manifest import BadIndexError
 from openxiv.indexer.snapshot import current_snapshot, open_index, verify_snapshot
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.build.embcache import EmbeddingCache, cache_keys, encode_cached
-from openxiv.indexer.build.ray_embed import corpus_texts, missing_in_cache
+from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys, encode_cached
+from openxiv.indexer.building.ray_embed import corpus_texts, missing_in_cache
 from openxiv.indexer.encoders.embed import load_encoder
 
 pytest.importorskip("ray.data", reason="the [ray] extra is not installed")

@@ -1,6 +1,6 @@
 """`write_milvus`: the Milvus backend's stages of ``openxiv index build --backend milvus``.
 
-The build job (`openxiv.indexer.build.job`) copies the corpus, reads papers and passages and
+The build job (`openxiv.indexer.building.job`) copies the corpus, reads papers and passages and
 saves the paper metadata into the snapshot directory as always; this module then writes, instead
 of bm25s matrices and FAISS indexes:
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
-from openxiv.indexer.build.stages import (
+from openxiv.indexer.building.stages import (
     TOKEN_PATTERN,
     BuildContext,
     BuildError,

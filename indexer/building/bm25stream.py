@@ -4,7 +4,7 @@
 and builds the matrix in one pass: memory grows with the corpus's texts and their token lists. The
 streaming build (`StreamingBM25`) instead analyses one chunk of texts at a time with the index's own
 analyzer (`openxiv.indexer.engine.sparse.analyze`, tested equal to ``bm25s.tokenize``; asked once per
-distinct word, `openxiv.indexer.build.terms`), numbers the terms as they appear, and writes the chunk's (term, row, tf) postings to a spill file; the texts and
+distinct word, `openxiv.indexer.building.terms`), numbers the terms as they appear, and writes the chunk's (term, row, tf) postings to a spill file; the texts and
 token lists are dropped at once. `StreamingBM25.finish` then knows every term's document frequency
 and every row's length, numbers the terms in sorted order (as `_number_terms_in_order` does for the
 in-memory build) and scatters each chunk's postings into the final CSC arrays, computing each weight
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openxiv.indexer.build.terms import TermIds, WordTerms
+from openxiv.indexer.building.terms import TermIds, WordTerms
 from openxiv.indexer.engine.sparse import SparseIndex, _VectorisedBM25, empty_model
 
 __all__ = ["StreamingBM25"]
@@ -47,7 +47,7 @@ class StreamingBM25:
         self.vocab: dict[str, int] = {}
         """Term -> id in order of first appearance (renumbered in sorted order by `finish`)."""
         self.term_ids = TermIds(WordTerms(stemmer), self.vocab)
-        """Each word's term id, the analyzer asked once per distinct word (`openxiv.indexer.build.terms`)."""
+        """Each word's term id, the analyzer asked once per distinct word (`openxiv.indexer.building.terms`)."""
         self.df = np.zeros(0, dtype=np.int64)
         self.lengths = array("q")
         """Tokens per row (stop words removed, repeats kept): bm25s' document length."""

@@ -1,5 +1,5 @@
 """The abstracts' sentences and analysed terms stored in the snapshot at build
-(`openxiv.indexer.build.sentences`), on a small real index: the same sentences and overlaps a hit's
+(`openxiv.indexer.building.sentences`), on a small real index: the same sentences and overlaps a hit's
 evidence computed before, the same hits served with and without them."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from small_index import copy_without_part
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.text import split_sentences
 from openxiv.indexer import layout
-from openxiv.indexer.build.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
+from openxiv.indexer.building.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
 from openxiv.service.search import run_search

@@ -11,7 +11,7 @@ from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.build.job import build_index_report
+from openxiv.indexer.building.job import build_index_report
 from openxiv.indexer.snapshot import open_index
 
 pytestmark = pytest.mark.heavy

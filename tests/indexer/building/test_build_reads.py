@@ -1,6 +1,6 @@
 """The streaming build's fast paths give what the record-by-record code gave, on real data: the
-analyzer asked once per distinct word (`openxiv.indexer.build.terms`) and the column reads of the
-corpus copy (`openxiv.indexer.build.corpusrows`)."""
+analyzer asked once per distinct word (`openxiv.indexer.building.terms`) and the column reads of the
+corpus copy (`openxiv.indexer.building.corpusrows`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from live_index import listing_texts
 
 from openxiv.corpus.readers import read_path
-from openxiv.indexer.build.corpusrows import meta_rows, paper_rows, passage_papers, passage_texts
-from openxiv.indexer.build.terms import LIMIT, TermIds, WordTerms
+from openxiv.indexer.building.corpusrows import meta_rows, paper_rows, passage_papers, passage_texts
+from openxiv.indexer.building.terms import LIMIT, TermIds, WordTerms
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.sparse import analyze
 
