@@ -27,8 +27,11 @@ export OPENXIV_SHARED := $(SHARED)
 # the embedding cache and other data-dir defaults follow DATA (e.g. make serve DATA=/srv/openxiv)
 export OPENXIV_DATA_DIR := $(DATA)
 export HF_HUB_OFFLINE := 1
+# Infinity, the third-party model server of the `modelserver` tests and scripts/bench_modelserver.py:
+# its own venv (its pins conflict with the product's), never the product's dependencies
+INFINITY_VENV ?= .venv-infinity
 
-.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke
+.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke infinity-venv test-modelserver
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -80,6 +83,13 @@ test-heavy: install  ## the heavy tests: full-corpus builds
 
 test-all: install  ## every test: the default suite, the extended variants and the heavy tests
 	$(BIN)/pytest -q -m ""
+
+infinity-venv:  ## Infinity (infinity-emb, a model server from PyPI) in its own venv $(INFINITY_VENV)
+	test -x $(INFINITY_VENV)/bin/infinity_emb || ($(PYTHON) -m venv $(INFINITY_VENV) && \
+		$(INFINITY_VENV)/bin/pip install "infinity-emb[server,torch]==0.0.78" torch==2.13.0)
+
+test-modelserver: install infinity-venv  ## the tests against a real model server (Infinity on loopback)
+	OPENXIV_TEST_INFINITY_VENV=$(abspath $(INFINITY_VENV)) $(BIN)/pytest -q -m modelserver
 
 test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
 	$(BIN)/pytest -q -m "not slow"

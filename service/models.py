@@ -354,6 +354,9 @@ class V1SearchResponse(BaseModel):
     hits: list[V1Hit]
     timings_ms: dict[str, float]
     snapshot: str | None
+    warnings: list[str] | None = None
+    """What the caller should know about this answer (e.g. the dense ranking left out because the
+    model server did not answer); absent when there is nothing to say."""
 
 
 class V1SectionSummary(BaseModel):

@@ -44,6 +44,7 @@ from openxiv.indexer.backend import (
     UnsupportedFilter,
 )
 from openxiv.indexer.building.sentences import SentenceTable
+from openxiv.indexer.encoders.vectors import EncoderUnavailable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import ApiError, BadRequest
@@ -54,6 +55,7 @@ from openxiv.service.titles import titled
 from openxiv.service.views import ResolvedHit, to_deepxiv_hit, to_v1_hit
 
 __all__ = [
+    "DenseUnavailable",
     "Outcome",
     "OverBudget",
     "check_deadline",
@@ -65,6 +67,7 @@ __all__ = [
     "search",
     "search_json",
     "sentence_with_context",
+    "v1_json",
     "v1_response",
 ]
 
@@ -79,6 +82,12 @@ class Outcome:
     """The name of the snapshot that answered (set by `search`)."""
     notes: list[str] = field(default_factory=list)
     """The backend's notes on this answer (`SearchResult.notes`), passed on in ``warnings``."""
+
+
+class DenseUnavailable(ApiError):
+    """A dense mode alone and its query encoder (a model server) cannot answer: 503, the server named."""
+
+    status_code = 503
 
 
 class OverBudget(ApiError):
@@ -223,6 +232,8 @@ def _rank(
         )
     except DeadlineExceeded as exc:
         raise _over_budget(budget, f"while searching {query[:60]!r} ({exc})") from exc
+    except EncoderUnavailable as exc:  # raised only when no lexical side could answer instead
+        raise DenseUnavailable(f"mode {mode or 'dense'}: the query encoder is unavailable: {exc}") from exc
     except UnsupportedFilter as exc:
         raise BadRequest(str(exc)) from exc
     except UnknownMode as exc:  # in practice `ModeUnavailable`: params checked the spelling
@@ -373,6 +384,11 @@ def search_json(response: SearchResponse) -> str:
     return response.model_dump_json(exclude=exclude)
 
 
+def v1_json(response: V1SearchResponse) -> str:
+    """A ``/v1/search`` body: ``warnings`` only when there are some."""
+    return response.model_dump_json(exclude={"warnings"} if response.warnings is None else None)
+
+
 def v1_response(out: Outcome, offset: int, top_k: int) -> V1SearchResponse:
     """An outcome in the ``/v1/search`` shape (also ``/v1/similar``): hits ranked from ``offset + 1``."""
     return V1SearchResponse(
@@ -383,4 +399,5 @@ def v1_response(out: Outcome, offset: int, top_k: int) -> V1SearchResponse:
         hits=[to_v1_hit(h, offset + i + 1) for i, h in enumerate(out.hits)],
         timings_ms=out.timings_ms,
         snapshot=out.snapshot,
+        warnings=out.notes or None,
     )

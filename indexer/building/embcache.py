@@ -36,6 +36,12 @@ CREATE TABLE IF NOT EXISTS vectors (
     vec BLOB NOT NULL,
     PRIMARY KEY (model, max_tokens, text_sha256)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS probes (
+    family TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (family, n)
+) WITHOUT ROWID;
 """
 
 
@@ -128,6 +134,22 @@ class EmbeddingCache:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
         self.written += len(rows)
+
+    def probe_class(self, family: str, probe: np.ndarray, min_cos: float) -> int:
+        """Which of the servers seen under ``family`` (a model server's name and width) answered the
+        probe text like ``probe`` (cosine ≥ ``min_cos``): its number, or a new one recorded now. A
+        model server's vectors are keyed by ``family~n`` (`openxiv.indexer.encoders.remote`)."""
+        vec = np.ascontiguousarray(probe, dtype="<f4")
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            rows = self._db.execute("SELECT n, vec FROM probes WHERE family=? ORDER BY n", (family,))
+            known = [(int(n), np.frombuffer(blob, dtype="<f4")) for n, blob in rows]
+            for n, seen in known:
+                if seen.shape == vec.shape and float(seen @ vec) >= min_cos:
+                    return n
+            n = len(known)
+            self._db.execute("INSERT INTO probes VALUES (?, ?, ?)", (family, n, vec.tobytes()))
+        return n
 
     def count(self, model: str | None = None) -> int:
         if model is None:

@@ -330,6 +330,10 @@ def embed_parts(
     settings = ctx.settings
     with ctx.timer("load_model"):
         enc = ctx.encoder if ctx.encoder is not None else load_encoder(settings)
+        bind = getattr(enc, "bind_cache", None)
+        if callable(bind):  # a model server: its vectors' key depends on what the cache has seen
+            with EmbeddingCache(ctx.cache_path) as probes:
+                bind(probes)
         # the snapshot carries its encoder: serving loads it from there (no export, no torch)
         save_snapshot_encoder(enc, ctx.tmp / layout.ENCODER)
     info.model = settings.model

@@ -41,6 +41,7 @@ import numpy as np
 from openxiv.corpus.extras import missing_extra
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.sources import ConfigError
+from openxiv.indexer.encoders.remote_http import is_remote
 from openxiv.indexer.encoders.vectors import built_dir, normalize_rows
 
 __all__ = [
@@ -325,6 +326,10 @@ def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
     Puts the process offline first (`hub_offline`)."""
     hub_offline()
     s = (settings or Settings.from_env()).replace(**overrides)
+    if is_remote(s.model):
+        from openxiv.indexer.encoders.remote import connect_remote_encoder
+
+        return connect_remote_encoder(s)
     spec = parse_model_setting(s.model)
     if s.embed_max_tokens < 1:
         raise ConfigError(f"OPENXIV_EMBED_MAX_TOKENS={s.embed_max_tokens}: must be a positive integer")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["built_dir", "normalize_rows"]
+__all__ = ["EncoderUnavailable", "built_dir", "normalize_rows"]
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -39,3 +39,9 @@ def built_dir(out_dir: Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class EncoderUnavailable(RuntimeError):
+    """The query encoder cannot answer now (a model server down, slow or refusing): a search with a
+    lexical side answers without the dense sides and says so in ``warnings``; a dense mode alone is
+    answered 503."""

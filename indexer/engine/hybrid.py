@@ -46,6 +46,7 @@ from openxiv.corpus.settings.modes import FAMILIES, SIDES, ModeUnavailable
 from openxiv.corpus.settings.sources import ConfigError
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchFilters, SearchResult, check_deadline, check_page
+from openxiv.indexer.encoders.vectors import EncoderUnavailable
 from openxiv.indexer.engine.dense_lexical import passages_among, search_among
 from openxiv.indexer.engine.doc_terms import DocTerms
 from openxiv.indexer.engine.first_pass import first_top
@@ -182,7 +183,8 @@ class HybridBackend(VectorSimilar, Ranking):
         )
 
         def rank_at(depth: int) -> Block:  # a deeper block: the same query, its vector and mask reused
-            q = QueryState(query, sides, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
+            at = tuple(s for s in sides if not s.startswith("dense")) if q0.dense_off else sides
+            q = QueryState(query, at, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
             block = self._rank(q, method, mode, q0.allowed, alone=False)
             for k, ms in q.timings.items():
                 q0.timings[k] = round(q0.timings.get(k, 0.0) + ms, 3)
@@ -193,7 +195,8 @@ class HybridBackend(VectorSimilar, Ranking):
         hits = page_hits(self.meta, self.passages, tiled, offset, offset + top_k)
         q0.timings["fuse"] = round(q0.timings["fuse"] + ms_since(t), 3)
         q0.timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=q0.total, timings_ms=q0.timings)
+        notes = [] if q0.dense_off is None else [f"dense ranking left out: {q0.dense_off}"]
+        return SearchResult(hits=hits, total_count=q0.total, timings_ms=q0.timings, notes=notes)
 
     def _rank(
         self,
@@ -306,13 +309,19 @@ class HybridBackend(VectorSimilar, Ranking):
         dense_sides = q.dense_sides(self.dense)
         if not dense_sides or q.total <= 0:
             return dense
-        if q.qvec is not None:
-            qvec = q.qvec
-        elif encoding is None:
-            check_deadline(q.deadline, "encode")
-            qvec, q.dense_ms["encode"] = self._encode(q.text)
-        else:
-            qvec, q.dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
+        try:
+            if q.qvec is not None:
+                qvec = q.qvec
+            elif encoding is None:
+                check_deadline(q.deadline, "encode")
+                qvec, q.dense_ms["encode"] = self._encode(q.text)
+            else:
+                qvec, q.dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
+        except EncoderUnavailable as exc:  # a model server down: the lexical sides answer alone
+            if not any(s.startswith("bm25") for s in q.sides):
+                raise
+            q.dense_off = str(exc)
+            return dense
         check_deadline(q.deadline, "dense")
         t = time.perf_counter()
         q.qvec = qvec
@@ -330,6 +339,14 @@ class HybridBackend(VectorSimilar, Ranking):
             )
             return keep_head(plain_head, fed, q.head)
         return fuse(families, method, self.settings.rrf_k)
+
+    def query_vector_wanted(self, mode: str | None) -> bool:
+        """Whether a search in ``mode`` embeds its query (a front may fetch the vector beforehand)."""
+        try:
+            sides, _ = self._plan(mode)
+        except (ModeUnavailable, ValueError):
+            return False
+        return any(s in self.dense for s in sides)
 
     def info(self) -> dict[str, Any]:
         """Live facts only: the manifest is the snapshot's record and is shown once, by whoever holds it

@@ -48,6 +48,9 @@ class QueryState:
     dense_ms: dict[str, float] = field(default_factory=dict)
     qvec: np.ndarray | None = None
     """The query's vector once encoded (a deeper block of the same search reuses it)."""
+    dense_off: str | None = None
+    """Why the dense sides were left out (the query encoder unavailable: a model server down); said
+    in the answer's notes, and a deeper block of the same search leaves them out too."""
 
     def dense_sides(self, dense: dict[str, Any]) -> list[str]:
         return [s for s in self.sides if s in dense]

@@ -156,8 +156,12 @@ def encoder_for(manifest: Manifest, settings: Settings, snapshot: Path) -> Any:
     onnxruntime + tokenizers, nothing written), else the manifest's model loaded from the settings
     (torch / model2vec builds, and snapshots made before encoders were stored)."""
     from openxiv.indexer.encoders.embed import load_encoder, load_snapshot_encoder
+    from openxiv.indexer.encoders.remote import load_remote_snapshot_encoder
 
     emb = manifest.embedding
+    remote = load_remote_snapshot_encoder(snapshot / layout.ENCODER, settings)
+    if remote is not None:  # built through a model server: its model, width and prefixes
+        return remote
     encoder = load_snapshot_encoder(snapshot / layout.ENCODER, settings.embed_batch_size)
     if encoder is None:
         encoder = load_encoder(

@@ -1,8 +1,9 @@
 """Search routes: the AutoResearchBench/DeepXiv ``POST /search`` (also at ``/arxiv/retrieve`` and ``/``)
 and openxiv's own ``GET/POST /v1/search``.
 
-Handlers are plain ``def`` functions: FastAPI runs them in its threadpool, so query encoding, BM25
-and FAISS never block the event loop. Each request borrows the open snapshot once (see
+Handlers compute in FastAPI's threadpool (its tokens are the compute slots, `serve_concurrency`), so
+query encoding, BM25 and FAISS never block the event loop; a model server's query vector is awaited
+on the event loop first (`openxiv.service.prefetch`), holding no slot. Each request borrows the open snapshot once (see
 `openxiv.service.holder`), so a reload in the middle of a request does not mix two snapshots.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
@@ -27,7 +29,14 @@ from openxiv.service.params import (
     note_fine_rerank,
     unsupported_filters,
 )
-from openxiv.service.search import deepxiv_search, search, search_json, v1_response
+from openxiv.service.prefetch import prefetch_query_vectors
+from openxiv.service.search import (
+    deepxiv_search,
+    search,
+    search_json,
+    v1_json,
+    v1_response,
+)
 
 __all__ = ["router"]
 
@@ -56,10 +65,19 @@ A list of queries is a batch: `results` holds `{query, total_count, result}` per
 """
 
 
-def post_search(body: SearchRequest, request: Request) -> Response:
+async def post_search(body: SearchRequest, request: Request) -> Response:
     """Lenient where the intent is clear (the AutoResearchBench client turns any 4xx into a silent
     empty list): ``top_k`` above the maximum is clamped, empty strings in a batch are skipped; both
-    are said in ``warnings``. What cannot be repaired stays a 400."""
+    are said in ``warnings``. What cannot be repaired stays a 400. A model server's query vectors
+    are fetched first, on the event loop (`prefetch_query_vectors`)."""
+    queries = body.query if isinstance(body.query, list) else [body.query]
+    await prefetch_query_vectors(
+        holder_of(request), [q for q in queries if isinstance(q, str)], body.mode, settings_of(request)
+    )
+    return await run_in_threadpool(_post_search, body, request)
+
+
+def _post_search(body: SearchRequest, request: Request) -> Response:
     settings = settings_of(request)
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
     note_fine_rerank(body.use_fine_rerank, warnings)
@@ -110,21 +128,27 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
     )
-    return json_response(v1_response(out, body.offset, body.top_k).model_dump_json(), out.timings_ms)
+    return json_response(v1_json(v1_response(out, body.offset, body.top_k)), out.timings_ms)
 
 
 @router.post(
     "/v1/search", response_model=V1SearchResponse, responses=ERRORS, tags=["v1"], summary="Search papers"
 )
-def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
+async def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
     """Hybrid search; each hit carries its evidence passage, section and ranking signals."""
-    return _v1(request, body)
+    await _prefetch(request, body)
+    return await run_in_threadpool(_v1, request, body)
+
+
+async def _prefetch(request: Request, body: V1SearchRequest) -> None:
+    if isinstance(body.query, str):
+        await prefetch_query_vectors(holder_of(request), [body.query], body.mode, settings_of(request))
 
 
 @router.get(
     "/v1/search", response_model=V1SearchResponse, responses=ERRORS, tags=["v1"], summary="Search papers"
 )
-def v1_search_get(
+async def v1_search_get(
     request: Request,
     q: Annotated[str, Query(description="The query.")],
     top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
@@ -148,4 +172,5 @@ def v1_search_get(
         mode=mode,
         return_contents=contents,
     )
-    return _v1(request, body)
+    await _prefetch(request, body)
+    return await run_in_threadpool(_v1, request, body)

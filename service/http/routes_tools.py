@@ -17,7 +17,7 @@ from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX, find
 from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
 from openxiv.service.models import ErrorResponse, V1SearchResponse
 from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK
-from openxiv.service.search import search_json, v1_response
+from openxiv.service.search import search_json, v1_json, v1_response
 from openxiv.service.similar import MAX_SEEDS, seed_ids, similar, similar_response
 from openxiv.service.tool_models import FindResponse
 
@@ -98,7 +98,7 @@ def v1_similar(
         offset=offset,
         filters=filters.build(),
     )
-    return json_response(v1_response(out, offset, top_k).model_dump_json(), out.timings_ms)
+    return json_response(v1_json(v1_response(out, offset, top_k)), out.timings_ms)
 
 
 @router.get(
