@@ -59,6 +59,17 @@ def test_milvus_services_share_an_image_that_indexes_and_serves() -> None:
     assert "--out" not in indexer["command"]  # the deprecated spelling of --index
 
 
+def test_the_modelserver_profile_embeds_through_a_server_and_serves_its_own_index() -> None:
+    services = _compose()["services"]
+    indexer, search = services["indexer-remote"], services["search-remote"]
+    for svc in (indexer, search):
+        assert svc["profiles"] == ["modelserver"] and svc["image"] == "openxiv:local"
+        assert svc["environment"]["OPENXIV_MODEL"].startswith("${MODEL_SERVER:-http://")
+        assert svc["environment"]["OPENXIV_INDEX_DIR"] == "/data/index-remote"
+    assert "/data/index-remote" in indexer["command"] and "/data/index-remote" in search["command"]
+    assert search["ports"] == ["127.0.0.1:${MODEL_SERVER_PORT:-8002}:8000"]
+
+
 def test_dockerfile_user_is_numeric_and_deps_come_before_sources() -> None:
     lines = [ln.strip() for ln in (ROOT / "Dockerfile").read_text().splitlines()]
     users = [ln.split()[1] for ln in lines if ln.startswith("USER ")]
