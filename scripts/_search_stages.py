@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.settings.model import get_settings
-from openxiv.indexer.backend import SearchFilters
 from openxiv.indexer.engine import hybrid
 from openxiv.service import search
 from openxiv.service.holder import IndexHolder
 from openxiv.service.launch import limit_threads
+from openxiv.service.spec import SearchSpec
 
 STAGES = (
     ("encode", "query encoding"),
@@ -68,17 +68,7 @@ def stage_cpu_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict
     cpu: dict[str, float] = defaultdict(float)
 
     def one(q: str) -> None:
-        response, _ = search.deepxiv_search(
-            holder,
-            [q],
-            top_k=10,
-            offset=0,
-            filters=SearchFilters(),
-            mode=None,
-            contents=True,
-            batch=False,
-            settings=settings,
-        )
+        response, _ = search.deepxiv_search(holder, SearchSpec(queries=(q,)), settings=settings)
         search.search_json(response)
 
     try:
