@@ -43,6 +43,7 @@ from openxiv.evaluator.shared import SharedData
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import build_filters
 from openxiv.service.search import deepxiv_search, search_json
+from openxiv.service.spec import SearchSpec
 
 MODES = (None, "rrf", "zscore", "bm25")
 """The default (``weighted`` fusion with feedback), the two other fusions (feedback too) and BM25 alone."""
@@ -61,17 +62,14 @@ def in_process(index: Path) -> tuple[Body, Callable[[], None]]:
     holder.load()
 
     def body(q: str, top_k: int, offset: int, mode: str | None, cats: tuple[str, ...]) -> bytes:
-        resp, _ = deepxiv_search(
-            holder,
-            [q],
+        spec = SearchSpec(
+            queries=(q,),
             top_k=top_k,
             offset=offset,
             filters=build_filters(categories=list(cats) or None),
             mode=mode,
-            contents=True,
-            batch=False,
-            settings=settings,
         )
+        resp, _ = deepxiv_search(holder, spec, settings=settings)
         return search_json(resp).encode("utf-8")
 
     return body, holder.close

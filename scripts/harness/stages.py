@@ -13,10 +13,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from openxiv.corpus.settings.model import get_settings
-from openxiv.indexer.backend import SearchFilters
 from openxiv.service import search
 from openxiv.service.holder import IndexHolder
 from openxiv.service.launch import limit_threads
+from openxiv.service.spec import SearchSpec
 
 STAGES = (
     ("encode", "query encoding"),
@@ -41,17 +41,7 @@ def stage_ms(index_root: Path, queries: list[str], warmup: int = 10) -> dict[str
     summed: dict[str, float] = defaultdict(float)
 
     def one(q: str) -> None:
-        response, timings = search.deepxiv_search(
-            holder,
-            [q],
-            top_k=10,
-            offset=0,
-            filters=SearchFilters(),
-            mode=None,
-            contents=True,
-            batch=False,
-            settings=settings,
-        )
+        response, timings = search.deepxiv_search(holder, SearchSpec(queries=(q,)), settings=settings)
         t = time.perf_counter()
         search.search_json(response)
         summed["json"] += (time.perf_counter() - t) * 1000
