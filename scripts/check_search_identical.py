@@ -1,7 +1,7 @@
 """`POST /search` bodies before and after a speed change: byte for byte, on real dev queries.
 
 A speed lever for search (issue 13) must not change a single byte of any response. This runs the
-shared dev queries (topic + known-item, interleaved: `bench_service.load_queries`) in process through
+shared dev queries (topic + known-item, interleaved: `harness.data.load_queries`) in process through
 `openxiv.service.search.deepxiv_search` + `search_json` (the exact body `POST /search` sends) on every
 combination of mode (the default fusion and three others), filter (none / ``categories=["cs.CL"]``)
 and one of three pages that rotate with the query (``top_k``/``offset`` 10/0, 5/10, 20/3: the first
@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import load_queries
+from harness.data import load_queries
 
 from openxiv.corpus.settings.model import get_settings, shared_dir
 from openxiv.evaluator.shared import SharedData

@@ -24,9 +24,9 @@ head by the category prior, `openxiv.indexer.engine.prior`, with papers of the q
 pinned first); ``bm25`` / ``dense`` use that family alone; a side name (``bm25_passages``...) uses that
 side alone. Each side returns ``Settings.candidates`` papers; a deeper page adds blocks ranked at
 doubled depths (`openxiv.indexer.engine.tiling`), so every page is a slice of one ranking of the
-query. Order is deterministic: score, then arxiv_id ascending. Nothing per query
-is stored on the backend, so one instance serves many threads; only the query encoder is called
-under a lock (tokenizers of transformer models are not safe to share across threads).
+query. Order is deterministic: score, then arxiv_id ascending. Nothing per query is stored on the
+backend (the stages hand each other `openxiv.indexer.engine.query_state`'s types), so one instance
+serves many threads; only the query encoder is called under a lock (tokenizers are not thread-safe).
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
-from openxiv.indexer.engine.prf import confident_top, feedback_list, keep_head, passage_coverage
+from openxiv.indexer.engine.prf import confident_head, feedback_list, keep_head
 from openxiv.indexer.engine.prior import CategoryPrior
-from openxiv.indexer.engine.query_kind import QueryKindConfig, is_topic
+from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, is_topic, query_profile
 from openxiv.indexer.engine.query_state import Dense, Explained, Feedback, Lexical, Query, Ranked
 from openxiv.indexer.engine.ranking import BM25_PASSAGE_SCALE, Ranking, SideResult, encoder_for, ms_since
 from openxiv.indexer.engine.similar import VectorSimilar
@@ -317,6 +317,19 @@ class HybridBackend(VectorSimilar, Ranking):
             self.passage_scale, dense_scores, lexical.first10,
         )  # fmt: skip
 
+    def query_profile(self, query: str) -> QueryProfile:
+        """The query-kind profile (`openxiv.indexer.engine.query_kind`) of ``query`` without a filter, from
+        the stages a search runs (of the dense sides, the paper vectors'): what benchmarks measure."""
+        asked = Query(query, tuple(s for s in self.sides if s != "dense_passages"), None)
+        depth = self.settings.candidates
+        lexical = self._lexical(asked, depth, None)
+        dense = self._dense_stage(asked, depth, lexical, None, None).sides.get("dense_papers")
+        assert lexical.paper_scores is not None
+        return query_profile(
+            query, lexical.paper_scores, lexical.passage_hits, self.passages, self.passage_scale,
+            dense.scores if dense is not None else None, lexical.first10,
+        )  # fmt: skip
+
     def _fuse(
         self, sides: dict[str, SideResult], wanted: tuple[str, ...], method: str, head: int
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -348,14 +361,15 @@ class HybridBackend(VectorSimilar, Ranking):
     # --- internals ---------------------------------------------------------------------------------
     def _feedback(self, asked: Query, depth: int, lexical: Lexical) -> Feedback:
         """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
-        first pass keeps (`_confident_head`), and the milliseconds both took. Reads only what the
+        first pass keeps (`openxiv.indexer.engine.prf.confident_head`), and the milliseconds both took. Reads only what the
         lexical stage made, so it may run on the helper thread beside the later stages."""
-        paper_side, paper_scores = lexical.sides["bm25_papers"], lexical.paper_scores
-        assert paper_scores is not None
+        paper_side, paper_scores, top = lexical.sides["bm25_papers"], lexical.paper_scores, lexical.first10
+        assert paper_scores is not None and top is not None
         t = time.perf_counter()
-        ranked = (paper_side.rows, paper_side.scores)
-        side = SideResult(*feedback_list(self._paper_terms(), paper_scores, self.feedback, depth, ranked))
-        return Feedback(side, self._confident_head(asked.text, lexical), ms_since(t))
+        ranked, config = (paper_side.rows, paper_side.scores), self.feedback
+        side = SideResult(*feedback_list(self._paper_terms(), paper_scores, config, depth, ranked))
+        head = confident_head(config, asked.text, top, self.passages, lexical.passage_scores)
+        return Feedback(side, head, ms_since(t))
 
     def _encode(self, query: str) -> tuple[np.ndarray, float]:
         """The query's vector (one row) and the milliseconds encoding it took, waiting for the
@@ -373,20 +387,6 @@ class HybridBackend(VectorSimilar, Ranking):
                 stored = DocTerms.load(self.bm25_papers, self.path / layout.BM25_PAPERS)  # the build's
                 self._doc_terms["bm25_papers"] = stored or DocTerms(self.bm25_papers)
             return self._doc_terms["bm25_papers"]
-
-    def _confident_head(self, query: str, lexical: Lexical) -> int:
-        """``feedback.head`` when the first pass is confident (`openxiv.indexer.engine.prf`), else 0: its best
-        BM25 score stands out (paper text or passage), or the best paper's best passage holds the
-        query's words. Reads the first pass's best 10 (`Lexical.first10`) and the passage side's hits."""
-        top, hits = lexical.first10, lexical.passage_hits
-        assert top is not None
-        if confident_top(top[1], self.feedback.gate):
-            return self.feedback.head
-        if hits is None or self.passages is None or not top[0].size:
-            return 0
-        best = int(top[0][0])
-        covered = passage_coverage(self.passages, best, hits.passage_scores, query)
-        return self.feedback.head if covered >= self.feedback.coverage else 0
 
     def _dense_side(
         self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None, known: np.ndarray | None
