@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.data import topic_queries
+from harness.data import SharedData, topic_queries
 from harness.infinity import EMBED_NAME, RERANK_NAME, cross_encoder_dir, infinity_missing, patient, serve
 from harness.report import BENCH_DIR, load_average, write_section
 from harness.timing import percentile
@@ -42,7 +42,6 @@ from harness.timing import percentile
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.building.job import build_index
