@@ -80,6 +80,7 @@ __all__ = ["HybridBackend"]
 
 class HybridBackend(VectorSimilar, Ranking):
     supports_feedback = True
+    calibrates_passages = True
 
     def __init__(
         self, path: Path, settings: Settings, manifest: Manifest, encoder: Any | None = None
@@ -215,7 +216,7 @@ class HybridBackend(VectorSimilar, Ranking):
             q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
         dense_s = dense["dense_papers"].scores if "dense_papers" in dense else None
         kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
-        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s, q.first10)
+        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, q.passage_factor, dense_s, q.first10)
         q.head = 0 if topic else q.head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
         q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays
         q.timings.update(q.dense_ms)
@@ -261,12 +262,13 @@ class HybridBackend(VectorSimilar, Ranking):
         if passage_hits is not None:
             ph = passage_hits()
             q.ph, q.passage_scores = ph, ph.passage_scores
+            q.passage_factor = self.calibration.factor(q.text, self.bm25_papers, self.passages)
             winners = dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
             q.results["bm25_passages"] = SideResult(ph.papers, ph.scores, winners)
             q.lexical = ph.paper_scores > 0 if q.lexical is None else q.lexical | (ph.paper_scores > 0)
         q.timings["bm25"] = ms_since(t)
         if q.paper_s is not None and q.rows is not None and q.scores is not None:  # both gates' top 10
-            q.first10 = first_top(q.rows, q.scores, q.paper_s, q.ph, self.passage_scale, q.depth, 10)
+            q.first10 = first_top(q.rows, q.scores, q.paper_s, q.ph, q.passage_factor, q.depth, 10)
         if q.lexical is not None:
             q.total = int(q.lexical.sum())
             q.dense_allowed = q.lexical if q.total < q.lexical.size else q.allowed
@@ -323,7 +325,7 @@ class HybridBackend(VectorSimilar, Ranking):
 
     def _fuse(self, q: QueryState, method: str) -> tuple[np.ndarray, np.ndarray]:
         """The families fused by ``method``; a confident first pass keeps its head above feedback."""
-        families = self._families(q.results, q.sides)
+        families = self._families(q.results, q.sides, q.passage_factor)
         if q.head:  # the feedback side is the last family; the kept head comes from the others
             fed, plain_head = fuse_with_extra(
                 families[:-1], families[-1], method, self.settings.rrf_k, q.head

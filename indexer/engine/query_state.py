@@ -36,6 +36,9 @@ class QueryState:
     ph: Any = None
     """The passage side's hits, when it ran."""
     passage_scores: np.ndarray | None = None
+    passage_factor: float = 1.0
+    """The factor on this query's passage scores before they meet paper-text scores
+    (`openxiv.indexer.engine.passage_calibration`), set by the lexical stage when a passage side runs."""
     first10: tuple[np.ndarray, np.ndarray] | None = None
     """The first pass's best 10 papers (rows, scores; `openxiv.indexer.engine.first_pass.first_top`):
     what feedback's confident head and the query-kind profile both read."""

@@ -1,0 +1,242 @@
+"""Passage calibration (issue 37): how the BM25 passage side is scaled before it meets paper texts,
+measured on the dev sets in the shipped ranking and in ``bm25`` mode, and the default chosen by rule.
+
+Each variant runs the 103 dev topic queries (Recall@10/@100/@1000), the 600 full-text known items
+(MRR@10, success@1/@10 per kind) and the short dev queries' coverage bias (`_coverage`: the full-text
+share of the first 10 hits over their share among the papers holding every query word; 1 is fair).
+
+    .venv/bin/python scripts/bench_calibration.py --index data/index
+
+The rule (bench_quality's, fixed before this was measured): among the variants of the shipped ranking
+that keep the known items with bench_quality's margins against the variant before issue 37 (`fixed`),
+the most topic Recall@100, chosen by 2-fold cross-validation over the topic queries (even / odd
+positions: each fold's pick is scored on the other fold). The coverage bias is reported beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from openxiv.corpus.settings.model import Settings
+from openxiv.evaluator.ranked import score_query
+from openxiv.evaluator.shared import SharedData
+from openxiv.indexer.snapshot import open_index
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench_md import write_section
+from _coverage import EXAMPLES, coverage_bias, full_text_mask, short_queries
+from bench_quality import KNOWN_ITEM_FILE, TOPIC_FILES, evaluate, keeps_known_items, load_jsonl, run_queries
+
+SECTION = "Passage calibration (issue 37)"
+BEFORE = "fixed 0.8"
+VARIANTS: dict[str, dict[str, Any]] = {
+    BEFORE: {"passage_norm": "fixed"},
+    **{f"idf x{x}": {"passage_norm": "idf", "passage_norm_scale": x} for x in (1.0, 1.1, 1.2, 1.3, 1.5)},
+}
+BM25_VARIANTS = (BEFORE, "idf x1.0")
+"""Also run in ``bm25`` mode (papers + passages, no dense side, no feedback or prior)."""
+KS = (10, 100, 1000)
+
+
+def measure(backend: Any, mode: str | None, gold: Path) -> dict[str, Any]:
+    topics = [q for f in TOPIC_FILES for q in load_jsonl(gold / f)]
+    known = load_jsonl(gold / KNOWN_ITEM_FILE)
+    trun, _ = run_queries(backend, topics, mode, max(KS))
+    row: dict[str, Any] = {f"topic_{k}": v for k, v in evaluate(topics, trun, KS).items() if "recall" in k}
+    row["per_topic_recall@100"] = [
+        score_query([d for d, _ in trun[q["qid"]]], set(q["relevant"]), (100,))["recall@100"] for q in topics
+    ]
+    krun, _ = run_queries(backend, known, mode, 10)
+    for kind, short in (("exact", "exact"), ("keywords", "kw")):
+        subset = [q for q in known if q["kind"] == kind]
+        got = evaluate(subset, {q["qid"]: krun[q["qid"]] for q in subset}, (1, 10))
+        row.update({f"{short}_mrr@10": got["mrr@10"], f"{short}_success@1": got["success@1"]})
+        row[f"{short}_success@10"] = got["success@10"]
+    row["bias"] = coverage_bias(backend, short_queries(gold), mode)
+    return row
+
+
+def cross_validated(rows: dict[str, dict[str, Any]], eligible: list[str]) -> tuple[list[str], float]:
+    """Each fold's pick (most mean topic R@100 on the other fold's queries) and the held-out R@100."""
+    n = len(next(iter(rows.values()))["per_topic_recall@100"])
+    folds = [list(range(0, n, 2)), list(range(1, n, 2))]
+    picks, held = [], []
+    for train, test in (folds, folds[::-1]):
+        pick = max(
+            eligible, key=lambda v: (statistics.mean(rows[v]["per_topic_recall@100"][i] for i in train), v)
+        )
+        picks.append(pick)
+        held += [rows[pick]["per_topic_recall@100"][i] for i in test]
+    return picks, statistics.mean(held)
+
+
+def table(rows: dict[str, dict[str, Any]]) -> str:
+    head = (
+        "| ranking | calibration | topic R@10 | topic R@100 | topic R@1000 | exact MRR@10 | exact S@1 | exact S@10 "
+        "| keywords MRR@10 | keywords S@1 | keywords S@10 | coverage bias | full-text share top 10 / matching "
+        "| first hit on-topic |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+    )
+    body = ""
+    for name, r in rows.items():
+        b = r["bias"]
+        body += (
+            f"| {r['ranking']} | {name} | {r['topic_recall@10']:.3f} | {r['topic_recall@100']:.3f} | "
+            f"{r['topic_recall@1000']:.3f} | {r['exact_mrr@10']:.3f} | {r['exact_success@1']:.3f} | "
+            f"{r['exact_success@10']:.3f} | {r['kw_mrr@10']:.3f} | {r['kw_success@1']:.3f} | "
+            f"{r['kw_success@10']:.3f} | {b['ratio']:.2f} | {b['top_share']:.3f} / {b['base_share']:.3f} | "
+            f"{b['first_on_topic']:.3f} |\n"
+        )
+    return head + body
+
+
+def examples(rows: dict[str, dict[str, Any]], names: list[str], titles: Any) -> str:
+    """The issue's example queries: the first hit and the full-text shares, per variant."""
+    lines = []
+    for q in EXAMPLES:
+        cells = []
+        for name in names:
+            r = next(x for x in rows[name]["bias"]["rows"] if x["query"] == q)
+            cells.append(
+                f"{name}: {r['first']} «{titles(r['first'])}» (top 10 {r['top']:.1f} vs {r['base']:.2f})"
+            )
+        lines.append(f"- **{q}** — " + "; ".join(cells))
+    return "\n".join(lines)
+
+
+def explain_diff(backend: Any, n: int) -> str:
+    """What the calibration changes in the requests `check_search_identical.py` sends (its queries,
+    modes, filters and pages): each page ranked with ``fixed`` and with the shipped calibration, by
+    mode, counted as the same papers in the same order (scores may differ), the same papers
+    reordered, or other papers; with the full-text share of the pages before and after."""
+    from bench_service import load_queries
+    from check_search_identical import FILTERS, MODES, PAGES
+
+    from openxiv.service.params import build_filters
+
+    before = backend.tuned(passage_norm="fixed")
+    full = full_text_mask(backend)
+    counts: dict[str, dict[str, int]] = {}
+    shares: dict[str, list[float]] = {}
+    for i, q in enumerate(load_queries(SharedData.default(), n)):
+        top_k, offset = PAGES[i % len(PAGES)]
+        for mode in MODES:
+            for cats in FILTERS:
+                filters = build_filters(categories=list(cats) or None)
+                hits = [
+                    [
+                        h.arxiv_id
+                        for h in b.search(q, top_k=top_k, offset=offset, filters=filters, mode=mode).hits
+                    ]
+                    for b in (before, backend)
+                ]
+                kind = (
+                    "same order"
+                    if hits[0] == hits[1]
+                    else "reordered"
+                    if set(hits[0]) == set(hits[1])
+                    else "other papers"
+                )
+                c = counts.setdefault(mode or "default (weighted)", {})
+                c[kind] = c.get(kind, 0) + 1
+                for label, page in zip(("before", "after"), hits, strict=True):
+                    rows = [backend.meta.row_of(a) for a in page]
+                    shares.setdefault(label, []).append(
+                        float(np.mean([full[r] for r in rows])) if rows else 0.0
+                    )
+    lines = [
+        f"- `{mode}`: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())) for mode, c in counts.items()
+    ]
+    return (
+        "\n".join(lines)
+        + f"\n\nFull-text share of the pages: {statistics.mean(shares['before']):.3f} before, "
+        f"{statistics.mean(shares['after']):.3f} after."
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--diff",
+        type=int,
+        help="only count what changes on check_search_identical's requests (this many queries)",
+    )
+    args = parser.parse_args()
+    load = os.getloadavg()
+    gold = SharedData.default().gold()
+    opened = open_index(args.index, Settings.from_env())
+    if args.diff:
+        try:
+            print(explain_diff(opened.backend, args.diff))
+        finally:
+            opened.close()
+        return
+    rows: dict[str, dict[str, Any]] = {}
+    try:
+        base = opened.backend
+        base.search("warm up the encoder and the numba kernels", top_k=10)
+        for name, changes in VARIANTS.items():
+            rows[name] = {"ranking": "shipped", **measure(base.tuned(**changes), None, gold)}
+            print(name, json.dumps({k: v for k, v in rows[name].items() if not isinstance(v, (list, dict))}))
+            print("   ", rows[name]["bias"]["ratio"], rows[name]["bias"]["first_on_topic"], flush=True)
+        for name in BM25_VARIANTS:
+            rows[f"{name} (bm25)"] = {
+                "ranking": "bm25",
+                **measure(base.tuned(**VARIANTS[name]), "bm25", gold),
+            }
+        store = opened.store if hasattr(opened, "store") else None
+
+        def title(arxiv_id: str | None) -> str:
+            paper = store.get_paper(arxiv_id) if store is not None and arxiv_id else None
+            return getattr(paper, "title", "") or ""
+
+        shown = examples(rows, [BEFORE, "idf x1.0"], title)
+    finally:
+        opened.close()
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
+    shipped = {k: v for k, v in rows.items() if v["ranking"] == "shipped"}
+    eligible = [n for n, r in shipped.items() if keeps_known_items(r, shipped[BEFORE])]
+    picks, held = cross_validated(shipped, eligible)
+    verdict = (
+        f"Rule: among the shipped-ranking variants that keep the known items (exact S@10 >= 0.985, keywords "
+        f">= 0.96, MRR@10 of each kind at most 0.02 below `{BEFORE}`): {', '.join(eligible)}; 2-fold CV over "
+        f"the topic queries picks {' and '.join(picks)} (held-out topic R@100 {held:.3f}, against "
+        f"{statistics.mean(shipped[BEFORE]['per_topic_recall@100']):.3f} for `{BEFORE}`)."
+    )
+    text = (
+        table(rows)
+        + "\n"
+        + verdict
+        + "\n\nThe issue's examples (first hit; full-text share of the top 10 vs among matching papers):\n\n"
+        + shown
+    )
+    print(text)
+    if args.no_write:
+        return
+    write_section(
+        SECTION,
+        "Whole shared corpus (101,029 papers, 12,174 with a full text). `shipped` is the default ranking "
+        "(hybrid weighted, feedback, category prior, query kind) with only the passage calibration changed; "
+        "`bm25` is BM25 over papers + passages alone. Coverage bias: scripts/_coverage.py.\n\n"
+        + text
+        + f"\n\nCommand: `.venv/bin/python scripts/bench_calibration.py --index data/index` (1-minute load "
+        f"average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)\n",
+        after="Retrieval quality: exact titles",
+    )
+
+
+if __name__ == "__main__":
+    main()
