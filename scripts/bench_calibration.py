@@ -2,7 +2,7 @@
 measured on the dev sets in the shipped ranking and in ``bm25`` mode, and the default chosen by rule.
 
 Each variant runs the 103 dev topic queries (Recall@10/@100/@1000), the 600 full-text known items
-(MRR@10, success@1/@10 per kind) and the short dev queries' coverage bias (`_coverage`: the full-text
+(MRR@10, success@1/@10 per kind) and the short dev queries' coverage bias (`harness.coverage`: the full-text
 share of the first 10 hits over their share among the papers holding every query word; 1 is fair).
 
     .venv/bin/python scripts/bench_calibration.py --index data/index
@@ -33,9 +33,11 @@ from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
-from _coverage import EXAMPLES, coverage_bias, full_text_mask, short_queries
-from bench_quality import KNOWN_ITEM_FILE, TOPIC_FILES, evaluate, keeps_known_items, load_jsonl, run_queries
+from harness.coverage import EXAMPLES, coverage_bias, full_text_mask, short_queries
+from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl, load_queries
+from harness.quality import evaluate, keeps_known_items, run_queries
+from harness.report import write_section
+from harness.requests import FILTERS, MODES, PAGES
 
 SECTION = "Passage calibration (issue 37)"
 BEFORE = "fixed 0.8"
@@ -118,9 +120,6 @@ def explain_diff(backend: Any, n: int) -> str:
     modes, filters and pages): each page ranked with ``fixed`` and with the shipped calibration, by
     mode, counted as the same papers in the same order (scores may differ), the same papers
     reordered, or other papers; with the full-text share of the pages before and after."""
-    from bench_service import load_queries
-    from check_search_identical import FILTERS, MODES, PAGES
-
     from openxiv.service.params import build_filters
 
     before = backend.tuned(passage_norm="fixed")
@@ -230,7 +229,7 @@ def main() -> None:
         SECTION,
         "Whole shared corpus (101,029 papers, 12,174 with a full text). `shipped` is the default ranking "
         "(hybrid weighted, feedback, category prior, query kind) with only the passage calibration changed; "
-        "`bm25` is BM25 over papers + passages alone. Coverage bias: scripts/_coverage.py.\n\n"
+        "`bm25` is BM25 over papers + passages alone. Coverage bias: scripts/harness/coverage.py.\n\n"
         + text
         + f"\n\nCommand: `.venv/bin/python scripts/bench_calibration.py --index data/index` (1-minute load "
         f"average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)\n",

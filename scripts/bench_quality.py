@@ -1,7 +1,7 @@
 """Retrieval quality of openxiv's search on the real dev query sets, configuration by configuration.
 
 Runs the dev topic queries (Recall@10/@100, nDCG@10), the full-text known-item queries (MRR@10,
-success@1/@10 per kind) and the short queries' coverage bias (`_coverage`) through the same backend code path the service uses, scores them with
+success@1/@10 per kind) and the short queries' coverage bias (`harness.coverage`) through the same backend code path the service uses, scores them with
 openxiv's own evaluator (`openxiv.evaluator.ranked`), times every query, prints a table, rewrites the
 ``## Retrieval quality`` section of BENCHMARKS.md and draws quality against latency into
 ``docs/quality_vs_latency.png``.
@@ -26,18 +26,18 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.settings.model import Settings, repo_root
-from openxiv.evaluator.ranked import score_query, score_ranked
+from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.engine.query_kind import QueryKindConfig
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
-from _coverage import coverage_bias, short_queries
-
-TOPIC_FILES = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
-KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
+from harness.coverage import coverage_bias, short_queries
+from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
+from harness.quality import MRR_DROP, TARGET_EXACT, TARGET_KEYWORDS, evaluate, keeps_known_items, run_queries
+from harness.report import write_section
+from harness.timing import percentile
 
 # name -> (mode, settings changes, family weights). Weights are explicit so that the rows do not move
 # when the shipped defaults (corpus/settings/model.py) change.
@@ -136,25 +136,6 @@ DENSE_MODES = ("dense", "rrf", "weighted", "zscore")
 CEILING_DEPTHS = (100, 300, 1000)
 
 
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def run_queries(
-    backend: Any, queries: list[dict[str, Any]], mode: str | None, depth: int
-) -> tuple[dict, list[float]]:
-    run: dict[str, list[tuple[str, float]]] = {}
-    latencies = []
-    for q in queries:
-        t = time.perf_counter()
-        result = backend.search(q["query"], top_k=depth, mode=mode)
-        latencies.append((time.perf_counter() - t) * 1000)
-        # scores decrease down the list; pass rank-derived scores so ties keep the engine's order
-        run[q["qid"]] = [(h.arxiv_id, float(depth - i)) for i, h in enumerate(result.hits)]
-    return run, latencies
-
-
 def ceiling(index_dir: Path, settings: Settings) -> str:
     """Topic recall at growing depths for BM25 on paper text and for the shipped ranking: how many
     relevant papers are among the candidates at all, against how many reach the top 100."""
@@ -236,15 +217,9 @@ def feedback_cost(index_dir: Path, settings: Settings) -> str:
     finally:
         opened.close()
     return (
-        f"Feedback cost: transpose {transpose:.2f} s once; per topic query p50 {statistics.median(ms):.2f} ms, "
-        f"p95 {sorted(ms)[int(0.95 * (len(ms) - 1))]:.2f} ms (1-minute load average {os.getloadavg()[0]:.1f})."
+        f"Feedback cost: transpose {transpose:.2f} s once; per topic query p50 {percentile(ms, 50):.2f} ms, "
+        f"p95 {percentile(ms, 95):.2f} ms (1-minute load average {os.getloadavg()[0]:.1f})."
     )
-
-
-def evaluate(queries: list[dict[str, Any]], run: dict, ks: tuple[int, ...]) -> dict[str, float]:
-    qrels = {q["qid"]: {str(d): 1 for d in q["relevant"]} for q in queries}
-    report = score_ranked(qrels, run, ks=ks, n_boot=200)
-    return {name: agg.value for name, agg in report.aggregates.items() if agg.value is not None}
 
 
 def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -296,8 +271,8 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
                 "kw_success@1": per_kind["keywords"]["success@1"],
                 "kw_success@10": per_kind["keywords"]["success@10"],
                 "coverage_bias": bias["ratio"],
-                "p50_ms": statistics.median(lat),
-                "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))],
+                "p50_ms": percentile(lat, 50),
+                "p95_ms": percentile(lat, 95),
                 "build_s": _build_seconds(opened.manifest),
                 "vectors_cached": _vectors_cached(opened.manifest),
             }
@@ -318,7 +293,7 @@ def encoder_label(model: str) -> str:
 
 
 def default_encoder() -> str:
-    s = Settings()
+    s = Settings.from_env()
     return f"{s.model}@{s.embed_max_tokens}"
 
 
@@ -327,7 +302,7 @@ def shipped(
 ) -> bool:
     """Whether this row runs the ranking a default install serves (built-in Settings, no environment;
     the query-kind thresholds left unset are the encoder's own, ``own_kind``)."""
-    s = Settings()
+    s = Settings.from_env()
     kind = QueryKindConfig.of(s, own_kind)
     values = {**dict(s), "kind_max_words": kind.max_words, "kind_dense": kind.dense}
     return (
@@ -372,7 +347,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def _bias(row: dict[str, Any]) -> str:
-    """The row's coverage bias (`_coverage`; rows of a JSON file written before it: blank)."""
+    """The row's coverage bias (`harness.coverage`; rows of a JSON file written before it: blank)."""
     return f"{row['coverage_bias']:.2f}" if row.get("coverage_bias") is not None else ""
 
 
@@ -473,10 +448,10 @@ def main() -> None:
         "Dev query sets from `../shared/gold`: 103 topic queries (labels incomplete, so recall is the headline) "
         "and 600 full-text known-item queries (300 `exact` sentences, 300 `keywords` bags), whole shared "
         "corpus (101,029 papers, 282,233 passages). Latency is the backend alone, one query at a time on "
-        "one thread; service overhead is in the service section. `coverage bias` (issue 37, scripts/_coverage.py): "
-        "on the short dev queries (2–5 words, derived from the dev topic sets, and the issue's examples), the "
-        "full-text share of the first 10 hits over their share among the papers holding every query word "
-        "(1: having a full text gives no advantage by itself). `index build min` is the whole "
+        "one thread; service overhead is in the service section. `coverage bias` (issue 37, "
+        "scripts/harness/coverage.py): on the short dev queries (2–5 words, derived from the dev topic sets, and "
+        "the issue's examples), the full-text share of the first 10 hits over their share among the papers "
+        "holding every query word (1: having a full text gives no advantage by itself). `index build min` is the whole "
         "`openxiv index build` of that snapshot (ingest not included), embedding included unless the cell says the vectors came from the cache (the fresh default build is in the Index build section).\n\n"
         + text
         + "\n"
@@ -491,28 +466,10 @@ def main() -> None:
 
 
 SECTION = "Retrieval quality"
-TARGET_EXACT, TARGET_KEYWORDS = 0.985, 0.96
-"""Known-item success@10 the shipped ranking must keep on the dev sets: issue 14's floors (0.98 /
-0.95) plus a margin, because held-out sets judge the project and a default tuned onto a floor of the
-dev sets sits below it there half the time."""
-MRR_DROP = 0.02
-"""Most known-item MRR@10 (exact, keywords) a row may lose against the ranking without feedback."""
 NO_FEEDBACK = "hybrid weighted 1:0.3"
 RECALL_NOISE = 0.003
 """Topic Recall@100 differences below this are noise on 103 queries; among rows that close to the
 best, the one with the best keywords MRR@10 (then exact MRR@10) is chosen."""
-
-
-def keeps_known_items(row: dict[str, Any], reference: dict[str, Any]) -> bool:
-    """Whether ``row`` keeps the known items with the margin: success@10 at least `TARGET_EXACT` /
-    `TARGET_KEYWORDS`, and MRR@10 of each kind at most `MRR_DROP` below ``reference``'s."""
-    eps = 1e-9  # 288/300 is 0.96
-    return (
-        row["exact_success@10"] >= TARGET_EXACT - eps
-        and row["kw_success@10"] >= TARGET_KEYWORDS - eps
-        and row["exact_mrr@10"] >= reference["exact_mrr@10"] - MRR_DROP - eps
-        and row["kw_mrr@10"] >= reference["kw_mrr@10"] - MRR_DROP - eps
-    )
 
 
 def choose(rows: list[dict[str, Any]]) -> str:
