@@ -23,6 +23,7 @@ import math
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl, load_queries
 from harness.quality import evaluate, keeps_known_items, run_queries
 from harness.report import write_section
 from harness.requests import FILTERS, MODES, PAGES
+from harness.timing import percentile
 
 SECTION = "Passage calibration (issue 37)"
 BEFORE = "fixed 0.8"
@@ -140,11 +142,16 @@ def examples(rows: dict[str, dict[str, Any]], names: list[str], titles: Any) -> 
     return "\n".join(lines)
 
 
+NO_PASSAGES = ("bm25_papers", "dense")
+"""Modes without a passage side, added to check_search_identical's: the calibration cannot touch them."""
+
+
 def explain_diff(backend: Any, n: int) -> str:
     """What the calibration changes in the requests `check_search_identical.py` sends (its queries,
-    modes, filters and pages): each page ranked with ``fixed`` and with the shipped calibration, by
-    mode, counted as the same papers in the same order (scores may differ), the same papers
-    reordered, or other papers; with the full-text share of the pages before and after."""
+    modes, filters and pages; plus `NO_PASSAGES`): each page ranked with ``fixed`` and with the
+    shipped calibration, by mode, counted as identical (papers and scores), the same papers in the
+    same order with other scores, the same papers reordered, or other papers; with the full-text
+    share of the pages before and after."""
     from openxiv.service.params import build_filters
 
     before = backend.tuned(passage_norm="fixed")
@@ -153,27 +160,32 @@ def explain_diff(backend: Any, n: int) -> str:
     shares: dict[str, list[float]] = {}
     for i, q in enumerate(load_queries(SharedData.default(), n)):
         top_k, offset = PAGES[i % len(PAGES)]
-        for mode in MODES:
+        for mode in (*MODES, *NO_PASSAGES):
             for cats in FILTERS:
                 filters = build_filters(categories=list(cats) or None)
-                hits = [
+                pages = [
                     [
-                        h.arxiv_id
+                        (h.arxiv_id, h.score)
                         for h in b.search(q, top_k=top_k, offset=offset, filters=filters, mode=mode).hits
                     ]
                     for b in (before, backend)
                 ]
+                ids = [[a for a, _ in p] for p in pages]
                 kind = (
-                    "same order"
-                    if hits[0] == hits[1]
+                    "identical"
+                    if pages[0] == pages[1]
+                    else "same papers and order, other scores"
+                    if ids[0] == ids[1]
                     else "reordered"
-                    if set(hits[0]) == set(hits[1])
+                    if set(ids[0]) == set(ids[1])
                     else "other papers"
                 )
                 c = counts.setdefault(mode or "default (weighted)", {})
                 c[kind] = c.get(kind, 0) + 1
-                for label, page in zip(("before", "after"), hits, strict=True):
-                    rows = [backend.meta.row_of(a) for a in page]
+                if mode in NO_PASSAGES:
+                    continue
+                for label, page_ids in zip(("before", "after"), ids, strict=True):
+                    rows = [backend.meta.row_of(a) for a in page_ids]
                     shares.setdefault(label, []).append(
                         float(np.mean([full[r] for r in rows])) if rows else 0.0
                     )
@@ -182,8 +194,27 @@ def explain_diff(backend: Any, n: int) -> str:
     ]
     return (
         "\n".join(lines)
-        + f"\n\nFull-text share of the pages: {statistics.mean(shares['before']):.3f} before, "
-        f"{statistics.mean(shares['after']):.3f} after."
+        + f"\n\nFull-text share of the pages with a passage side: {statistics.mean(shares['before']):.3f} "
+        f"before, {statistics.mean(shares['after']):.3f} after."
+    )
+
+
+def calibration_cost(backend: Any, gold: Path) -> str:
+    """The calibration's own time per query (`passage_factor`), on every dev query."""
+    from openxiv.indexer.engine.passage_calibration import passage_factor
+
+    queries = [q["query"] for f in (*TOPIC_FILES, KNOWN_ITEM_FILE) for q in load_jsonl(gold / f)]
+    papers, passages = backend.bm25_papers, backend.passages.sparse
+    ms = []
+    for q in queries:
+        t = time.perf_counter()
+        passage_factor(q, papers, passages, 1.0, 0.8)
+        ms.append((time.perf_counter() - t) * 1000)
+    return (
+        f"The calibration's own cost (`passage_factor`: the query's terms looked up in both vocabularies, "
+        f"their document frequencies read): p50 {percentile(ms, 50) * 1000:.0f} µs, p95 "
+        f"{percentile(ms, 95) * 1000:.0f} µs over the {len(ms)} dev queries (1-minute load average "
+        f"{os.getloadavg()[0]:.1f}); no pass over papers or passages, so it does not grow with the corpus."
     )
 
 
@@ -227,6 +258,7 @@ def main() -> None:
             return getattr(paper, "title", "") or ""
 
         shown = examples(rows, [BEFORE, "idf x1.0"], title)
+        cost = calibration_cost(base, gold)
     finally:
         opened.close()
     if args.json:
@@ -258,6 +290,8 @@ def main() -> None:
         + verdict
         + "\n\nThe issue's examples (first hit; full-text share of the top 10 vs among matching papers):\n\n"
         + shown
+        + "\n\n"
+        + cost
     )
     print(text)
     if args.no_write:
