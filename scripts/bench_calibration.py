@@ -48,7 +48,7 @@ SECTION = "Passage calibration (issue 37)"
 BEFORE = "fixed 0.8"
 VARIANTS: dict[str, dict[str, Any]] = {
     BEFORE: {"passage_norm": "fixed"},
-    **{f"idf x{x}": {"passage_norm": "idf", "passage_norm_scale": x} for x in (1.0, 1.1, 1.2, 1.3, 1.5)},
+    **{f"idf x{x}": {"passage_norm": "idf", "passage_norm_scale": x} for x in (1.0, 1.1, 1.2, 1.3, 1.5, 1.7)},
 }
 BM25_VARIANTS = (BEFORE, "idf x1.0")
 """Also run in ``bm25`` mode (papers + passages, no dense side, no feedback or prior)."""
