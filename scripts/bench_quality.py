@@ -35,7 +35,15 @@ from openxiv.indexer.snapshot import open_index
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.coverage import coverage_bias, short_queries
 from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
-from harness.quality import MRR_DROP, TARGET_EXACT, TARGET_KEYWORDS, evaluate, keeps_known_items, run_queries
+from harness.quality import (
+    MRR_DROP,
+    RECALL_NOISE,
+    TARGET_EXACT,
+    TARGET_KEYWORDS,
+    evaluate,
+    keeps_known_items,
+    run_queries,
+)
 from harness.report import write_section
 from harness.timing import percentile
 
@@ -467,9 +475,6 @@ def main() -> None:
 
 SECTION = "Retrieval quality"
 NO_FEEDBACK = "hybrid weighted 1:0.3"
-RECALL_NOISE = 0.003
-"""Topic Recall@100 differences below this are noise on 103 queries; among rows that close to the
-best, the one with the best keywords MRR@10 (then exact MRR@10) is chosen."""
 
 
 def choose(rows: list[dict[str, Any]]) -> str:

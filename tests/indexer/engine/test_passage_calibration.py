@@ -55,7 +55,7 @@ def test_a_short_query_no_longer_favours_full_texts(sparse_index: Any) -> None:
     backend = sparse_index.backend
     query = "model"
     before = backend.tuned(passage_norm="fixed")
-    after = backend.tuned(passage_norm="idf")
+    after = backend.tuned(passage_norm="idf", passage_norm_scale=1.0)
     assert after.calibration.factor(query, backend.bm25_papers, backend.passages) < BM25_PASSAGE_SCALE
     assert _full_text_share(before, query) >= 0.5
     assert _full_text_share(after, query) <= 0.1
