@@ -35,12 +35,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.ranked import score_query
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.coverage import EXAMPLES, coverage_bias, full_text_mask, short_queries
-from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl, load_queries
+from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, SharedData, load_jsonl, load_queries
 from harness.quality import RECALL_NOISE, evaluate, keeps_known_items, run_queries
 from harness.report import write_section
 from harness.requests import FILTERS, MODES, PAGES
