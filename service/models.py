@@ -235,6 +235,7 @@ class SectionResponse(BaseModel):
     arxiv_id: str
     name: str
     idx: int
+    number: str | None = Field(default=None, description="The section's number as the paper prints it.")
     content: str
 
 

@@ -18,14 +18,17 @@ from openxiv.corpus.records import Paper, Section
 
 __all__ = [
     "ABSTRACT_IDX",
+    "asked_index",
     "clean_section_name",
     "match_section",
     "section_label",
+    "sub_sections",
     "token_count",
     "with_abstract",
 ]
 
 _INTEGER = re.compile(r"-?[0-9]+")
+_ASKED_INDEX = re.compile(r"(?:idx|index)\s*[:=]\s*(-?[0-9]+)|#\s*(-?[0-9]+)", re.I)
 ABSTRACT_IDX = -1
 """The ``idx`` of the abstract served as a section: before the paper's first section (0)."""
 
@@ -58,6 +61,21 @@ def clean_section_name(name: str) -> str:
 def _number_key(text: str) -> str:
     """A printed section number as compared: ``"3.2."`` -> ``"3.2"``, ``"IV"`` -> ``"iv"``."""
     return text.strip().rstrip(".):").lower()
+
+
+def asked_index(query: str) -> int | None:
+    """The 0-based position ``query`` asks for as one (``idx:4``, ``index=4``, ``#4``), else ``None``."""
+    m = _ASKED_INDEX.fullmatch(query.strip())
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def sub_sections(query: str, numbers: Sequence[str | None]) -> list[int]:
+    """Positions of the sections printed under the number ``query`` (``4`` -> "4.1", "4.2",
+    "4.2.1", ...), in reading order; empty when ``query`` is not such a number."""
+    key = _number_key(query)
+    if not key or " " in key:
+        return []
+    return [i for i, n in enumerate(numbers) if n and _number_key(n).startswith(key + ".")]
 
 
 def match_section(

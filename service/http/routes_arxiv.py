@@ -58,7 +58,7 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `head`: `arxiv_id` -> title, title_source, abstract, authors, categories, subject_classes,
   publish_at, token_count, `sections: [{{name, idx, tldr, token_count}}]` (the abstract first, idx -1).
 - `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
-- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, else 0-based index)
+- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, or `idx:N` for the 0-based position)
   -> `{{content}}`.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.

@@ -201,7 +201,7 @@ def search(
 @click.option(
     "--section",
     default=None,
-    help="Print this section: its printed number (3.2), name (case-insensitive), Abstract, or 0-based index.",
+    help="Print this section: its printed number (3.2; 4 serves 4.1, 4.2, ... together), name (case-insensitive), Abstract, or idx:N (0-based).",
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")

@@ -22,7 +22,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.library import Library
 from openxiv.service.params import FilterParams
-from openxiv.service.readable import head_text, search_text
+from openxiv.service.readable import head_text, search_text, section_text
 
 UNTITLED = "gr-qc/0001027"  # a plain text that opens with no title: its title is derived
 TEXT_TITLED = "hep-ph/0004165"  # its title is recovered from the text's opening
@@ -108,7 +108,30 @@ def test_sections_are_found_by_printed_number_and_name_first(library: Library) -
     assert named.idx == printed["4"].idx
     roman = {s.number: s for s in library.paper("head", ROMAN).sections if s.number}
     assert library.paper("section", ROMAN, "ii").idx == roman["II"].idx
-    assert library.paper("section", ROMAN, "0").idx == 0  # no section printed "0": the index
+    assert library.paper("section", ROMAN, "idx:0").idx == 0  # a position asked as one
+
+
+def test_a_number_with_sub_sections_serves_them_and_never_falls_back(library: Library) -> None:
+    """``5`` where the paper prints 5.1-5.4 but no "5" serves them together; a number it does not
+    print is a 404 listing the printed ones, not the section at that 0-based position (issue 36)."""
+    head = library.paper("head", NUMBERED)
+    printed = {s.number: s for s in head.sections if s.number}
+    assert "5" not in printed and {"5.1", "5.4"} <= set(printed)
+    five = library.paper("section", NUMBERED, "5")
+    parts = [library.paper("section", NUMBERED, n) for n in ("5.1", "5.2", "5.3", "5.4")]
+    assert (five.number, five.idx) == ("5", parts[0].idx)
+    assert five.name == "; ".join(p.name for p in parts)
+    assert all(
+        f"5.{i} {p.name}" in five.content and p.content.strip() in five.content
+        for i, p in enumerate(parts, 1)
+    )
+    assert section_text(five).startswith(f"=== 5 {five.name} (Paper: {NUMBERED}, section 5) ===")
+    assert section_text(parts[1]).startswith(f"=== 5.2 {parts[1].name} (Paper: {NUMBERED}, section 5.2) ===")
+    with pytest.raises(
+        NotFound, match=r"prints no section numbered '8'; its printed numbers are: 1, 2, 3, 4, 5\.1"
+    ):
+        library.paper("section", NUMBERED, "8")
+    assert library.paper("section", NUMBERED, "#8").idx == 8
 
 
 def test_the_abstract_is_a_section(library: Library) -> None:

@@ -7,8 +7,9 @@ with ``rule(messages)``; a streamed answer is sent as server-sent events, one ch
 and ``stop`` otherwise. ``status`` makes every request fail with that HTTP status. ``requests`` keeps
 each request body received.
 
-``hold()`` makes every request wait (a slow LLM) until ``release()``: ``waiting`` counts the requests
-held right now, ``disconnected`` those whose client went away while held.
+``hold()`` makes every request wait until ``release()``, and ``delay`` (seconds) makes each answer
+that late (a slow LLM): ``waiting`` counts the requests held right now, ``disconnected`` those whose
+client went away meanwhile.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ Rule = Callable[[list[dict[str, str]]], str]
 
 
 class ChatServer:
-    def __init__(self, rule: Rule, *, status: int = 200) -> None:
+    def __init__(self, rule: Rule, *, status: int = 200, delay: float = 0.0) -> None:
         self.rule = rule
+        self.delay = delay
         self.status = status
         self.requests: list[dict[str, Any]] = []
         self._open = threading.Event()
@@ -85,10 +87,11 @@ class ChatServer:
         self._open.set()
 
     async def _held(self, request: Request) -> bool:
-        """Wait while held; ``False`` when the client disconnected meanwhile."""
+        """Wait while held and for ``delay``; ``False`` when the client disconnected meanwhile."""
         self.waiting += 1
+        until = time.monotonic() + self.delay
         try:
-            while not self._open.is_set():
+            while not self._open.is_set() or time.monotonic() < until:
                 if await request.is_disconnected():
                     self.disconnected += 1
                     return False
