@@ -39,8 +39,9 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
 from openxiv.service.models import Hit
-from openxiv.service.params import FilterParams, check_queries
+from openxiv.service.params import check_queries
 from openxiv.service.search import deepxiv_search
+from openxiv.service.spec import SearchSpec
 
 __all__ = ["AgentSearchRequest", "answer", "check", "events"]
 
@@ -148,9 +149,8 @@ async def events(
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
         search = partial(
-            deepxiv_search, holder, [req.query], top_k=req.top_k, offset=0,
-            filters=FilterParams().build(), mode=None, contents=True, batch=False, settings=settings,
-        )  # fmt: skip
+            deepxiv_search, holder, SearchSpec(queries=(req.query,), top_k=req.top_k), settings=settings
+        )
         response, _ = await anyio.to_thread.run_sync(search)  # a compute slot for the search only
         hits, total = response.result, response.total_count
         if req.verbose:

@@ -28,8 +28,9 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Hit
-from openxiv.service.params import MAX_BATCH, TOP_K_MAX, FilterParams, check_queries, check_range
+from openxiv.service.params import MAX_BATCH, TOP_K_MAX, check_queries, check_range
 from openxiv.service.search import deepxiv_search
+from openxiv.service.spec import SearchSpec
 
 __all__ = ["CHUNK", "DEFAULT_TOPK", "MAX_QUERIES", "RetrieveRequest", "document", "retrieve"]
 
@@ -115,11 +116,10 @@ async def retrieve(
     timings: dict[str, float] = {}
     for start in range(0, len(asked), CHUNK):
         chunk = asked[start : start + CHUNK]
-        search = partial(
-            deepxiv_search, holder, [queries[i] for i in chunk], top_k=topk, offset=0,
-            filters=FilterParams().build(), mode=None, contents=True, batch=True, settings=settings,
-        )  # fmt: skip
-        response, took = await anyio.to_thread.run_sync(search)
+        spec = SearchSpec(queries=tuple(queries[i] for i in chunk), top_k=topk, batch=True)
+        response, took = await anyio.to_thread.run_sync(
+            partial(deepxiv_search, holder, spec, settings=settings)
+        )
         for i, qr in zip(chunk, response.results or [], strict=True):
             hits[i] = qr.result
         for k, v in took.items():

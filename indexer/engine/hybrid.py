@@ -60,7 +60,7 @@ from openxiv.indexer.engine.prf import (
     passage_coverage,
 )
 from openxiv.indexer.engine.prior import CategoryPrior
-from openxiv.indexer.engine.query_kind import QueryKindConfig, is_topic
+from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, is_topic, query_profile
 from openxiv.indexer.engine.query_state import QueryState, lexical_top
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
@@ -227,6 +227,23 @@ class HybridBackend(VectorSimilar, Ranking):
         rows, scores = self._with_prior(rows, scores, mode, keep_head=not topic)
         q.timings["fuse"] = ms_since(t)
         return Block(q.depth, rows, scores, q)
+
+    def query_profile(self, query: str) -> QueryProfile:
+        """The query-kind profile (`openxiv.indexer.engine.query_kind`) of ``query`` without a filter,
+        from the sides a hybrid search runs: what benchmarks measure the rule by, not re-derived."""
+        depth, paper_s = self.settings.candidates, self.bm25_papers.masked_scores(query, None)
+        lexical, tops = paper_s > 0, [top_k_rows(paper_s, depth)[0]]
+        ph = None if self.passages is None else self.passages.search(query, depth, None)
+        if ph is not None:
+            lexical, tops = lexical | (ph.paper_scores > 0), [*tops, ph.papers]
+        dense = None
+        if "dense_papers" in self.dense and lexical.any():
+            known = np.unique(np.concatenate(tops))  # the lexical sides' rows, as the engine passes them
+            qvec, _ = self._encode(query)
+            dense = self._dense_side(
+                "dense_papers", qvec, depth, None if lexical.all() else lexical, known
+            ).scores
+        return query_profile(query, paper_s, ph, self.passages, self.passage_scale, dense)
 
     # --- the stages of one search --------------------------------------------------------------------
     def _filter(self, q: QueryState, filters: SearchFilters | None) -> None:

@@ -34,6 +34,7 @@ from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, par
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries
 from openxiv.service.reading import find_section, load_paper
 from openxiv.service.search import search
+from openxiv.service.spec import SearchSpec
 from openxiv.service.text import section_label, token_count
 from openxiv.service.views import ResolvedHit, abs_url, pdf_url
 
@@ -172,15 +173,14 @@ def ui_search(request: Request) -> HTMLResponse:
         page = form.page_number()
         query = check_queries(form.q, settings.max_query_chars)[0]
         filters = FilterParams.of(form).build()
-        out = search(
-            holder_of(request),
-            query,
-            settings=settings,
+        spec = SearchSpec(
+            queries=(query,),
             top_k=PAGE_SIZE,
             offset=(page - 1) * PAGE_SIZE,
             filters=filters,
             mode=check_mode(form.mode),
         )
+        out = search(holder_of(request), spec, settings=settings)
     except ApiError as exc:
         return render(request, "search.html", status=exc.status_code, **{**context, "error": exc.detail})
     language = settings.bm25_stemmer

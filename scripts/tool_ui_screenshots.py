@@ -4,8 +4,8 @@ Takes the browser test's tour (`tests/service/http/ui_browser.py`): open the pag
 phone run also fills the category filter), go to page 2 and back, open the first paper and one of
 its sections; one full-page PNG per step. Needs Debian's ``chromium`` and ``chromium-driver``.
 
-    .venv/bin/python scripts/ui_screenshots.py --index data/index --out data/ui-screenshots
-    .venv/bin/python scripts/ui_screenshots.py --url http://127.0.0.1:8000 --query "dark matter halos"
+    .venv/bin/python scripts/tool_ui_screenshots.py --index data/index --out data/ui-screenshots
+    .venv/bin/python scripts/tool_ui_screenshots.py --url http://127.0.0.1:8000 --query "dark matter halos"
 
 With ``--index`` it starts ``openxiv serve`` on a free loopback port (no token) and stops it after.
 """

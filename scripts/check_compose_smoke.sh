@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docker compose end to end, as a user meets it: engine, image, stack, queries, re-index, second `up`.
 #
-#   scripts/compose_smoke.sh [--fresh] [--full] [--bench]   (make compose-smoke; docs/service.md, «Docker»)
+#   scripts/check_compose_smoke.sh [--fresh] [--full] [--bench]   (make compose-smoke; docs/service.md, «Docker»)
 #
 # 1. the engine: uses a running Docker engine, else starts dockerd (installing Debian's docker.io when
 #    dockerd is missing and this is root with apt-get) with no bridge and no iptables
@@ -319,14 +319,14 @@ bench_section() {  # the timings, with the command and the load average, as a se
     ingest1="$(grep -h -o 'read [0-9]*, added.* records/s)' "$SMOKE_DIR/first_up.log" | head -1 || true)"
     ingest2="$(compose logs --no-color indexer | grep -o '[0-9]* of [0-9]* input file(s) unchanged.*\|read [0-9]*, added.* records/s)' \
         | tr '\n' ';' || true)"
-    python3 - "$ROOT" "$(printf '%s\n' "${TIMINGS[@]}")" "$title" "$what" "scripts/compose_smoke.sh $ARGS" \
+    python3 - "$ROOT" "$(printf '%s\n' "${TIMINGS[@]}")" "$title" "$what" "scripts/check_compose_smoke.sh $ARGS" \
         "$LOAD0" "$OPENXIV_BASE_IMAGE" "$(docker version -f '{{.Server.Version}}')" "$(basename "${COMPOSE[0]}") ${COMPOSE[*]:1} $("${COMPOSE[@]}" version --short)" \
         "$(docker image inspect -f '{{.Size}}' openxiv:local)" "$ingest1" "$ingest2" <<'PY'
 import os, sys
 from pathlib import Path
 root, timings, title, what, cmd, load0, base, engine, compose, size, ingest1, ingest2 = sys.argv[1:]
 sys.path.insert(0, os.path.join(root, "scripts"))
-from _bench_md import load_average, write_section
+from harness.report import load_average, write_section
 rows = [line.rsplit(": ", 1) for line in timings.splitlines() if ": " in line]
 load0 = " / ".join(load0.split())
 ingest2 = "; ".join(part.strip() for part in ingest2.split(";") if part.strip())

@@ -8,7 +8,7 @@ Prints, every 5 s up to ``--seconds``, how many of each are still open, and the 
 the whole run; with them (``OPENXIV_HEADER_TIMEOUT``, ``OPENXIV_BODY_TIMEOUT``) they close after the
 limit.
 
-    python scripts/probe_slow_clients.py http://127.0.0.1:8000 --connections 600 --seconds 60
+    python scripts/tool_probe_slow_clients.py http://127.0.0.1:8000 --connections 600 --seconds 60
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""pytest plugin of `scripts/test_float_paths.py`: onnxruntime session options from the environment.
+"""pytest plugin of `scripts/check_float_paths.py`: onnxruntime session options from the environment.
 
 onnxruntime reads no environment variable for its graph optimisations or kernel choices, so this
 applies ``OPENXIV_TEST_ORT_OPTIONS`` to every session the tests open: ``;``-separated items,
 ``opt=disable|basic|extended|all`` (the graph optimisation level) or ``<config key>=<value>``
 (``SessionOptions.add_session_config_entry``, e.g. ``session.disable_prepacking=1``). The options
-the product set are kept; these are applied on top. Load with ``pytest -p float_paths_plugin`` and
+the product set are kept; these are applied on top. Load with ``pytest -p harness.float_paths_plugin`` and
 ``scripts`` on ``PYTHONPATH``; without the variable it changes nothing.
 """
 
@@ -40,7 +40,7 @@ def pytest_configure(config: Any) -> None:
                 opts.add_session_config_entry(key.strip(), value.strip())
         original(self, path_or_bytes, opts, *args, **kwargs)
 
-    ort.InferenceSession.__init__ = init  # type: ignore[method-assign]
+    ort.InferenceSession.__init__ = init
 
 
 def pytest_report_header(config: Any) -> str:

@@ -1,8 +1,8 @@
 """Label tldrs by hand: a seeded sample of papers, their tldr, and the count of boilerplate ones.
 
-    python scripts/label_tldr.py --db data/corpus.sqlite              # print the sample (id, kind, tldr)
-    python scripts/label_tldr.py --db data/corpus.sqlite --report     # count the labels in the file
-    python scripts/label_tldr.py --db corpus-before.sqlite --before   # the old tldr rule, old corpus
+    python scripts/tool_label_tldr.py --db data/corpus.sqlite              # print the sample (id, kind, tldr)
+    python scripts/tool_label_tldr.py --db data/corpus.sqlite --report     # count the labels in the file
+    python scripts/tool_label_tldr.py --db corpus-before.sqlite --before   # the old tldr rule, old corpus
 
 The sample is drawn with ``--seed`` from three strata so every kind of paper is in it: papers with a
 plain-text full text (``--plaintext``, default 80), with a PDF (all of them, at most ``--pdf``, default

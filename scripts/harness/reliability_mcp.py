@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _reliability_kill import LoopbackProcess
-from _reliability_probes import probe_slow
-from bench_ingest_memory import make_bad_lines, run_ingest
+
+from harness.ingest_inputs import make_bad_lines, run_ingest
+from harness.reliability_probes import probe_slow
+from harness.server import LoopbackProcess
 
 LEGACY = "2025-06-18"  # a handshake-era protocol version: the one that opens sessions
 ACCEPT = {"Accept": "application/json, text/event-stream"}

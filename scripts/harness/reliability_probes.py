@@ -1,6 +1,6 @@
 """Probes of ``bench_reliability.py`` against a live server: load during rebuilds, hostile requests,
 slow connections. Each returns a dict of figures; every loop is bounded in count and in time, and
-only loopback addresses are used. (Process-killing probes: ``_reliability_kill.py``.)"""
+only loopback addresses are used. (Process-killing probes: ``harness/reliability_kill.py``.)"""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from _reliability_kill import OPENXIV, Server, env
+
+from harness.server import OPENXIV, Server, env
 
 QUERIES = [
     "retrieval augmented generation",

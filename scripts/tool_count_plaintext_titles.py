@@ -1,6 +1,6 @@
 """Plain texts of ``../shared`` without a title from the reader, and what the store then derives.
 
-Usage: ``python scripts/count_plaintext_titles.py [PLAINTEXT.jsonl.gz] [--show N]`` prints the
+Usage: ``python scripts/tool_count_plaintext_titles.py [PLAINTEXT.jsonl.gz] [--show N]`` prints the
 papers read and those without a title from the reader (stored with a derived title,
 ``title_source: derived``); ``--show N`` prints N randomly drawn (seed 21) derived titles.
 """

@@ -1,4 +1,5 @@
-"""Rewrite one `## <title>` section of BENCHMARKS.md in place (other sections are left alone)."""
+"""BENCHMARKS.md: rewrite one `## <title>` section in place (other sections are left alone); the
+load average to print beside a timing; where benchmarks keep what they build."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+BENCH = Path(__file__).resolve().parents[2] / "BENCHMARKS.md"
 BENCH_DIR = BENCH.parent / "data" / "bench"
 """Where benchmarks keep what they build (caches, model exports, indexes): data/bench of this checkout."""
 

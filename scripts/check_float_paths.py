@@ -10,15 +10,15 @@ again with the library's own switch for another path:
 - OpenBLAS (NumPy's and the copy bundled with faiss-cpu): ``OPENBLAS_CORETYPE``
 - onnxruntime: intra-op threads (``OMP_NUM_THREADS``, which `onnx_threads` reads), the graph
   optimisation level and session config entries (``OPENXIV_TEST_ORT_OPTIONS``, applied by
-  `float_paths_plugin`)
+  `harness.float_paths_plugin`)
 - torch (the MiniLM reference encoder): ``ATEN_CPU_CAPABILITY``, ``ONEDNN_MAX_CPU_ISA``,
   ``MKL_ENABLE_INSTRUCTIONS``
 
 Only paths this CPU can execute are run (an AVX-512 kernel on a CPU without it dies of SIGILL);
 the others are listed as skipped. Each row is one pytest process; the table says what each gave.
 
-    .venv/bin/python scripts/test_float_paths.py            # every row (long: each row re-encodes)
-    .venv/bin/python scripts/test_float_paths.py --only faiss,openblas --out paths.md
+    .venv/bin/python scripts/check_float_paths.py            # every row (long: each row re-encodes)
+    .venv/bin/python scripts/check_float_paths.py --only faiss,openblas --out paths.md
 """
 
 from __future__ import annotations
@@ -95,7 +95,17 @@ def rows(flags: set[str]) -> list[tuple[str, str, dict[str, str], list[str], str
 def run(env: dict[str, str], tests: list[str]) -> tuple[str, float, str]:
     full = {**os.environ, **env}
     full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "scripts"), full.get("PYTHONPATH", "")]))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "float_paths_plugin", "-p", "no:cacheprovider", *tests]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "harness.float_paths_plugin",
+        "-p",
+        "no:cacheprovider",
+        *tests,
+    ]
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=full, capture_output=True, text=True)
     last = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]

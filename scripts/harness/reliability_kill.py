@@ -4,91 +4,20 @@ names a complete snapshot that serves and that the database is intact with nothi
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-OPENXIV = str(Path(sys.executable).parent / "openxiv")
+from harness.server import OPENXIV, Server, env
+
 BUILD_POINTS = ("copy", "read", "bm25_papers", "bm25_passages", "load_model", "embed_papers", "switch")
 """The stages ``openxiv index build --progress`` announces (``[index] <stage> ...``), in order."""
-
-
-def env() -> dict[str, str]:
-    """The children's environment: offline model, ``OPENXIV_DATA_DIR`` as the caller set it."""
-    return dict(os.environ, HF_HUB_OFFLINE="1")
-
-
-class LoopbackProcess:
-    """An ``openxiv`` command listening on a free loopback port, its output in ``log``: started, waited
-    for until `ready` says it answers (an exit or ``timeout`` raises), stopped with SIGTERM."""
-
-    what = "openxiv"
-
-    def __init__(self, args: list[str], log: Path, timeout: float) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        self.log = log
-        self._fh = log.open("w")
-        cmd = [OPENXIV, *args, "--port", str(self.port)]
-        self.proc = subprocess.Popen(cmd, env=env(), stdout=self._fh, stderr=subprocess.STDOUT)
-        started = time.monotonic()
-        while True:
-            if self.proc.poll() is not None:
-                self._fh.close()
-                raise RuntimeError(f"{self.what} exited {self.proc.returncode}: {log.read_text()[-500:]}")
-            try:
-                if self.ready():
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - started > timeout:
-                self.stop()
-                raise RuntimeError(f"{self.what} not ready after {timeout} s")
-            time.sleep(0.3)
-        self.startup_s = time.monotonic() - started
-
-    def ready(self) -> bool:
-        raise NotImplementedError
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._fh.close()
-
-
-class Server(LoopbackProcess):
-    """``openxiv serve`` on a free loopback port, its log in a file; ``url`` once ``/readyz`` is 200."""
-
-    what = "openxiv serve"
-
-    def __init__(self, root: Path, log: Path, timeout: float = 300, admin_token: str | None = None) -> None:
-        self.root = root
-        self.admin_token = admin_token
-        """Enables ``POST /v1/admin/reload`` (admin routes are off without one)."""
-        args = ["serve", "--index", str(root), "--no-access-log"]
-        super().__init__([*args, "--admin-token", admin_token] if admin_token else args, log, timeout)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def ready(self) -> bool:
-        return httpx.get(self.url + "/readyz", timeout=2).status_code == 200
 
 
 def serves(root: Path, log: Path) -> str:

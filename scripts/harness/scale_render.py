@@ -1,4 +1,4 @@
-"""The tables of BENCHMARKS.md «Scale (streaming build)» from the results of `scale_steps.py`
+"""The tables of BENCHMARKS.md «Scale (streaming build)» from the results of `bench_scale_steps.py`
 (``WORK/results/<step>.json`` of each size), so the steps' module holds the measuring only."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ code before a change (its checkout named in BENCHMARKS.md's prose), set beside t
 def render(works: list[Path]) -> str:
     lines = [
         "Issue 24: the streaming build against the previous build on the same synthetic corpora, and the",
-        "serving latency of the streamed snapshot (`scripts/scale_steps.py`; synthetic corpus and synthetic",
+        "serving latency of the streamed snapshot (`scripts/bench_scale_steps.py`; synthetic corpus and synthetic",
         "paper vectors from the embedding cache, as in «Scale» above; this 2-core machine was shared with",
         "other engineers' jobs during the runs, so wall times are inflated; load averages are given).",
         "",
@@ -75,7 +75,7 @@ def render(works: list[Path]) -> str:
 
 
 def _stages(row: dict[str, Any]) -> str:
-    """A mode's median stage times (`scale_steps.py serve` records them since the 2.7M run)."""
+    """A mode's median stage times (`bench_scale_steps.py serve` records them since the 2.7M run)."""
     med = {k: v for k, v in row.get("stages_p50", {}).items() if k not in ("total", "filter") and v >= 0.05}
     return ", ".join(f"{k} {v:.0f}" for k, v in med.items())
 

@@ -1,8 +1,8 @@
 """Print the requirements pyproject.toml declares, one per line, for a pip install of the dependencies
 alone (the Dockerfile installs them before it copies the sources, so a code change reuses that layer).
 
-    python scripts/pyproject_deps.py pyproject.toml --core torch pdf   # core + two extras
-    python scripts/pyproject_deps.py pyproject.toml milvus            # one extra only
+    python scripts/tool_pyproject_deps.py pyproject.toml --core torch pdf   # core + two extras
+    python scripts/tool_pyproject_deps.py pyproject.toml milvus            # one extra only
 
 Extras that name the project itself (``openxiv[mcp]``) are expanded; the project is never listed.
 Standard library only: it runs on the bare base image, before anything is installed.

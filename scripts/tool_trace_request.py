@@ -11,8 +11,8 @@ with ``sys.setprofile``/``threading.setprofile`` (the handler runs on a worker t
 - every *upward import* of the files crossed: an ``import openxiv.<part>`` (at the top or inside a
   function) of a higher layer, the static side of the same rule.
 
-    OPENXIV_DATA_DIR=data .venv/bin/python scripts/trace_request.py data/index
-    .venv/bin/python scripts/trace_request.py data/index --body '{"query": ["a", "b"], "top_k": 5}'
+    OPENXIV_DATA_DIR=data .venv/bin/python scripts/tool_trace_request.py data/index
+    .venv/bin/python scripts/tool_trace_request.py data/index --body '{"query": ["a", "b"], "top_k": 5}'
 
 Exits 1 when an upward crossing or import is seen. Works on any checkout of the project (it finds the app
 where this tree keeps it).
@@ -139,7 +139,7 @@ def main() -> int:
         answer = client.post(args.path, content=args.body, headers={"content-type": "application/json"})
         tracer.active = False
     sys.setprofile(None)
-    threading.setprofile(None)  # type: ignore[arg-type]
+    threading.setprofile(None)
     answer.raise_for_status()
 
     print(f"POST {args.path} {args.body}")

@@ -2,12 +2,12 @@
 is skipped when that file exists (``--force`` reruns it), so a run of hours can stop and go on.
 
     S=data/scratch/scale
-    nice -n 10 .venv/bin/python scripts/scale_steps.py corpus --papers 250000 --work $S/s250k
-    nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag new
-    nice -n 10 .venv/bin/python scripts/scale_steps.py build --papers 250000 --work $S/s250k --tag old \\
+    nice -n 10 .venv/bin/python scripts/bench_scale_steps.py corpus --papers 250000 --work $S/s250k
+    nice -n 10 .venv/bin/python scripts/bench_scale_steps.py build --papers 250000 --work $S/s250k --tag new
+    nice -n 10 .venv/bin/python scripts/bench_scale_steps.py build --papers 250000 --work $S/s250k --tag old \\
         --python ../main-before/.venv/bin/python     # the same build with another checkout's code
-    nice -n 10 .venv/bin/python scripts/scale_steps.py serve --papers 250000 --work $S/s250k --tag new
-    .venv/bin/python scripts/scale_steps.py render --work $S/s100k $S/s250k   # prints the tables
+    nice -n 10 .venv/bin/python scripts/bench_scale_steps.py serve --papers 250000 --work $S/s250k --tag new
+    .venv/bin/python scripts/bench_scale_steps.py render --work $S/s100k $S/s250k   # prints the tables
 
 - ``corpus``: the synthetic corpus of ``scripts/bench_scale.py`` (real titles, abstracts, authors,
   categories recombined under new ids, ``--fulltext-share`` of the papers with a real full text) and
@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _scale_render import render
-from bench_index import PeakRSS
+from harness.scale_render import render
+from harness.timing import PeakRSS
 
 MIB = 2**20
 MODES = ("bm25_papers", "dense_papers", "bm25", "dense", "rrf", "weighted")
@@ -86,7 +86,7 @@ def _encoder_dir(source_index: Path) -> Path:
 
 
 def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
-    from bench_scale import Source, fill_cache, real_vectors
+    from harness.scale import Source, fill_cache, real_vectors
 
     from openxiv.corpus.store import Store
     from openxiv.indexer.encoders.embed import load_snapshot_encoder
@@ -94,6 +94,7 @@ def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
     work: Path = args.work
     db, cache = work / "corpus.sqlite", work / "embcache.sqlite"
     encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    assert encoder is not None, f"no encoder in {args.source_index}"
     real = real_vectors(args.cache, encoder.fingerprint, 50_000)  # read first: a wrong path fails now
     res: dict[str, Any] = {
         "papers": args.papers,
@@ -130,9 +131,9 @@ def step_corpus(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def write_oai(args: argparse.Namespace, path: Path) -> int:
-    """``--papers`` lines of the OAI/Kaggle metadata snapshot format, from `bench_scale.Source`'s
+    """``--papers`` lines of the OAI/Kaggle metadata snapshot format, from `harness.scale.Source`'s
     recombined real records (no full texts: the snapshot holds metadata only)."""
-    from bench_scale import Source
+    from harness.scale import Source
 
     source = Source(args.source, 1)
     n = 0
@@ -191,6 +192,7 @@ def _faiss_variant(name: str, vecs: Any) -> Any:
     import numpy as np
 
     n, dim = vecs.shape
+    index: Any  # the FAISS kinds differ in their knobs (hnsw, nprobe, by_residual)
     if name == "exact fp16":
         index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
     elif name == "hnsw M=32":
@@ -218,7 +220,7 @@ def _dense_variant(name: str, vecs: Any, qvecs: Any, truth: Any, built: Any = No
     snapshot's own index of this kind (its build time is the build step's, not measured here)."""
     import faiss
     import numpy as np
-    from bench_scale import pcts
+    from harness.timing import pcts
 
     row: dict[str, Any] = {}
     if built is None:
@@ -265,7 +267,7 @@ def _snapshot_hnsw(work: Path, papers: int) -> tuple[Any, Path] | None:
 def _synthetic_vectors(args: argparse.Namespace, encoder: Any) -> Any:
     """``--papers`` vectors made as the corpus step makes them (a real cached vector plus noise)."""
     import numpy as np
-    from bench_scale import real_vectors
+    from harness.scale import real_vectors
 
     from openxiv.indexer.encoders.vectors import normalize_rows
 
@@ -288,14 +290,15 @@ def step_dense(args: argparse.Namespace) -> dict[str, Any]:
     finishes, so a stopped run goes on with the next variant."""
     import faiss
     import numpy as np
-    from bench_scale import topic_queries
+    from harness.data import topic_queries
 
     from openxiv.indexer.encoders.embed import load_snapshot_encoder
 
     encoder = load_snapshot_encoder(_encoder_dir(args.source_index))
+    assert encoder is not None, f"no encoder in {args.source_index}"
     snap = _snapshot_hnsw(args.work, args.papers)
     if snap is not None:
-        storage = faiss.downcast_index(snap[0].storage)
+        storage: Any = faiss.downcast_index(snap[0].storage)  # the flat store of the HNSW
         vecs = faiss.rev_swig_ptr(storage.get_xb(), snap[0].ntotal * snap[0].d).reshape(snap[0].ntotal, -1)
         vecs = np.array(vecs, dtype=np.float32)
     else:
@@ -342,7 +345,7 @@ def step_build(args: argparse.Namespace) -> dict[str, Any]:
 
 def step_redense(args: argparse.Namespace) -> dict[str, Any]:
     """``index-TAG``: a hard-linked copy of ``index-new`` whose dense paper index is made again, as the
-    build makes it today (`OPENXIV_ANN_INDEX`, `_fill_trained` for an IVF), from the vectors of the
+    build makes it today (`OPENXIV_ANN_INDEX`, `fill_trained` for an IVF), from the vectors of the
     HNSW the build step made: serving with another dense kind measured without building the rest
     again. Files are replaced, never written through a link, so ``index-new`` stays as it was."""
     import faiss
@@ -350,7 +353,7 @@ def step_redense(args: argparse.Namespace) -> dict[str, Any]:
 
     from openxiv.corpus.settings.model import Settings
     from openxiv.indexer import manifest as manifests
-    from openxiv.indexer.building.embedded import _fill_trained
+    from openxiv.indexer.building.embedded import fill_trained
     from openxiv.indexer.engine.dense import INDEX_FILE, META_FILE, DenseIndex, use_all_cores
 
     src, dst = args.work / "index-new", args.work / f"index-{args.tag}"
@@ -359,7 +362,7 @@ def step_redense(args: argparse.Namespace) -> dict[str, Any]:
     subprocess.run(["cp", "-al", str(src), str(dst)], check=True)
     snap = dst / "snapshots" / (dst / "CURRENT").read_text().strip()
     old = DenseIndex.load(snap / "dense_papers", mmap=False)
-    storage = faiss.downcast_index(old.index.storage)
+    storage: Any = faiss.downcast_index(old.index.storage)  # the flat store of the HNSW
     n, dim = old.ntotal, old.dim
     vecs = faiss.rev_swig_ptr(storage.get_xb(), n * dim).reshape(n, dim)
     settings = Settings.from_env()
@@ -368,7 +371,7 @@ def step_redense(args: argparse.Namespace) -> dict[str, Any]:
     with PeakRSS() as rss:
         index = DenseIndex.create(n, dim, settings.ann_threshold, ann=settings.ann_index)
         chunks = (np.array(vecs[i : i + 50_000]) for i in range(0, n, 50_000))
-        _fill_trained(index, chunks, n, args.work / ".redense.spill.npy")
+        fill_trained(index, chunks, n, args.work / ".redense.spill.npy")
     seconds = time.perf_counter() - t
     del old, storage, vecs
     for name in (INDEX_FILE, META_FILE):
@@ -402,7 +405,9 @@ def step_terms(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def step_serve(args: argparse.Namespace) -> dict[str, Any]:
-    from bench_scale import pcts, serve_memory, time_queries, topic_queries
+    from harness.data import topic_queries
+    from harness.scale import serve_memory, time_queries
+    from harness.timing import pcts
 
     from openxiv.corpus.settings.model import Settings
     from openxiv.indexer.backend import SearchFilters
@@ -427,6 +432,7 @@ def step_serve(args: argparse.Namespace) -> dict[str, Any]:
             print(mode, res["modes"][mode], flush=True)
         walk = ix.backend.tuned(hnsw_deep=0) if hasattr(ix.backend, "tuned") else None
         for mode in ("dense", "rrf") if walk is not None else ():
+            assert walk is not None
             if args.warm:
                 time_queries(walk, queries, mode)
             res["deep0"][mode] = pcts(time_queries(walk, queries, mode))
@@ -445,12 +451,13 @@ def step_serve(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _throughput(root: Path, queries: list[str], clients: int, workers: int) -> dict[str, Any]:
-    """``openxiv serve --workers N`` under ``clients`` closed-loop clients (bench_service's phase:
+    """``openxiv serve --workers N`` under ``clients`` closed-loop clients (`harness.load.phase`:
     one keep-alive connection each, POST /search top_k=10 with contents): requests/s, latency, CPU."""
-    from bench_scale import pcts
-    from bench_service import Server, phase
+    from harness.load import phase
+    from harness.server import Server
+    from harness.timing import pcts
 
-    server = Server(root, threads=None, workers=workers)
+    server = Server(root, workers=workers)
     try:
         out = phase(server.url, queries, clients, server)
     finally:
