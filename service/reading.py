@@ -21,7 +21,14 @@ from openxiv.service import views
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import PreviewResponse, RawResponse, SectionResponse, V1Paper, V1Section
-from openxiv.service.text import asked_index, match_section, section_label, sub_sections, with_abstract
+from openxiv.service.text import (
+    asked_index,
+    match_section,
+    section_label,
+    served_text,
+    sub_sections,
+    with_abstract,
+)
 from openxiv.service.titles import titled
 
 __all__ = [
@@ -137,7 +144,9 @@ def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, ch
         return SectionResponse(
             arxiv_id=paper.arxiv_id, name=found.name, idx=found.idx, number=found.number, content=found.text
         )
-    raw = raw_markdown(paper, index.store.sections(paper.arxiv_id))
+    raw = served_text(
+        raw_markdown(paper, index.store.sections(paper.arxiv_id))
+    )  # a preview counts what it serves
     if kind == "raw":
         return RawResponse(arxiv_id=paper.arxiv_id, raw=raw)
     return PreviewResponse(

@@ -10,6 +10,7 @@ real ../shared papers (``bm25_snapshot``), read through `Library` (the MCP serve
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -154,6 +155,40 @@ def test_tex_residue_is_out_of_tldrs_and_evidence(library: Library) -> None:
     assert shown and not any("[\\" in t or "[formula]" in t for t in shown), shown
     for s in library.paper("head", CITED).sections:
         assert not s.tldr or ("[\\" not in s.tldr and "[formula]" not in s.tldr), s.tldr
+
+
+def _residue(text: str | None) -> bool:
+    return bool(text) and bool(re.search(r"\[\\[A-Za-z]+\*?=|\[(?:formula|cite|figure|table)\]", text or ""))
+
+
+def test_tex_residue_is_out_of_every_served_text(library: Library, bm25_snapshot: Path) -> None:
+    """One rule for every text served (issue 36, item 5): hit abstracts, find passages, section,
+    raw, preview and json text show TeX residue as ``…`` like tldrs and evidence already did."""
+    (db,) = bm25_snapshot.glob("snapshots/*/corpus.sqlite")
+    with sqlite3.connect(db) as conn:
+        stored = dict(
+            conn.execute("SELECT arxiv_id, abstract FROM papers WHERE abstract IS NOT NULL").fetchall()
+        )
+        query = "SELECT s.text FROM sections s JOIN papers p ON p.id = s.paper_id WHERE p.arxiv_id = ?"
+        texts = [t for (t,) in conn.execute(query, (CITED,))]
+    marked = sorted(aid for aid, abstract in stored.items() if _residue(abstract))
+    assert marked and any(_residue(t) for t in texts)  # what is stored still holds the markers
+    for aid in marked[:5]:
+        head = library.paper("head", aid)
+        assert not _residue(head.abstract) and "…" in (head.abstract or ""), head.abstract
+        hits = _search(library, head.title or aid).result
+        hit = next(h for h in hits if h.arxiv_id == aid)
+        assert hit.abstract == head.abstract == library.paper("brief", aid).abstract
+        assert library.paper("json", aid).abstract == head.abstract
+    served = [
+        library.paper("section", CITED, f"idx:{s.idx}").content for s in library.paper("head", CITED).sections
+    ]
+    served += [library.paper("raw", CITED).raw, library.paper("preview", CITED).content]
+    served += [s["text"] for s in library.paper("json", CITED).sections]
+    found = library.find(CITED, "magnetic field mass")
+    served += [f.text for f in found.result]
+    assert found.result and served and not any(_residue(t) for t in served)
+    assert any("…" in t for t in served)
 
 
 def test_full_width_digit_ids_are_normalised(library: Library) -> None:
