@@ -39,7 +39,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
 from openxiv.service.models import Hit
-from openxiv.service.params import check_queries
+from openxiv.service.params import DEFAULT_TOP_K, check_queries
 from openxiv.service.search import deepxiv_search
 from openxiv.service.spec import SearchSpec
 
@@ -68,8 +68,18 @@ class AgentSearchRequest(BaseModel):
         True, description="Stream only: the answer as answer_delta events (false: one answer event)."
     )
     max_answer_tokens: int = Field(4096, ge=256, le=16384, description="Cap on the answer's length.")
-    top_k: int = Field(10, ge=1, le=TOP_K_MAX, description=f"Sources to retrieve, 1-{TOP_K_MAX}.")
+    top_k: int | None = Field(
+        DEFAULT_TOP_K,
+        ge=1,
+        le=TOP_K_MAX,
+        description=f"Sources to retrieve, 1-{TOP_K_MAX} (null: {DEFAULT_TOP_K}).",
+    )
     language: str | None = Field(default=None, max_length=40, description="Answer language (LLM only).")
+
+
+def _k(req: AgentSearchRequest) -> int:
+    """The request's ``top_k`` (``null`` is the default, as `check` sets it)."""
+    return req.top_k if req.top_k is not None else DEFAULT_TOP_K
 
 
 def _source(hit: Hit) -> dict[str, Any]:
@@ -139,17 +149,17 @@ async def events(
         "model": endpoint.model if endpoint else EXTRACTIVE,
         "effort": req.effort,
         "max_rounds": 1,
-        "top_k": req.top_k,
+        "top_k": _k(req),
     }
     for w in _warnings(req, endpoint):
         yield {"event": "warning", "stage": "plan", "message": w}
     try:
-        arguments = {"query": req.query, "top_k": req.top_k}
+        arguments = {"query": req.query, "top_k": _k(req)}
         if req.verbose:
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
         search = partial(
-            deepxiv_search, holder, SearchSpec(queries=(req.query,), top_k=req.top_k), settings=settings
+            deepxiv_search, holder, SearchSpec(queries=(req.query,), top_k=_k(req)), settings=settings
         )
         response, _ = await anyio.to_thread.run_sync(search)  # a compute slot for the search only
         hits, total = response.result, response.total_count
@@ -188,7 +198,8 @@ def check(settings: Settings, req: AgentSearchRequest) -> AgentSearchRequest:
     LLM's settings checked, before a stream starts."""
     query = check_queries(req.query, settings.max_query_chars)[0]
     ChatEndpoint.from_settings(settings)
-    return req.model_copy(update={"query": query})
+    top_k = req.top_k if req.top_k is not None else DEFAULT_TOP_K  # null is deepxiv-sdk's default
+    return req.model_copy(update={"query": query, "top_k": top_k})
 
 
 async def answer(

@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 
 from openxiv.corpus.records import TitleSource
 from openxiv.corpus.settings.modes import mode_help
-from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, Offset, TopK
+from openxiv.service.params import DEFAULT_TOP_K, OFFSET_MAX, TOP_K_MAX, Offset, TopK
 from openxiv.service.text import ServedText
 
 __all__ = [
@@ -94,10 +94,11 @@ class SearchRequest(BaseModel):
     query: str | list[str] = Field(
         description="One query, or a list of queries answered in order (a batch; see `results`)."
     )
-    top_k: int = Field(
-        10,
+    top_k: int | None = Field(
+        DEFAULT_TOP_K,
         ge=1,
-        description=f"Hits per query, 1-{TOP_K_MAX}; more is clamped to {TOP_K_MAX} (said in `warnings`).",
+        description=f"Hits per query, 1-{TOP_K_MAX} (null: {DEFAULT_TOP_K}); more is clamped to {TOP_K_MAX} "
+        "(said in `warnings`).",
     )
     offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
     return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")

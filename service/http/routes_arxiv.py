@@ -36,6 +36,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    cut_long_queries,
     note_fine_rerank,
     unsupported_filters,
 )
@@ -214,7 +215,9 @@ def _retrieve(
     warnings = unsupported_filters(settings, **unappliable)
     note_fine_rerank(fine_rerank, warnings)
     built = filters.build()
-    queries = check_queries(query, settings.max_query_chars)
+    queries = check_queries(
+        cut_long_queries(query, settings.max_query_chars, warnings), settings.max_query_chars
+    )
     spec = SearchSpec(
         queries=tuple(queries), top_k=n, offset=offset, filters=built, mode=ranking, contents=contents
     )
