@@ -249,7 +249,7 @@ def paper(
         if json_out is not None:
             emit_json(json.loads(found.model_dump_json()), json_out)
         else:
-            click.echo(readable.find_text(found), nl=False)
+            click.echo(wrap_lines(readable.find_text(found), _width()), nl=False)
         return
     kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
     kind = "references" if references else "cited_by" if cited_by else kind
