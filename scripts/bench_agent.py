@@ -24,7 +24,7 @@ from openxiv.evaluator.demo import CALIBRATION_QUERIES, DEMO_QUERIES
 from openxiv.indexer.manifest import Manifest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
+from harness.report import write_section
 
 METRICS = ("iou", "precision", "recall", "f1")
 

@@ -21,8 +21,9 @@ import faiss
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import BENCH_DIR, write_section
-from bench_embed import cs_papers, load_gold
+from harness.data import cs_papers, load_gold
+from harness.report import BENCH_DIR, write_section
+from harness.timing import percentile
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys
@@ -44,10 +45,6 @@ def latencies(index: DenseIndex, qv: np.ndarray, k: int, allowed: np.ndarray | N
         out.append((time.perf_counter() - t) * 1000)
     CPU_MS[id(out)] = (time.process_time() - c) * 1000 / len(qv)
     return out
-
-
-def p(xs: list[float], q: float) -> float:
-    return float(np.percentile(xs, q))
 
 
 def main() -> None:
@@ -77,7 +74,9 @@ def main() -> None:
     Path(args.data_dir).mkdir(parents=True, exist_ok=True)
 
     enc = load_encoder(
-        Settings(data_dir=Path(args.data_dir)), model=args.model, embed_max_tokens=args.max_tokens
+        Settings.from_env().replace(data_dir=Path(args.data_dir)),
+        model=args.model,
+        embed_max_tokens=args.max_tokens,
     )
     _, texts = cs_papers()
     keys = cache_keys(enc, texts)
@@ -117,7 +116,7 @@ def main() -> None:
     ids, built, lat, lat_f = exact("fp16")
     rows.append(("exact IndexScalarQuantizer fp16 (default)", built, recall(ids), lat, lat_f))
     for row in rows:
-        print(row[:3], p(row[3], 50), flush=True)
+        print(row[:3], percentile(row[3], 50), flush=True)
 
     for m in args.hnsw_m:
         t = time.perf_counter()
@@ -136,7 +135,7 @@ def main() -> None:
                     latencies(h, qv, k, allowed),
                 )
             )
-            print(rows[-1][:3], p(rows[-1][3], 50), flush=True)
+            print(rows[-1][:3], percentile(rows[-1][3], 50), flush=True)
 
     t = time.perf_counter()
     quant = faiss.IndexFlatIP(vecs.shape[1])
@@ -159,7 +158,7 @@ def main() -> None:
         rows.append(
             (f"IVF{args.ivf_nlist},Flat nprobe={nprobe} (raw FAISS)", build_ivf, recall(ids), lat, None)
         )
-        print(rows[-1][:3], p(lat, 50), flush=True)
+        print(rows[-1][:3], percentile(lat, 50), flush=True)
 
     lines = [
         f"{n:,} real paper vectors (cs listing, title + abstract, `{enc.name}` at {args.max_tokens} tokens, "
@@ -174,8 +173,8 @@ def main() -> None:
     for name, b, r, row_lat, row_lat_f in rows:
         lf = "—" if row_lat_f is None else f"{CPU_MS[id(row_lat_f)]:.2f}"
         lines.append(
-            f"| {name} | {b:.1f} | {r:.4f} | {CPU_MS[id(row_lat)]:.2f} | {lf} | {p(row_lat, 50):.2f} "
-            f"| {p(row_lat, 95):.2f} |"
+            f"| {name} | {b:.1f} | {r:.4f} | {CPU_MS[id(row_lat)]:.2f} | {lf} | {percentile(row_lat, 50):.2f} "
+            f"| {percentile(row_lat, 95):.2f} |"
         )
     load = Path("/proc/loadavg").read_text().split()[:3]
     lines += [

@@ -31,7 +31,8 @@ import numpy as np
 import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import load_average, write_section
+from harness.report import load_average, write_section
+from harness.timing import percentile
 
 from openxiv.evaluator.shared import SharedData
 
@@ -88,7 +89,7 @@ def measure(
         rec.append(recall(ranked, rel))
     return (
         statistics.median(lat),
-        float(np.percentile(lat, 95)),
+        percentile(lat, 95),
         statistics.fmean(rec),
     )
 

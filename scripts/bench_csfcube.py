@@ -2,7 +2,7 @@
 
 1. Reproduces SPECTER's published row: the official ``eval_scripts/ranking_eval.py`` (run in a
    subprocess from its place in the shared folder, on a writable copy of
-   ``eval_scripts/sample_ranked_pools/``) beside this script's own metrics (`_csfcube`); both must agree.
+   ``eval_scripts/sample_ranked_pools/``) beside this script's own metrics (`harness.csfcube`); both must agree.
 2. Builds an openxiv corpus and index of the collection's 4,205 papers (titles and abstracts from
    ``readable_annotations/``) under ``data/bench/csfcube/`` with the CLI (``openxiv ingest``,
    ``openxiv index build``), ranks every query's pool with openxiv and scores each row with both
@@ -43,9 +43,9 @@ from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _csfcube as cc
-import _csfcube_steer as steer
-from _bench_md import BENCH_DIR, load_average, write_section
+from harness import csfcube as cc
+from harness import csfcube_steer as steer
+from harness.report import BENCH_DIR, load_average, write_section
 
 PUBLISHED = {  # aggregated all, test: MAP / NDCG%20 (the Aspire model cards of the collection's authors)
     "SPECTER": (34.23, 53.28),

@@ -21,7 +21,6 @@ the ones ``bench_ann.py`` reads by default.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import sys
@@ -31,37 +30,20 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import BENCH_DIR, write_section
+from harness.data import cs_papers, load_gold
+from harness.report import BENCH_DIR, write_section
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys, encode_cached
-from openxiv.indexer.encoders.embed import BASE_MODEL, load_encoder, paper_text, resolve_model_path
+from openxiv.indexer.encoders.embed import BASE_MODEL, load_encoder, resolve_model_path
 from openxiv.indexer.engine.dense import DenseIndex
 
 ALL_PAPERS = 88_917 + 12_098  # listing lines + plain-text full texts (paper-level text each)
-GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 OPTIONS = {
     "torch": BASE_MODEL,
     "onnx-int8": f"onnx-int8:{BASE_MODEL}",
     "model2vec": f"model2vec:{BASE_MODEL}",
 }
-
-
-def cs_papers() -> tuple[list[str], list[str]]:
-    """Unique ids and paper texts of the cs listing, in file order (first occurrence wins)."""
-    ids: list[str] = []
-    texts: list[str] = []
-    seen: set[str] = set()
-    with gzip.open(SharedData.default().listing("cs"), "rt", encoding="utf-8") as fh:
-        for line in fh:
-            obj = json.loads(line)
-            if obj["id"] in seen:
-                continue
-            seen.add(obj["id"])
-            ids.append(obj["id"])
-            texts.append(paper_text(obj.get("title"), obj.get("abstract")))
-    return ids, texts
 
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -86,9 +68,9 @@ def cmd_speed(args: argparse.Namespace) -> None:
         return
     _, texts = cs_papers()
     texts = texts[: args.n]
-    rows = []
+    rows: list[tuple[str, int, float, float, float | None]] = []
     raw_model = SentenceTransformer(str(resolve_model_path(BASE_MODEL)), device="cpu")
-    base = Settings(data_dir=Path(args.data_dir))
+    base = Settings.from_env().replace(data_dir=Path(args.data_dir))
     for mt in args.max_tokens:
         raw_model.max_seq_length = mt
 
@@ -137,14 +119,6 @@ def render_speed(rows: list, args: argparse.Namespace) -> None:
     print("\n".join(lines))
     if not args.no_write:
         write_section("Embedding speed (dense encoders)", "\n".join(lines))
-
-
-def load_gold() -> list[dict]:
-    out = []
-    for name in GOLD:
-        with SharedData.default().gold(name).open(encoding="utf-8") as fh:
-            out += [json.loads(line) for line in fh if line.strip()]
-    return out
 
 
 def recall_at(ranked: list[str], relevant: set[str], k: int) -> float:
@@ -221,7 +195,7 @@ def cmd_quality(args: argparse.Namespace) -> None:
         }
     ]
     print(results[-1], flush=True)
-    base = Settings(data_dir=Path(args.data_dir))
+    base = Settings.from_env().replace(data_dir=Path(args.data_dir))
     cache = EmbeddingCache(args.cache)
     for spec in args.options:
         opt, _, mt_s = spec.partition("@")

@@ -16,46 +16,19 @@ import argparse
 import json
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
+from harness.report import write_section
+from harness.timing import PeakRSS, percentile
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense_passages", "dense", "rrf", "weighted")
-
-
-class PeakRSS:
-    """Peak resident memory of this process while the block runs (sampled)."""
-
-    def __init__(self) -> None:
-        self.proc = psutil.Process()
-        self.peak = 0
-        self._stop = threading.Event()
-
-    def __enter__(self) -> PeakRSS:
-        self.peak = self.proc.memory_info().rss
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._t.join()
-        self.peak = max(self.peak, self.proc.memory_info().rss)
 
 
 def ingest_all(shared: SharedData, db: Path) -> dict[str, Any]:
@@ -97,7 +70,8 @@ def bench_queries(backend: Any, shared: SharedData, known_n: int) -> list[dict[s
             continue
         wall: list[float] = []
         parts: dict[str, list[float]] = {"encode": [], "dense": [], "bm25": []}
-        recalls, succ = [], {"exact": [], "keywords": []}
+        recalls: list[float] = []
+        succ: dict[str, list[float]] = {"exact": [], "keywords": []}
         for q, rel in topics:
             t = time.perf_counter()
             res = backend.search(q, top_k=100, mode=mode)
@@ -117,7 +91,7 @@ def bench_queries(backend: Any, shared: SharedData, known_n: int) -> list[dict[s
         row = {
             "mode": mode,
             "p50": statistics.median(wall),
-            "p95": float(np.percentile(wall, 95)),
+            "p95": percentile(wall, 95),
             "recall100": statistics.fmean(recalls),
             "succ10_exact": statistics.fmean(succ["exact"]) if succ["exact"] else float("nan"),
             "succ10_keywords": statistics.fmean(succ["keywords"]) if succ["keywords"] else float("nan"),

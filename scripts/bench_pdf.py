@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
+from harness.report import write_section
 
 from openxiv.corpus.extras import import_pymupdf
 from openxiv.corpus.readers.pdf import TEXT_FLAGS, read_pdf

@@ -26,17 +26,17 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.settings.model import Settings, repo_root
-from openxiv.evaluator.ranked import score_query, score_ranked
+from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.engine.query_kind import QueryKindConfig
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
-
-TOPIC_FILES = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
-KNOWN_ITEM_FILE = "fulltext_known_item_dev.jsonl"
+from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
+from harness.quality import evaluate, run_queries
+from harness.report import write_section
+from harness.timing import percentile
 
 # name -> (mode, settings changes, family weights). Weights are explicit so that the rows do not move
 # when the shipped defaults (corpus/settings/model.py) change.
@@ -135,25 +135,6 @@ DENSE_MODES = ("dense", "rrf", "weighted", "zscore")
 CEILING_DEPTHS = (100, 300, 1000)
 
 
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def run_queries(
-    backend: Any, queries: list[dict[str, Any]], mode: str | None, depth: int
-) -> tuple[dict, list[float]]:
-    run: dict[str, list[tuple[str, float]]] = {}
-    latencies = []
-    for q in queries:
-        t = time.perf_counter()
-        result = backend.search(q["query"], top_k=depth, mode=mode)
-        latencies.append((time.perf_counter() - t) * 1000)
-        # scores decrease down the list; pass rank-derived scores so ties keep the engine's order
-        run[q["qid"]] = [(h.arxiv_id, float(depth - i)) for i, h in enumerate(result.hits)]
-    return run, latencies
-
-
 def ceiling(index_dir: Path, settings: Settings) -> str:
     """Topic recall at growing depths for BM25 on paper text and for the shipped ranking: how many
     relevant papers are among the candidates at all, against how many reach the top 100."""
@@ -235,15 +216,9 @@ def feedback_cost(index_dir: Path, settings: Settings) -> str:
     finally:
         opened.close()
     return (
-        f"Feedback cost: transpose {transpose:.2f} s once; per topic query p50 {statistics.median(ms):.2f} ms, "
-        f"p95 {sorted(ms)[int(0.95 * (len(ms) - 1))]:.2f} ms (1-minute load average {os.getloadavg()[0]:.1f})."
+        f"Feedback cost: transpose {transpose:.2f} s once; per topic query p50 {percentile(ms, 50):.2f} ms, "
+        f"p95 {percentile(ms, 95):.2f} ms (1-minute load average {os.getloadavg()[0]:.1f})."
     )
-
-
-def evaluate(queries: list[dict[str, Any]], run: dict, ks: tuple[int, ...]) -> dict[str, float]:
-    qrels = {q["qid"]: {str(d): 1 for d in q["relevant"]} for q in queries}
-    report = score_ranked(qrels, run, ks=ks, n_boot=200)
-    return {name: agg.value for name, agg in report.aggregates.items() if agg.value is not None}
 
 
 def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -293,8 +268,8 @@ def measure(index_dir: Path, settings: Settings, configs: dict[str, Any]) -> lis
                 "kw_mrr@10": per_kind["keywords"]["mrr@10"],
                 "kw_success@1": per_kind["keywords"]["success@1"],
                 "kw_success@10": per_kind["keywords"]["success@10"],
-                "p50_ms": statistics.median(lat),
-                "p95_ms": sorted(lat)[int(0.95 * (len(lat) - 1))],
+                "p50_ms": percentile(lat, 50),
+                "p95_ms": percentile(lat, 95),
                 "build_s": _build_seconds(opened.manifest),
                 "vectors_cached": _vectors_cached(opened.manifest),
             }
@@ -315,7 +290,7 @@ def encoder_label(model: str) -> str:
 
 
 def default_encoder() -> str:
-    s = Settings()
+    s = Settings.from_env()
     return f"{s.model}@{s.embed_max_tokens}"
 
 
@@ -324,7 +299,7 @@ def shipped(
 ) -> bool:
     """Whether this row runs the ranking a default install serves (built-in Settings, no environment;
     the query-kind thresholds left unset are the encoder's own, ``own_kind``)."""
-    s = Settings()
+    s = Settings.from_env()
     kind = QueryKindConfig.of(s, own_kind)
     values = {**dict(s), "kind_max_words": kind.max_words, "kind_dense": kind.dense}
     return (

@@ -26,18 +26,16 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.ranked import score_query
 from openxiv.evaluator.shared import SharedData
-from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, profile, topic_query
-from openxiv.indexer.engine.topk import top_k_rows
+from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, topic_query
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
-from bench_quality import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
+from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
+from harness.report import write_section
 
 RATIOS = (1.1, 1.2, 1.3, 1.4, 1.6, 2.0, 1000.0)
 COVERAGES = (0.5, 0.6, 0.8, 1.01)
@@ -52,30 +50,6 @@ def per_query(backend: Any, q: dict[str, Any], depth: int) -> dict[str, float]:
     return score_query(ids, set(q["relevant"]), (1, 10, 100))
 
 
-def query_profile(backend: Any, text: str) -> QueryProfile:
-    """The profile the engine computes (`HybridBackend`, no filter): BM25 paper and scaled passage
-    scores, and the dense paper side over the papers matching a query word."""
-    depth = backend.settings.candidates
-    paper_s = backend.bm25_papers.masked_scores(text, None)
-    lexical = paper_s > 0
-    tops = [top_k_rows(paper_s, depth)[0]]
-    ph = None
-    if backend.passages is not None:
-        ph = backend.passages.search(text, depth, None)
-        lexical = lexical | (ph.paper_scores > 0)
-        tops.append(ph.papers)
-    dense = None
-    if "dense_papers" in backend.dense and lexical.any():
-        allowed = lexical if not lexical.all() else None
-        qvec, _ = backend._encode(text)
-        known = np.unique(np.concatenate(tops))  # the lexical sides' rows, as the engine passes them
-        dense = backend._dense_side("dense_papers", qvec, depth, allowed, known).scores
-    if ph is None:
-        return profile(text, paper_s, dense_scores=dense)
-    first = np.maximum(paper_s, backend.passage_scale * ph.paper_scores)
-    return profile(text, first, backend.passages, ph.passage_scores, dense)
-
-
 def collect(index: Path, settings: Settings) -> list[dict[str, Any]]:
     todo = queries()
     opened = open_index(index, settings)
@@ -85,7 +59,7 @@ def collect(index: Path, settings: Settings) -> list[dict[str, Any]]:
         out = []
         for i, q in enumerate(todo):
             depth = 100 if q["set"] == "topic" else 10
-            p = query_profile(kept, q["query"])
+            p = kept.query_profile(q["query"])
             out.append(
                 {
                     "qid": q["qid"],
@@ -106,7 +80,7 @@ def reprofile(index: Path, settings: Settings, rows: list[dict[str, Any]]) -> li
     text = {q["qid"]: q["query"] for q in queries()}
     opened = open_index(index, settings)
     try:
-        return [{**r, "profile": query_profile(opened.backend, text[r["qid"]])} for r in rows]
+        return [{**r, "profile": opened.backend.query_profile(text[r["qid"]])} for r in rows]
     finally:
         opened.close()
 

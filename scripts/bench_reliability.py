@@ -48,17 +48,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http"))  # fuzz_api.py
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
-from _bench_md import BENCH_DIR, write_section
-from _reliability_kill import OPENXIV, Server, concurrent_builds, env, kill_builds, kill_ingest
-from _reliability_mcp import (
+from fuzz_api import fuzz
+from harness.reliability_kill import concurrent_builds, kill_builds, kill_ingest
+from harness.reliability_mcp import (
     McpServer,
     probe_bad_lines,
     probe_mcp_flood,
     probe_mcp_slow,
     probe_unreadable_folder,
 )
-from _reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
-from fuzz_api import fuzz
+from harness.reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
+from harness.report import BENCH_DIR, write_section
+from harness.server import OPENXIV, Server, env
 
 from openxiv.evaluator.shared import SharedData
 

@@ -19,7 +19,8 @@ The CPU of the server's event-loop thread is reported apart: that thread runs th
 (uvicorn's protocol, middleware, routing, the request model, sending the response) and the search
 runs in the threadpool, so the HTTP layer is measured rather than left as a remainder.
 Little's law bounds a closed loop of N clients: mean latency = N / throughput; the p95 is compared
-with it. In process, `_search_stages` says where the CPU of one request goes.
+with it. In process, `harness.stages` says where the CPU of one request goes, from the engine's own
+stage timings.
 
 Targets (issue 13): single-client p50 at most 1.3x (encode + dense + bm25) p50; at least 40 req/s
 per core at 8 clients; p95 at 8 clients at most 1.3x N / throughput; zero errors.
@@ -31,169 +32,21 @@ per core at 8 clients; p95 at 8 clients at most 1.3x N / throughput; zero errors
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
-import socket
-import statistics
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterable
 from pathlib import Path
 
 import httpx
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import write_section
-from _search_stages import stage_cpu_ms, stage_table
+from harness.data import SharedData, load_queries
+from harness.load import Phase, phase
+from harness.report import write_section
+from harness.server import Server
+from harness.stages import stage_ms, stage_table
+from harness.timing import percentile
 
-from openxiv.evaluator.shared import SharedData
-
-GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl", "fulltext_known_item_dev.jsonl")
 PARTS = ("encode", "dense", "bm25")
-
-
-def load_queries(shared: SharedData, n: int) -> list[str]:
-    """Topic and known-item queries, interleaved (deterministic)."""
-    lists = []
-    for name in GOLD:
-        path = shared.gold(name)
-        with path.open(encoding="utf-8") as fh:
-            lists.append([json.loads(line)["query"] for line in fh if line.strip()])
-    out: list[str] = []
-    i = 0
-    while len(out) < n and any(i < len(q) for q in lists):
-        out.extend(q[i] for q in lists if i < len(q))
-        i += 1
-    return out[:n]
-
-
-def pct(values: Iterable[float], q: float) -> float:
-    data = sorted(values)
-    if not data:
-        return float("nan")
-    k = (len(data) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(data) - 1)
-    return data[lo] + (data[hi] - data[lo]) * (k - lo)
-
-
-def server_timing(header: str) -> dict[str, float]:
-    out = {}
-    for part in header.split(","):
-        name, _, rest = part.strip().partition(";dur=")
-        if rest:
-            out[name] = float(rest)
-    return out
-
-
-class Server:
-    def __init__(self, index: Path, threads: int | None, workers: int = 1) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, HF_HUB_OFFLINE="1")
-        if threads is not None:
-            env["OPENXIV_SERVE_THREADS"] = str(threads)
-        exe = Path(sys.executable).parent / "openxiv"
-        cmd = [str(exe), "serve", "--index", str(index), "--port", str(self.port), "--no-access-log"]
-        cmd += ["--workers", str(workers)]
-        self.proc = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        started = time.monotonic()
-        while True:
-            if self.proc.poll() is not None:
-                raise SystemExit(
-                    f"openxiv serve failed:\n{self.proc.stderr.read() if self.proc.stderr else ''}"
-                )
-            try:
-                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - started > 600:
-                self.stop()
-                raise SystemExit("openxiv serve not ready after 600 s")
-            time.sleep(0.5)
-        self.startup_s = time.monotonic() - started
-
-    def processes(self) -> list[psutil.Process]:
-        proc = psutil.Process(self.proc.pid)
-        return [proc, *proc.children(recursive=True)]
-
-    def rss_mib(self) -> list[float]:
-        """RSS of each process (the server, then its workers), MiB."""
-        return [p.memory_info().rss / 2**20 for p in self.processes()]
-
-    def cpu_s(self) -> float:
-        """CPU seconds (user + system) the server and its workers have used so far."""
-        return sum(sum(p.cpu_times()[:2]) for p in self.processes())
-
-    def loop_cpu_s(self) -> float:
-        """CPU seconds of the processes' main threads: each serving process runs its event loop there
-        (uvicorn's protocol, the ASGI middleware, routing, the request model, sending the response),
-        while the search itself runs in the threadpool's worker threads."""
-        total = 0.0
-        for p in self.processes():
-            total += sum(t.user_time + t.system_time for t in p.threads() if t.id == p.pid)
-        return total
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-
-def run_client(
-    url: str, queries: list[str], lat: list[float], timings: list[dict[str, float]], errors: list[str]
-) -> None:
-    with httpx.Client(base_url=url, timeout=120) as client:
-        for q in queries:
-            t = time.perf_counter()
-            try:
-                r = client.post("/search", json={"query": q, "top_k": 10, "return_contents": True})
-                ok = r.status_code == 200 and len(r.json()["result"]) == 10
-            except httpx.HTTPError as exc:
-                errors.append(repr(exc))
-                continue
-            lat.append((time.perf_counter() - t) * 1000)
-            if not ok:
-                errors.append(f"{r.status_code}: {r.text[:200]}")
-            timings.append(server_timing(r.headers.get("server-timing", "")))
-
-
-def phase(url: str, queries: list[str], clients: int, server: Server | None = None) -> dict[str, object]:
-    cpu0 = server.cpu_s() if server is not None else 0.0
-    loop0 = server.loop_cpu_s() if server is not None else 0.0
-    lat: list[float] = []
-    timings: list[dict[str, float]] = []
-    errors: list[str] = []
-    shares = [queries[i::clients] for i in range(clients)]
-    threads = [threading.Thread(target=run_client, args=(url, s, lat, timings, errors)) for s in shares]
-    t = time.perf_counter()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    wall = time.perf_counter() - t
-    cpu = server.cpu_s() - cpu0 if server is not None else float("nan")
-    loop = server.loop_cpu_s() - loop0 if server is not None else float("nan")
-    return {
-        "lat": lat,
-        "timings": timings,
-        "errors": errors,
-        "wall": wall,
-        "qps": len(lat) / wall,
-        "cpu_ms": cpu / max(len(lat), 1) * 1000,
-        "loop_cpu_ms": loop / max(len(lat), 1) * 1000,
-    }
 
 
 def what_stops(stages: dict[str, float], server_cpu_ms: float, loop_cpu_ms: float, clients: int) -> str:
@@ -204,10 +57,8 @@ def what_stops(stages: dict[str, float], server_cpu_ms: float, loop_cpu_ms: floa
     in the server than in one quiet thread (two searches at once on two cores), plus about 0.2 ms of
     FastAPI's plumbing that runs in the worker thread around the route."""
     own = stages["encode"] + stages["backend_rest"]
-    hydration = sum(
-        stages.get(k, 0.0) for k in ("get_papers", "get_passages", "lead_sections", "evidence", "tldr")
-    )
-    answer = sum(stages.get(k, 0.0) for k in ("to_hit", "json", "other"))
+    hydration = stages["hydrate"]
+    answer = stages["json"] + stages["other"]
     rest = server_cpu_ms - stages["total"] - loop_cpu_ms
     rows = [
         ("the query's own encoding, BM25 and dense passes (+ filter)", own),
@@ -256,7 +107,7 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     # one fresh server per phase: both phases send the same queries, and the second must not find
     # the papers' tldrs, sentences and analyses in the caches the first filled
-    server = Server(args.index, args.threads, args.workers)
+    server = Server(args.index, threads=args.threads, workers=args.workers)
     try:
         info = httpx.get(server.url + "/v1/index", timeout=60).json()
         phase(server.url, warm, 1)
@@ -264,7 +115,7 @@ def main() -> None:
     finally:
         server.stop()
     startup_s = server.startup_s
-    server = Server(args.index, args.threads, args.workers)
+    server = Server(args.index, threads=args.threads, workers=args.workers)
     try:
         phase(server.url, warm, 1)
         multi = phase(server.url, queries, args.clients, server)
@@ -272,12 +123,12 @@ def main() -> None:
         load_after = os.getloadavg()[0]
     finally:
         server.stop()
-    stages = stage_cpu_ms(args.index, queries[: args.stage_requests]) if args.stage_requests else None
+    stages = stage_ms(args.index, queries[: args.stage_requests]) if args.stage_requests else None
     load_stages = os.getloadavg()[0]
 
-    def med(result: dict[str, object], key: str) -> float:
-        timings: list[dict[str, float]] = result["timings"]  # type: ignore[assignment]
-        return statistics.median(t.get(key, 0.0) for t in timings) if timings else float("nan")
+    def med(result: Phase, key: str) -> float:
+        timings = result["timings"]
+        return percentile([t.get(key, 0.0) for t in timings], 50)
 
     parts = {p: med(single, p) for p in PARTS}
     feedback = med(single, "feedback")
@@ -286,38 +137,37 @@ def main() -> None:
     multi_parts = {p: med(multi, p) for p in (*PARTS, "total", "hydrate")}
     base = sum(parts.values())
     with_fb = base + feedback
-    s_lat: list[float] = single["lat"]  # type: ignore[assignment]
-    m_lat: list[float] = multi["lat"]  # type: ignore[assignment]
-    s_err: list[str] = single["errors"]  # type: ignore[assignment]
-    m_err: list[str] = multi["errors"]  # type: ignore[assignment]
-    p50_1, p95_1 = pct(s_lat, 0.5), pct(s_lat, 0.95)
-    p50_8, p95_8 = pct(m_lat, 0.5), pct(m_lat, 0.95)
+    s_lat: list[float] = single["lat"]
+    m_lat: list[float] = multi["lat"]
+    s_err: list[str] = single["errors"]
+    m_err: list[str] = multi["errors"]
+    p50_1, p95_1 = percentile(s_lat, 50), percentile(s_lat, 95)
+    p50_8, p95_8 = percentile(m_lat, 50), percentile(m_lat, 95)
     errors = len(s_err) + len(m_err)
     stats = info.get("stats", {})
     sides = ", ".join(info.get("backend", {}).get("sides", []))
     cmd = "`.venv/bin/python scripts/bench_service.py " + " ".join(sys.argv[1:]) + "`"
     verdict_ratio = p50_1 / base if base else float("nan")
     ratio_with_fb = p50_1 / with_fb if with_fb else float("nan")
-    per_core = 1000 / multi["cpu_ms"] if multi["cpu_ms"] else float("nan")  # type: ignore[operator]
-    little = args.clients / multi["qps"] * 1000  # type: ignore[operator]
+    per_core = 1000 / multi["cpu_ms"] if multi["cpu_ms"] else float("nan")
+    little = args.clients / multi["qps"] * 1000
     rss_text = " + ".join(f"{r:,.0f}" for r in rss)
     # the same ratio in CPU time, which a loaded machine moves much less than wall time: the server's
     # CPU per request over the CPU of the parts in process (encode + BM25 + dense; the in-process
     # backend figure also holds the filter and fusion, so this ratio errs low by about a millisecond)
     part_cpu = stages["encode"] + stages["backend_rest"] if stages else float("nan")
     fb_cpu = stages["feedback"] if stages else float("nan")
-    cpu_ratio_1 = single["cpu_ms"] / part_cpu  # type: ignore[operator]
-    cpu_ratio_8 = multi["cpu_ms"] / part_cpu  # type: ignore[operator]
-    cpu_ratio_1_fb = single["cpu_ms"] / (part_cpu + fb_cpu)  # type: ignore[operator]
-    stops = (
-        "" if stages is None else what_stops(stages, multi["cpu_ms"], multi["loop_cpu_ms"], args.clients)  # type: ignore[arg-type]
-    )
+    cpu_ratio_1 = single["cpu_ms"] / part_cpu
+    cpu_ratio_8 = multi["cpu_ms"] / part_cpu
+    cpu_ratio_1_fb = single["cpu_ms"] / (part_cpu + fb_cpu)
+    stops = "" if stages is None else what_stops(stages, multi["cpu_ms"], multi["loop_cpu_ms"], args.clients)
     stage_text = (
         ""
         if stages is None
         else f"""
 Where the CPU of one request goes, in process on the same snapshot (no HTTP; {args.stage_requests}
-requests, one thread, one encoder thread as in the server; load average {load_stages:.1f}). The server's
+requests, one thread, one encoder thread as in the server; the thread's CPU shared out by the
+engine's own stage timings; load average {load_stages:.1f}). The server's
 event-loop thread (the HTTP layer: uvicorn's protocol, middleware, routing, the request model,
 sending; the table above) is not in it:
 

@@ -42,7 +42,7 @@ from openxiv.evaluator.cli import eval_group
 from openxiv.evaluator.shared import SharedData
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_evaluator import make_data, make_ranked
+from harness.synthetic import make_data, make_ranked
 
 Case = tuple[str, list[str]]
 
@@ -155,7 +155,7 @@ def make_passes(gold_path: Path, out: Path, seed: int = 1) -> None:
 
 def run_cases(data: Path, out: Path, db: Path | None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     runner = CliRunner()
     for name, args in cases(data, SharedData.default(), db):
         files = {k: out / f"{name}.{k}" for k in ("json", "md", "html", "txt")}

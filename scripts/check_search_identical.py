@@ -1,7 +1,7 @@
 """`POST /search` bodies before and after a speed change: byte for byte, on real dev queries.
 
 A speed lever for search (issue 13) must not change a single byte of any response. This runs the
-shared dev queries (topic + known-item, interleaved: `bench_service.load_queries`) in process through
+shared dev queries (topic + known-item, interleaved: `harness.data.load_queries`) in process through
 `openxiv.service.search.deepxiv_search` + `search_json` (the exact body `POST /search` sends) on every
 combination of mode (the default fusion and three others), filter (none / ``categories=["cs.CL"]``)
 and one of three pages that rotate with the query (``top_k``/``offset`` 10/0, 5/10, 20/3: the first
@@ -36,13 +36,14 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import load_queries
+from harness.data import load_queries
 
 from openxiv.corpus.settings.model import get_settings, shared_dir
 from openxiv.evaluator.shared import SharedData
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import build_filters
 from openxiv.service.search import deepxiv_search, search_json
+from openxiv.service.spec import SearchSpec
 
 MODES = (None, "rrf", "zscore", "bm25")
 """The default (``weighted`` fusion with feedback), the two other fusions (feedback too) and BM25 alone."""
@@ -61,17 +62,14 @@ def in_process(index: Path) -> tuple[Body, Callable[[], None]]:
     holder.load()
 
     def body(q: str, top_k: int, offset: int, mode: str | None, cats: tuple[str, ...]) -> bytes:
-        resp, _ = deepxiv_search(
-            holder,
-            [q],
+        spec = SearchSpec(
+            queries=(q,),
             top_k=top_k,
             offset=offset,
             filters=build_filters(categories=list(cats) or None),
             mode=mode,
-            contents=True,
-            batch=False,
-            settings=settings,
         )
+        resp, _ = deepxiv_search(holder, spec, settings=settings)
         return search_json(resp).encode("utf-8")
 
     return body, holder.close

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_md import BENCH_DIR
+from harness.report import BENCH_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"

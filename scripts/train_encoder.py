@@ -106,7 +106,8 @@ def batches(pairs: list[tuple[str, str, str, str]], size: int, seed: int) -> lis
     by_cat: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(pairs):
         by_cat[p[1]].append(i)
-    out, rest = [], []
+    out: list[list[int]] = []
+    rest: list[int] = []
     for cat in sorted(by_cat):
         idx = by_cat[cat]
         rng.shuffle(idx)

@@ -31,8 +31,9 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
 from openxiv.service.models import Hit
-from openxiv.service.params import FilterParams, check_queries
+from openxiv.service.params import check_queries
 from openxiv.service.search import deepxiv_search
+from openxiv.service.spec import SearchSpec
 
 __all__ = ["AgentSearchRequest", "answer", "check", "events"]
 
@@ -126,10 +127,8 @@ def events(
         if req.verbose:
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
-        response, _ = deepxiv_search(
-            holder, [req.query], top_k=req.top_k, offset=0, filters=FilterParams().build(), mode=None,
-            contents=True, batch=False, settings=settings,
-        )  # fmt: skip
+        spec = SearchSpec(queries=(req.query,), top_k=req.top_k)
+        response, _ = deepxiv_search(holder, spec, settings=settings)
         hits, total = response.result, response.total_count
         if req.verbose:
             yield {

@@ -33,6 +33,7 @@ from openxiv.service.references import CitedByResponse, ReferencesResponse, refe
 from openxiv.service.search import deepxiv_search
 from openxiv.service.similar import check_facet, seed_ids, similar, similar_response
 from openxiv.service.similar import negative_ids as ruled_out
+from openxiv.service.spec import SearchSpec
 from openxiv.service.tool_models import FindResponse
 
 __all__ = ["Library"]
@@ -73,17 +74,15 @@ class Library:
         check_range(top_k, top_k_name, 1, TOP_K_MAX)
         check_range(offset, "offset", 0, OFFSET_MAX)
         queries = check_queries(query, self.settings.max_query_chars)
-        response, _ = deepxiv_search(
-            self.holder,
-            queries,
+        spec = SearchSpec(
+            queries=tuple(queries),
             top_k=top_k,
             offset=offset,
             filters=filters.build(),
             mode=check_mode(mode),
             contents=contents,
-            batch=False,
-            settings=self.settings,
         )
+        response, _ = deepxiv_search(self.holder, spec, settings=self.settings)
         return response
 
     def paper(

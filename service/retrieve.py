@@ -19,8 +19,9 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Hit
-from openxiv.service.params import MAX_BATCH, TOP_K_MAX, FilterParams, check_queries, check_range
+from openxiv.service.params import MAX_BATCH, TOP_K_MAX, check_queries, check_range
 from openxiv.service.search import deepxiv_search
+from openxiv.service.spec import SearchSpec
 
 __all__ = ["DEFAULT_TOPK", "RetrieveRequest", "document", "retrieve"]
 
@@ -85,10 +86,8 @@ def retrieve(
     """``{"result": [[doc, ...] per query]}`` and the summed timings."""
     queries = _queries(req, settings.max_query_chars)
     topk = check_range(req.topk if req.topk is not None else DEFAULT_TOPK, "topk", 1, TOP_K_MAX)
-    response, timings = deepxiv_search(
-        holder, queries, top_k=topk, offset=0, filters=FilterParams().build(), mode=None, contents=True,
-        batch=True, settings=settings,
-    )  # fmt: skip
+    spec = SearchSpec(queries=tuple(queries), top_k=topk, batch=True)
+    response, timings = deepxiv_search(holder, spec, settings=settings)
     per_query = response.results or []
     result = []
     for qr in per_query:

@@ -2,8 +2,8 @@
 
 Every front calls it: ``POST /search``, ``GET /arxiv/?type=retrieve`` and ``/v1/search`` (the HTTP
 routes), the web page, the MCP tool ``search_papers`` and ``openxiv search`` (through `Library`).
-They parse their own parameters (`openxiv.service.params`), call one function here and render
-what it returns:
+They parse their own parameters (`openxiv.service.params`) into one `SearchSpec`, call one
+function here with it and render what it returns:
 
 - `deepxiv_search`: one query or a batch in the DeepXiv shape (`SearchResponse`), the batch merged
   round-robin (`merge_round_robin`); `search_json` is the exact body ``POST /search`` sends;
@@ -36,20 +36,15 @@ from openxiv.corpus.text import (
     split_sentences,
     without_residue,
 )
-from openxiv.indexer.backend import (
-    DeadlineExceeded,
-    PaperHit,
-    SearchFilters,
-    SearchResult,
-    UnsupportedFilter,
-)
-from openxiv.indexer.building.sentences import SentenceTable
+from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchResult, UnsupportedFilter
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.indexer.tables.sentences import SentenceTable
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse, V1SearchResponse
 from openxiv.service.params import check_work
+from openxiv.service.spec import SearchSpec
 from openxiv.service.titles import titled
 from openxiv.service.views import ResolvedHit, to_deepxiv_hit, to_v1_hit
 
@@ -205,21 +200,13 @@ def hydrate(index: OpenIndex, query: str, hits: list[PaperHit], contents: bool) 
 
 
 # ------------------------------------------------------------------------------- one query
-def _rank(
-    index: OpenIndex,
-    query: str,
-    *,
-    top_k: int,
-    offset: int,
-    filters: SearchFilters | None,
-    mode: str | None,
-    deadline: float | None,
-    budget: float | None,
-) -> SearchResult:
-    """The backend's ranking, its errors turned into the service's (`OverBudget`, `BadRequest`)."""
+def _rank(index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: float | None) -> SearchResult:
+    """The backend's ranking of ``spec``'s query, its errors turned into the service's (`OverBudget`,
+    `BadRequest`)."""
+    query, mode = spec.query, spec.mode
     try:
         return index.backend.search(
-            query, top_k=top_k, offset=offset, filters=filters, mode=mode, deadline=deadline
+            query, top_k=spec.top_k, offset=spec.offset, filters=spec.filters, mode=mode, deadline=deadline
         )
     except DeadlineExceeded as exc:
         raise _over_budget(budget, f"while searching {query[:60]!r} ({exc})") from exc
@@ -232,27 +219,17 @@ def _rank(
 
 
 def run_search(
-    index: OpenIndex,
-    query: str,
-    *,
-    top_k: int,
-    offset: int = 0,
-    filters: SearchFilters | None = None,
-    mode: str | None = None,
-    contents: bool = True,
-    deadline: float | None = None,
-    budget: float | None = None,
+    index: OpenIndex, spec: SearchSpec, *, deadline: float | None = None, budget: float | None = None
 ) -> Outcome:
-    """One query against one snapshot: backend ranking, then papers and evidence from the store.
+    """``spec``'s query (one) against one snapshot: backend ranking, then papers and evidence from the store.
 
     ``deadline`` (``time.monotonic()``) is passed to the backend, which checks it between its stages,
     and checked again before the papers are read; ``budget`` only names the limit in the error."""
-    result = _rank(
-        index, query, top_k=top_k, offset=offset, filters=filters, mode=mode, deadline=deadline, budget=budget
-    )
+    query = spec.query
+    result = _rank(index, spec, deadline, budget)
     check_deadline(deadline, budget, f"before reading the papers of {query[:60]!r}")
     t0 = time.perf_counter()
-    hits = hydrate(index, query, list(result.hits), contents)
+    hits = hydrate(index, query, list(result.hits), spec.contents)
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
     timings["hydrate"] = round((time.perf_counter() - t0) * 1000, 3)
     out = Outcome(query=query, hits=hits, total_count=int(result.total_count), timings_ms=timings)
@@ -260,56 +237,27 @@ def run_search(
     return out
 
 
-def search(
-    holder: IndexHolder,
-    query: str,
-    *,
-    settings: Settings,
-    top_k: int,
-    offset: int = 0,
-    filters: SearchFilters,
-    mode: str | None = None,
-    contents: bool = True,
-) -> Outcome:
-    """One checked query against the snapshot ``holder`` serves now, within the request's budget
-    (``/v1/search`` and the web page); `Outcome.snapshot` names the snapshot that answered."""
-    check_work([query], filters)
+def search(holder: IndexHolder, spec: SearchSpec, *, settings: Settings) -> Outcome:
+    """``spec``'s one query, checked, against the snapshot ``holder`` serves now, within the request's
+    budget (``/v1/search`` and the web page); `Outcome.snapshot` names the snapshot that answered."""
+    check_work([spec.query], spec.filters)
     with holder.acquire() as index:
-        out = run_search(
-            index,
-            query,
-            top_k=top_k,
-            offset=offset,
-            filters=filters,
-            mode=mode,
-            contents=contents,
-            deadline=deadline_for(settings),
-            budget=settings.request_budget_s,
-        )
+        out = run_search(index, spec, deadline=deadline_for(settings), budget=settings.request_budget_s)
         out.snapshot = Path(index.path).name
     return out
 
 
 # ------------------------------------------------------------------------------- DeepXiv shape
 def deepxiv_search(
-    holder: IndexHolder,
-    queries: list[str],
-    *,
-    top_k: int,
-    offset: int,
-    filters: SearchFilters,
-    mode: str | None,
-    contents: bool,
-    batch: bool,
-    settings: Settings,
-    warnings: list[str] | None = None,
+    holder: IndexHolder, spec: SearchSpec, *, settings: Settings, warnings: list[str] | None = None
 ) -> tuple[SearchResponse, dict[str, float]]:
-    """Run one query or a batch: the DeepXiv ``{status, total_count, result}`` model and the summed
-    timings. Shared by the HTTP routes, the MCP server and ``openxiv search``.
+    """Run one query or a batch (``spec.batch``): the DeepXiv ``{status, total_count, result}`` model
+    and the summed timings. Shared by the HTTP routes, the MCP server and ``openxiv search``.
 
     The request's time budget covers the whole batch: it is checked before every query (and inside
     each search), so a batch that runs late stops at once with a 503 instead of holding the worker."""
-    check_work(queries, filters)
+    queries = spec.queries
+    check_work(list(queries), spec.filters)
     deadline = deadline_for(settings)
     budget = settings.request_budget_s
     timings: dict[str, float] = {}
@@ -317,25 +265,15 @@ def deepxiv_search(
     with holder.acquire() as index:
         for i, q in enumerate(queries):
             check_deadline(deadline, budget, f"after {i} of {len(queries)} queries")
-            out = run_search(
-                index,
-                q,
-                top_k=top_k,
-                offset=offset,
-                filters=filters,
-                mode=mode,
-                contents=contents,
-                deadline=deadline,
-                budget=budget,
-            )
+            out = run_search(index, spec.one(q), deadline=deadline, budget=budget)
             for k, v in out.timings_ms.items():
                 timings[k] = timings.get(k, 0.0) + v
-            hits = [to_deepxiv_hit(h, contents) for h in out.hits]
+            hits = [to_deepxiv_hit(h, spec.contents) for h in out.hits]
             warnings = _noted(warnings, out.notes)
             per_query.append(QueryResult(query=q, total_count=out.total_count, result=hits))
-    if batch:
+    if spec.batch:
         merged = merge_round_robin(per_query)
-        response = SearchResponse(total_count=len(merged), result=merged[:top_k], results=per_query)
+        response = SearchResponse(total_count=len(merged), result=merged[: spec.top_k], results=per_query)
     else:
         only = per_query[0]
         response = SearchResponse(total_count=only.total_count, result=only.result)

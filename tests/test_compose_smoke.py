@@ -1,4 +1,4 @@
-"""`docker compose up` end to end (scripts/compose_smoke.sh): a heavy test, `make test-heavy`.
+"""`docker compose up` end to end (scripts/check_compose_smoke.sh): a heavy test, `make test-heavy`.
 
 It builds the image (minutes of CPU on a cold cache), so it is not part of the default suite or
 .ci/run; `make compose-smoke` runs the same script directly (docs/service.md, «Docker»)."""
@@ -26,7 +26,7 @@ def test_compose_smoke() -> None:
     if not _engine_reachable() and os.geteuid() != 0:
         pytest.skip("no Docker engine running, and starting one needs root")
     done = subprocess.run(
-        [str(ROOT / "scripts" / "compose_smoke.sh")],
+        [str(ROOT / "scripts" / "check_compose_smoke.sh")],
         capture_output=True,
         text=True,
         timeout=3600,

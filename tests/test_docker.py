@@ -1,5 +1,5 @@
 """The Docker files agree with each other and with the Makefile (issue 22). Running them is
-scripts/compose_smoke.sh's job (`make compose-smoke`: it needs a Docker engine and root)."""
+scripts/check_compose_smoke.sh's job (`make compose-smoke`: it needs a Docker engine and root)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_dockerfile_user_is_numeric_and_deps_come_before_sources() -> None:
     lines = [ln.strip() for ln in (ROOT / "Dockerfile").read_text().splitlines()]
     users = [ln.split()[1] for ln in lines if ln.startswith("USER ")]
     assert users and all(re.fullmatch(r"\d+(:\d+)?", u) for u in users), users
-    deps = next(i for i, ln in enumerate(lines) if "pyproject_deps.py deps/pyproject.toml --core" in ln)
+    deps = next(i for i, ln in enumerate(lines) if "tool_pyproject_deps.py deps/pyproject.toml --core" in ln)
     sources = next(i for i, ln in enumerate(lines) if ln.startswith("COPY . "))
     assert deps < sources
 
@@ -77,7 +77,7 @@ def test_pyproject_deps_lists_core_and_extras_without_the_project() -> None:
     out = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "scripts/pyproject_deps.py"),
+            str(ROOT / "scripts/tool_pyproject_deps.py"),
             str(ROOT / "pyproject.toml"),
             "--core",
             "torch",
@@ -88,7 +88,7 @@ def test_pyproject_deps_lists_core_and_extras_without_the_project() -> None:
     ).stdout.splitlines()
     assert out[0].startswith("sqlalchemy") and any(r.startswith("torch>=") for r in out)
     dev = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/pyproject_deps.py"), str(ROOT / "pyproject.toml"), "dev"],
+        [sys.executable, str(ROOT / "scripts/tool_pyproject_deps.py"), str(ROOT / "pyproject.toml"), "dev"],
         capture_output=True,
         text=True,
         check=True,

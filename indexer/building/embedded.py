@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from openxiv.indexer import layout
+from openxiv.indexer.analyzer import STOPWORDS
 from openxiv.indexer.building.bm25stream import StreamingBM25
 from openxiv.indexer.building.stages import (
     TOKEN_PATTERN,
@@ -27,13 +28,13 @@ from openxiv.indexer.building.stages import (
     versions,
 )
 from openxiv.indexer.engine.doc_terms import write_doc_terms
-from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex
+from openxiv.indexer.engine.sparse import PassageIndex
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest
 
 if TYPE_CHECKING:
     from openxiv.indexer.engine.dense import DenseIndex
 
-__all__ = ["write_embedded"]
+__all__ = ["fill_trained", "write_embedded"]
 
 SPILL_CHUNK = 100_000
 """Rows moved from the spill file into a trained index at a time (float32 of each row while added)."""
@@ -97,7 +98,7 @@ def _dense(ctx: BuildContext, corpus: CorpusRead, counts: Counts) -> EmbeddingIn
             n, int(info.dim or 0), s.ann_threshold, ann=s.ann_index, storage=s.dense_storage
         )
         if index.needs_training:
-            _fill_trained(index, chunks, n, ctx.tmp / f".{sub}.spill.npy")
+            fill_trained(index, chunks, n, ctx.tmp / f".{sub}.spill.npy")
         else:
             for vectors in chunks:
                 index.add(vectors)
@@ -110,7 +111,7 @@ def _dense(ctx: BuildContext, corpus: CorpusRead, counts: Counts) -> EmbeddingIn
     return info
 
 
-def _fill_trained(index: DenseIndex, chunks: Iterator[np.ndarray], n: int, spill: Path) -> None:
+def fill_trained(index: DenseIndex, chunks: Iterator[np.ndarray], n: int, spill: Path) -> None:
     """Fill an index that learns from its rows (IVF) from vectors that arrive a chunk at a time: the
     chunks go to a float16 file on disk (what the index stores, so nothing is lost), the index trains
     on its strided sample of them (`DenseIndex.train_rows`), then takes the rows from the file a

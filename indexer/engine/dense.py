@@ -16,7 +16,7 @@ index of kind ``ann`` (`ANN_KINDS`):
   n log n.
 
 docs/scale.md («The dense index by size») has the measurements and the rule that picks ``ivf``.
-Recall against exact search is measured by ``scripts/bench_ann.py`` and ``scripts/scale_steps.py
+Recall against exact search is measured by ``scripts/bench_ann.py`` and ``scripts/bench_scale_steps.py
 dense``. Results are deterministic: best score first, ties broken by lower row id. Filters
 (``allowed``) apply before the top-k is cut, so a query asking for k hits gets k hits whenever k
 rows are allowed.

@@ -32,7 +32,15 @@ from openxiv.indexer.engine.first_pass import first_scores
 from openxiv.indexer.engine.prf import passage_coverage
 from openxiv.indexer.engine.topk import top_k_rows
 
-__all__ = ["ENCODER_FALLBACK", "QueryKindConfig", "QueryProfile", "is_topic", "profile", "topic_query"]
+__all__ = [
+    "ENCODER_FALLBACK",
+    "QueryKindConfig",
+    "QueryProfile",
+    "is_topic",
+    "profile",
+    "query_profile",
+    "topic_query",
+]
 
 ENCODER_FALLBACK: dict[str, float] = {"max_words": 12, "dense": 0.65}
 """The encoder-bound thresholds of an encoder whose description names none: those chosen for the
@@ -114,6 +122,24 @@ def topic_query(p: QueryProfile, config: QueryKindConfig) -> bool:
     )
 
 
+def query_profile(
+    query: str,
+    paper_s: np.ndarray,
+    ph: Any = None,
+    passages: Any = None,
+    passage_scale: float = 1.0,
+    dense_scores: np.ndarray | None = None,
+    first10: tuple[np.ndarray, np.ndarray] | None = None,
+) -> QueryProfile:
+    """The profile of ``query`` from the engine's sides: BM25 paper scores ``paper_s``, passage hits
+    ``ph`` of ``passages`` scaled by ``passage_scale`` as in fusion, the dense paper side's scores
+    best first; the first pass's best 10 when the caller has them."""
+    first = None if first10 is not None else first_scores(paper_s, ph, passage_scale)
+    scores = None if ph is None else ph.passage_scores
+    held = passages if ph is not None else None
+    return profile(query, first, held, scores, dense_scores, first10)
+
+
 def is_topic(
     config: QueryKindConfig,
     query: str,
@@ -124,12 +150,10 @@ def is_topic(
     dense_scores: np.ndarray | None = None,
     first10: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> bool:
-    """The engine's hook: whether ``query`` (BM25 paper scores ``paper_s``, passage hits ``ph`` of
-    ``passages`` scaled by ``passage_scale`` as in fusion, the dense paper side's scores best
-    first; the first pass's best 10 when the caller has them) is a topic whose first page may move."""
+    """The engine's hook: whether ``query`` (its sides as for `query_profile`) is a topic whose first
+    page may move."""
     if not config.enabled or paper_s is None:
         return False
-    first = None if first10 is not None else first_scores(paper_s, ph, passage_scale)
-    scores = None if ph is None else ph.passage_scores
-    held = passages if ph is not None else None
-    return topic_query(profile(query, first, held, scores, dense_scores, first10), config)
+    return topic_query(
+        query_profile(query, paper_s, ph, passages, passage_scale, dense_scores, first10), config
+    )

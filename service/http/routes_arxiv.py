@@ -42,6 +42,7 @@ from openxiv.service.params import (
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
 from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search, search_json
+from openxiv.service.spec import SearchSpec
 from openxiv.service.tool_models import FindResponse
 
 __all__ = ["TYPES", "router"]
@@ -218,18 +219,10 @@ def _retrieve(
     note_fine_rerank(fine_rerank, warnings)
     built = filters.build()
     queries = check_queries(query, settings.max_query_chars)
-    response, timings = deepxiv_search(
-        holder_of(request),
-        queries,
-        top_k=n,
-        offset=offset,
-        filters=built,
-        mode=ranking,
-        contents=contents,
-        batch=False,
-        settings=settings,
-        warnings=warnings,
+    spec = SearchSpec(
+        queries=tuple(queries), top_k=n, offset=offset, filters=built, mode=ranking, contents=contents
     )
+    response, timings = deepxiv_search(holder_of(request), spec, settings=settings, warnings=warnings)
     return json_response(search_json(response), timings)
 
 

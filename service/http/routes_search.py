@@ -28,6 +28,7 @@ from openxiv.service.params import (
     unsupported_filters,
 )
 from openxiv.service.search import deepxiv_search, search, search_json, v1_response
+from openxiv.service.spec import SearchSpec
 
 __all__ = ["router"]
 
@@ -65,19 +66,16 @@ def post_search(body: SearchRequest, request: Request) -> Response:
     note_fine_rerank(body.use_fine_rerank, warnings)
     top_k = clamp_top_k(body.top_k, warnings)
     queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
-    filters = FilterParams.of(body).build()
-    response, timings = deepxiv_search(
-        holder_of(request),
-        queries,
+    spec = SearchSpec(
+        queries=tuple(queries),
         top_k=top_k,
         offset=body.offset,
-        filters=filters,
+        filters=FilterParams.of(body).build(),
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
         batch=isinstance(body.query, list),
-        warnings=warnings,
-        settings=settings,
     )
+    response, timings = deepxiv_search(holder_of(request), spec, settings=settings, warnings=warnings)
     return json_response(search_json(response), timings)
 
 
@@ -100,16 +98,15 @@ for _path, _name in (("/search", "search"), ("/arxiv/retrieve", "arxiv_retrieve"
 def _v1(request: Request, body: V1SearchRequest) -> Response:
     settings = settings_of(request)
     query = check_queries(body.query, settings.max_query_chars)[0]
-    out = search(
-        holder_of(request),
-        query,
-        settings=settings,
+    spec = SearchSpec(
+        queries=(query,),
         top_k=body.top_k,
         offset=body.offset,
         filters=FilterParams.of(body).build(),
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
     )
+    out = search(holder_of(request), spec, settings=settings)
     return json_response(v1_response(out, body.offset, body.top_k).model_dump_json(), out.timings_ms)
 
 

@@ -7,7 +7,7 @@ checks (`params`), so the page and the API never disagree; a bad value shows the
 the page with a 4xx and the form kept as typed. Parameters are read as text, never validated by
 FastAPI, so no value can turn into a JSON error or a 500.
 
-When the server has a token, the page needs it too: `openxiv.service.http.security` sends a browser
+When the server has a token, the page needs it too: `openxiv.service.guards.access` sends a browser
 without it to ``/ui/login``, whose form sets a cookie (see there). ``POST /`` stays the DeepXiv search.
 """
 
@@ -26,14 +26,15 @@ from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
 from openxiv.corpus.text import paper_tldr
 from openxiv.service.errors import ApiError, BadRequest
+from openxiv.service.guards.access import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.http import routes_ui_reports
 from openxiv.service.http.helpers import holder_of, settings_of
-from openxiv.service.http.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.http.ui_refs import expand_urls, expand_view
 from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries
 from openxiv.service.reading import find_section, load_paper
 from openxiv.service.search import search
+from openxiv.service.spec import SearchSpec
 from openxiv.service.text import section_label, token_count
 from openxiv.service.views import ResolvedHit, abs_url, pdf_url
 
@@ -172,15 +173,14 @@ def ui_search(request: Request) -> HTMLResponse:
         page = form.page_number()
         query = check_queries(form.q, settings.max_query_chars)[0]
         filters = FilterParams.of(form).build()
-        out = search(
-            holder_of(request),
-            query,
-            settings=settings,
+        spec = SearchSpec(
+            queries=(query,),
             top_k=PAGE_SIZE,
             offset=(page - 1) * PAGE_SIZE,
             filters=filters,
             mode=check_mode(form.mode),
         )
+        out = search(holder_of(request), spec, settings=settings)
     except ApiError as exc:
         return render(request, "search.html", status=exc.status_code, **{**context, "error": exc.detail})
     language = settings.bm25_stemmer

@@ -2,7 +2,7 @@
 and stores what the serial ingest stores (issue 24, item 4).
 
 The file is made of real records from ../shared: the OAI-snapshot objects the unarXive sample
-carries, and listing records written in the OAI format (as ``scripts/scale_steps.py oai`` writes
+carries, and listing records written in the OAI format (as ``scripts/bench_scale_steps.py oai`` writes
 them), some of them again later as a second version (merged, so the order of storing matters),
 with a malformed line, an invalid id and blank lines planted among them.
 """
@@ -33,7 +33,7 @@ BAD = "{not json\n"
 
 
 def _oai(listing: dict[str, Any], version: int = 1) -> dict[str, Any]:
-    """A listing record as a line of the OAI snapshot (`scripts/scale_steps.py`'s ``write_oai``)."""
+    """A listing record as a line of the OAI snapshot (`scripts/bench_scale_steps.py`'s ``write_oai``)."""
     seen = date.fromisoformat(listing["first_seen"])
     created = seen.strftime("%a, %d %b %Y 00:00:00 GMT")
     names = [a for a in listing["authors"] if a.split()]

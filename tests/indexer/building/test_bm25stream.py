@@ -11,7 +11,7 @@ import pytest
 from live_index import listing_texts
 
 from openxiv.indexer.building.bm25stream import StreamingBM25
-from openxiv.indexer.building.embedded import _fill_trained
+from openxiv.indexer.building.embedded import fill_trained
 from openxiv.indexer.engine.dense import DenseIndex
 from openxiv.indexer.engine.sparse import SparseIndex
 
@@ -68,11 +68,11 @@ def test_an_ivf_filled_by_chunks_through_its_spill_file_is_the_same_file_as_one_
     DenseIndex.build(vecs, 1000).save(tmp_path / "one")
     streamed = DenseIndex.create(len(vecs), 16, 1000)
     spill = tmp_path / ".dense.spill.npy"
-    _fill_trained(streamed, (vecs[s : s + 700] for s in range(0, len(vecs), 700)), len(vecs), spill)
+    fill_trained(streamed, (vecs[s : s + 700] for s in range(0, len(vecs), 700)), len(vecs), spill)
     streamed.save(tmp_path / "chunks")
     assert streamed.kind == "ivf" and streamed.params["nlist"] == 100 and not spill.exists()
     assert _files(tmp_path / "one") == _files(tmp_path / "chunks")
     short = DenseIndex.create(len(vecs), 16, 1000)
     with pytest.raises(ValueError, match="3500 vectors for 4000 rows"):
-        _fill_trained(short, (vecs[s : s + 700] for s in range(0, 3500, 700)), len(vecs), spill)
+        fill_trained(short, (vecs[s : s + 700] for s in range(0, 3500, 700)), len(vecs), spill)
     assert not spill.exists()

@@ -16,10 +16,11 @@ from small_index import copy_without_part
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.text import split_sentences
 from openxiv.indexer import layout
-from openxiv.indexer.building.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
+from openxiv.indexer.tables.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.service.search import run_search
+from openxiv.service.spec import SearchSpec
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph", "the of and")
 
@@ -57,7 +58,7 @@ def _pages(ix: Any) -> list[Any]:
     out = []
     for q in QUERIES:
         for mode in (None, "bm25_papers"):  # paper hits without a passage show abstract sentences
-            res = run_search(ix, q, top_k=20, mode=mode)
+            res = run_search(ix, SearchSpec(queries=(q,), top_k=20, mode=mode))
             out.append([(h.hit.arxiv_id, h.hit.score, h.tldr, h.evidence) for h in res.hits])
     return out
 

@@ -14,9 +14,10 @@ from small_index import copy_without_part
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.text import paper_tldr
 from openxiv.indexer import layout
-from openxiv.indexer.building.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
+from openxiv.indexer.tables.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
 from openxiv.service.search import run_search
+from openxiv.service.spec import SearchSpec
 
 QUERIES = ("galaxy cluster", "neural network training", "quantum", "dark matter halo", "graph")
 
@@ -51,7 +52,7 @@ def _copy_without_tldrs(snapshot: Path, dest: Path) -> Path:
 def _pages(ix: Any) -> list[Any]:
     out = []
     for q in QUERIES:
-        res = run_search(ix, q, top_k=20)
+        res = run_search(ix, SearchSpec(queries=(q,), top_k=20))
         out.append([(h.hit.arxiv_id, h.hit.score, h.tldr, h.evidence) for h in res.hits])
     return out
 

@@ -12,7 +12,7 @@ float kernel computes a row from that row alone, in an order that depends on the
 AVX2, AVX-512 or VNNI code per CPU), not on the batch; pad positions are masked to an exact 0 in
 attention and pooling. Another CPU gives other bits (a vector's last float32 digits), so the export
 itself, calibrated by onnxruntime on the building machine, and its fingerprint may differ between
-machines: their embedding caches are then not shared, never mixed. `scripts/test_float_paths.py`
+machines: their embedding caches are then not shared, never mixed. `scripts/check_float_paths.py`
 runs these tests with other thread counts, graph optimisation levels and unfused QDQ kernels.
 """
 

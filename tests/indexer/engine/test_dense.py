@@ -153,7 +153,7 @@ def test_allowed_restricts_before_the_cut(dense_vectors: np.ndarray, queries: np
 def test_ties_break_by_lower_row_id(dense_vectors: np.ndarray):
     """Copies of one vector score the same float on any CPU: one call scores every row with the same
     kernel and the same order of operations, whichever kernel this CPU gets (every FAISS SIMD level
-    here is run by scripts/test_float_paths.py), so the tie is exact and breaks by row id."""
+    here is run by scripts/check_float_paths.py), so the tie is exact and breaks by row id."""
     vecs = np.concatenate([dense_vectors[:30], dense_vectors[5:6], dense_vectors[30:60], dense_vectors[5:6]])
     for threshold in (10_000, 10):
         index = DenseIndex.build(vecs, ann_threshold=threshold)

@@ -3,7 +3,7 @@
 Skipped when they are not installed. Run it with
 ``pytest tests/service/http/test_ui_browser.py`` (``-m browser`` picks only browser tests); screenshots
 go to ``OPENXIV_TEST_SCREENSHOTS`` (default: the test's temporary folder).
-``scripts/ui_screenshots.py`` takes the same tour and writes the same screenshots.
+``scripts/tool_ui_screenshots.py`` takes the same tour and writes the same screenshots.
 """
 
 from __future__ import annotations

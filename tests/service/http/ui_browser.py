@@ -3,7 +3,7 @@
 `WebDriver` is a small client of the W3C WebDriver protocol (plain HTTP + JSON, spoken by
 ``chromedriver``; https://www.w3.org/TR/webdriver2/), so no browser automation package and no
 browser download is needed: only the two Debian packages (``apt-get install chromium
-chromium-driver``). `tour` is what the browser test and ``scripts/ui_screenshots.py`` both do: open
+chromium-driver``). `tour` is what the browser test and ``scripts/tool_ui_screenshots.py`` both do: open
 the page, type a query and submit the form, go to the next page of results and back, open the
 first paper, open one of its sections, at desktop and phone width, saving a screenshot of each step
 and checking the page does not overflow sideways.
