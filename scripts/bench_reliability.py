@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http"))  # fuzz_api.py
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
 from fuzz_api import fuzz
-from harness.data import small_corpus
+from harness.data import SharedData, small_corpus
 from harness.reliability_kill import concurrent_builds, kill_builds, kill_ingest
 from harness.reliability_mcp import (
     McpServer,
@@ -60,8 +60,6 @@ from harness.reliability_mcp import (
 from harness.reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
 from harness.report import BENCH_DIR, write_section
 from harness.server import Server
-
-from openxiv.evaluator.shared import SharedData
 
 PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent", "mcp", "input")
 

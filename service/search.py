@@ -36,9 +36,9 @@ from openxiv.corpus.text import (
     split_sentences,
 )
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchResult, UnsupportedFilter
-from openxiv.indexer.building.sentences import SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.indexer.tables.sentences import SentenceTable
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse, V1SearchResponse
