@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.report import load_average, write_section
 from harness.timing import percentile
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 STOP = set(bm25s.stopwords.STOPWORDS_EN)

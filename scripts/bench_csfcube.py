@@ -39,7 +39,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -26,7 +26,7 @@ from harness.report import write_section
 from harness.timing import PeakRSS, percentile
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense_passages", "dense", "rrf", "weighted")
 

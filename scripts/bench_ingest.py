@@ -28,7 +28,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 COMMAND = ".venv/bin/python scripts/bench_ingest.py"
 

@@ -26,8 +26,8 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.settings.model import Settings, repo_root
+from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.ranked import score_query
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.engine.query_kind import QueryKindConfig
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import open_index

@@ -61,7 +61,7 @@ from harness.reliability_probes import load_during_rebuilds, probe_hostile, prob
 from harness.report import BENCH_DIR, write_section
 from harness.server import OPENXIV, Server, env
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent", "mcp", "input")
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 from openxiv.indexer.encoders.embed import paper_text
 
 __all__ = [

@@ -23,8 +23,8 @@ from small_index import records as _records
 from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
 from openxiv.indexer.building.job import build_index, build_index_report

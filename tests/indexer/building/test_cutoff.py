@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.building.cutoff import apply_cutoff, submitted_by
 from openxiv.indexer.building.job import build_index_report
 from openxiv.indexer.snapshot import open_index
