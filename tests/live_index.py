@@ -219,7 +219,7 @@ def build_milvus(src: BuiltIndex, dest: Path) -> MilvusIndex:
         "build",
         "--db",
         str(src.db),
-        "--out",
+        "--index",
         str(dest / "index"),
         "--backend",
         "milvus",

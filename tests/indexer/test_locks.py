@@ -81,7 +81,7 @@ def _build_cmd(db: Path, root: Path, cache: Path, *extra: str) -> list[str]:
         "build",
         "--db",
         str(db),
-        "--out",
+        "--index",
         str(root),
         "--embed",
         "papers",
