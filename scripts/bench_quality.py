@@ -25,6 +25,8 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from harness.data import SharedData
+
 from openxiv.corpus.settings.model import Settings, repo_root
 from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.ranked import score_query

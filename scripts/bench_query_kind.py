@@ -27,6 +27,8 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+from harness.data import SharedData
+
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.ranked import score_query

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from click.testing import CliRunner
+from harness.data import SharedData
 
 from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.cli import eval_group
