@@ -284,7 +284,9 @@ def main() -> None:
     root = SharedData.default().gold("csfcube")
     coll = cc.load(root)
     print(f"{len(coll.papers)} papers, {len(coll.pools)} queries")
-    lines, checks, negatives = [], [], []
+    lines: list[str] = []
+    checks: list[str] = []
+    negatives: list[str] = []
     scored: dict[str, dict[str, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         spec = specter_rankings(root)

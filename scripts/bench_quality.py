@@ -28,7 +28,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from harness.data import SharedData
 
 from openxiv.corpus.settings.model import Settings, repo_root
-from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.ranked import score_query
 from openxiv.indexer.engine.query_kind import QueryKindConfig
 from openxiv.indexer.manifest import Manifest

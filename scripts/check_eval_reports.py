@@ -39,7 +39,6 @@ from pathlib import Path
 from click.testing import CliRunner
 from harness.data import SharedData
 
-from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.cli import eval_group
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
