@@ -36,6 +36,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    cut_long_queries,
     note_fine_rerank,
     unsupported_filters,
 )
@@ -59,7 +60,7 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `head`: `arxiv_id` -> title, title_source, abstract, authors, categories, subject_classes,
   publish_at, token_count, `sections: [{{name, idx, tldr, token_count}}]` (the abstract first, idx -1).
 - `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
-- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, else 0-based index)
+- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, or `idx:N` for the 0-based position)
   -> `{{content}}`.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
@@ -218,7 +219,9 @@ def _retrieve(
     warnings = unsupported_filters(settings, **unappliable)
     note_fine_rerank(fine_rerank, warnings)
     built = filters.build()
-    queries = check_queries(query, settings.max_query_chars)
+    queries = check_queries(
+        cut_long_queries(query, settings.max_query_chars, warnings), settings.max_query_chars
+    )
     spec = SearchSpec(
         queries=tuple(queries), top_k=n, offset=offset, filters=built, mode=ranking, contents=contents
     )
