@@ -18,6 +18,7 @@ from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
 from openxiv.service.models import SearchRequest, SearchResponse, V1SearchRequest, V1SearchResponse
 from openxiv.service.params import (
+    DEFAULT_TOP_K,
     TOP_K_MAX,
     FilterParams,
     Offset,
@@ -25,6 +26,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     clamp_top_k,
+    cut_long_queries,
     lenient_batch,
     note_fine_rerank,
     unsupported_filters,
@@ -62,9 +64,10 @@ A list of queries is a batch: `results` holds `{query, total_count, result}` per
 
 async def post_search(body: SearchRequest, request: Request) -> Response:
     """Lenient where the intent is clear (the AutoResearchBench client turns any 4xx into a silent
-    empty list): ``top_k`` above the maximum is clamped, empty strings in a batch are skipped; both
-    are said in ``warnings``. What cannot be repaired stays a 400. A model server's query vectors
-    are fetched first, on the event loop (`prefetch_query_vectors`)."""
+    empty list): ``top_k`` above the maximum is clamped, ``null`` is the default (10), a query over
+    the length limit is cut to it, empty strings in a batch are skipped; all are said in
+    ``warnings``. What DeepXiv refuses too (``top_k`` below 1) or what cannot be repaired stays a 400.
+    A model server's query vectors are fetched first, on the event loop (`prefetch_query_vectors`)."""
     queries = body.query if isinstance(body.query, list) else [body.query]
     await prefetch_query_vectors(
         holder_of(request), [q for q in queries if isinstance(q, str)], body.mode, settings_of(request)
@@ -76,8 +79,9 @@ def _post_search(body: SearchRequest, request: Request) -> Response:
     settings = settings_of(request)
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
     note_fine_rerank(body.use_fine_rerank, warnings)
-    top_k = clamp_top_k(body.top_k, warnings)
-    queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
+    top_k = clamp_top_k(body.top_k if body.top_k is not None else DEFAULT_TOP_K, warnings)
+    asked = cut_long_queries(lenient_batch(body.query, warnings), settings.max_query_chars, warnings)
+    queries = check_queries(asked, settings.max_query_chars)
     spec = SearchSpec(
         queries=tuple(queries),
         top_k=top_k,

@@ -22,8 +22,8 @@ from small_index import load_script
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import manifest as manifest_file
 from openxiv.indexer.building.job import build_index
 from openxiv.indexer.encoders.remote_rerank import remote_reranker
