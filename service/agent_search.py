@@ -62,6 +62,10 @@ class AgentSearchRequest(BaseModel):
     max_answer_tokens: int = Field(4096, ge=256, le=16384, description="Cap on the answer's length.")
     top_k: int = Field(10, ge=1, le=TOP_K_MAX, description=f"Sources to retrieve, 1-{TOP_K_MAX}.")
     language: str | None = Field(default=None, max_length=40, description="Answer language (LLM only).")
+    use_fine_rerank: bool | None = Field(
+        default=None,
+        description="Reorder the first papers with the cross-encoder before picking the sources.",
+    )
 
 
 def _source(hit: Hit) -> dict[str, Any]:
@@ -127,7 +131,7 @@ def events(
         if req.verbose:
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
-        spec = SearchSpec(queries=(req.query,), top_k=req.top_k)
+        spec = SearchSpec(queries=(req.query,), top_k=req.top_k, fine_rerank=bool(req.use_fine_rerank))
         response, _ = deepxiv_search(holder, spec, settings=settings)
         hits, total = response.result, response.total_count
         if req.verbose:

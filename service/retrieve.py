@@ -46,6 +46,10 @@ class RetrieveRequest(BaseModel):
         default=None, description=f"Documents per query, 1-{TOP_K_MAX} (default {DEFAULT_TOPK})."
     )
     return_scores: bool = Field(False, description="Wrap each document as `{document, score}`.")
+    use_fine_rerank: bool | None = Field(
+        default=None,
+        description="Reorder each query's first papers with the cross-encoder (as `POST /search`).",
+    )
 
 
 def document(hit: Hit) -> dict[str, Any]:
@@ -86,7 +90,7 @@ def retrieve(
     """``{"result": [[doc, ...] per query]}`` and the summed timings."""
     queries = _queries(req, settings.max_query_chars)
     topk = check_range(req.topk if req.topk is not None else DEFAULT_TOPK, "topk", 1, TOP_K_MAX)
-    spec = SearchSpec(queries=tuple(queries), top_k=topk, batch=True)
+    spec = SearchSpec(queries=tuple(queries), top_k=topk, batch=True, fine_rerank=bool(req.use_fine_rerank))
     response, timings = deepxiv_search(holder, spec, settings=settings)
     per_query = response.results or []
     result = []

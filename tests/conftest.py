@@ -60,6 +60,7 @@ KIND_OF_TEST = {
     "test_encoder_determinism.py": "model",
     "test_encoder_snapshot.py": "model",
     "test_shipped_encoder.py": "model",
+    "test_shipped_reranker.py": "model",
 }
 """Tests (``file`` or ``file::test``) of a slow kind that no fixture above shows (they start it
 themselves)."""

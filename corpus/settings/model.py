@@ -236,6 +236,16 @@ class Settings(BaseSettings):
 
     Unset, the value chosen for the snapshot's encoder, as `kind_max_words` (0.55 for the default
     encoder; 0.65 for one that names none)."""
+    rerank: str = "shipped"
+    """Fine rerank (`use_fine_rerank=true`): `shipped` (the cross-encoder stored in the package,
+    trained by `scripts/train_reranker.py`), `none` (a request asking for it is told it is ignored) or
+    the path of a directory exported the same way (`openxiv.indexer.encoders.cross_encoder`)."""
+    rerank_depth: int = Field(100, ge=1, le=1000)
+    """Fine rerank: places of the first stage's ranking the cross-encoder reorders; below them a page
+    keeps the first stage's order (BENCHMARKS.md, "Fine rerank")."""
+    rerank_passages: bool = True
+    """Fine rerank: a full-text hit is also scored on its title + evidence passage (the better of its
+    two scores counts), so a query found in a paper's body is not judged by its abstract alone."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"
