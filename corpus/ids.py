@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 
 __all__ = [
+    "COMMON_NEW_STYLE",
     "ArxivId",
     "InvalidArxivId",
     "canonical_id",
@@ -73,7 +74,7 @@ _NEW_STYLE = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?$")
 _OLD_STYLE = re.compile(r"^([a-z][a-z\-]*)(?:\.([a-z]{2}))?/(\d{7})(?:v(\d+))?$", re.IGNORECASE)
 # The spellings agents write most (bare, versioned, ``arXiv:``, abs URL, arXiv DOI) in one match; every
 # string it accepts takes the same path through the general rules below, so it is only a shortcut.
-_COMMON_NEW_STYLE = re.compile(
+COMMON_NEW_STYLE = re.compile(
     r"(?:arxiv:|https?://(?:www\.)?arxiv\.org/abs/|10\.48550/arxiv\.)?(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?",
     re.IGNORECASE,
 )
@@ -109,7 +110,7 @@ def parse_arxiv_id(text: str) -> ArxivId:
 
 def _parse_general(text: str) -> ArxivId:
     """`parse_arxiv_id` by the rules, for any spelling."""
-    m = _COMMON_NEW_STYLE.fullmatch(text)
+    m = COMMON_NEW_STYLE.fullmatch(text)
     if m:
         return _new_style(m[1], m[2], m[3], m[4], text)
     if len(text) > _MAX_LENGTH:

@@ -23,7 +23,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
-from openxiv.corpus.readers._jsonl import Span
+from openxiv.corpus.readers.jsonl import Span
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.settings.model import Settings
 

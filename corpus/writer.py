@@ -39,6 +39,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "BatchCounts",
     "in_marks",
+    "json_list",
     "paper_from_row",
     "paper_from_values",
     "paper_rows",
@@ -108,8 +109,8 @@ def record_from_values(cls: type[R], values: Mapping[Any, Any], sources: Sequenc
     corpus made before a column existed, e.g. ``title_source``): that field keeps its default."""
     return cls(
         **{name: values[name] for name in _COLUMN_FIELDS if name in values},
-        authors=_json_list(values["authors_json"]),
-        categories=_json_list(values["categories_json"]),
+        authors=json_list(values["authors_json"]),
+        categories=json_list(values["categories_json"]),
         sources=tuple(sources),
         **{name: values[name] for name in _OWN[cls]},
     )
@@ -125,7 +126,7 @@ def paper_from_values(values: Mapping[Any, Any], sources: Sequence[str]) -> Pape
     return record_from_values(Paper, values, sources)
 
 
-def _json_list(text: str) -> tuple[str, ...]:
+def json_list(text: str) -> tuple[str, ...]:
     """A stored JSON array as a tuple: orjson reads it (a third of `json`'s CPU, most of building a
     page of search hits' papers); `json` reads what orjson refuses (a lone surrogate escape), so the
     values are `json`'s in every case."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from openxiv.corpus.ids import _COMMON_NEW_STYLE
+from openxiv.corpus.ids import COMMON_NEW_STYLE
 from openxiv.corpus.ids import try_canonical_id as _parse
 
 __all__ = ["canonical_ids", "looks_like_id", "try_canonical_id"]
@@ -29,7 +29,7 @@ __all__ = ["canonical_ids", "looks_like_id", "try_canonical_id"]
 _MAX_ENTRIES = 1 << 21  # ~2M strings (a few hundred MB at worst); the cache starts over beyond that
 
 # One line = one string: either the corpus's common spelling (groups set) or anything else (``.*``).
-_LINES = re.compile(rf"^(?:{_COMMON_NEW_STYLE.pattern}|.*)$", re.IGNORECASE | re.MULTILINE)
+_LINES = re.compile(rf"^(?:{COMMON_NEW_STYLE.pattern}|.*)$", re.IGNORECASE | re.MULTILINE)
 
 _cache: dict[str, str | None] = {}
 _shape_ok: dict[tuple[str, int, str], bool] = {}  # (yymm, digits, version) -> the parser's verdict

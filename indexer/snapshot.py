@@ -25,11 +25,11 @@ import numpy as np
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer import manifest as manifest_file
-from openxiv.indexer.building.sentences import SENT_PTR_FILE, SentenceTable
-from openxiv.indexer.building.tldrs import OFFSETS_FILE as TLDR_OFFSETS
-from openxiv.indexer.building.tldrs import TldrTable
 from openxiv.indexer.locks import BuildLock, LeaseLost, SnapshotLease, try_exclusive_lease
 from openxiv.indexer.manifest import BadIndexError, Manifest
+from openxiv.indexer.tables.sentences import SENT_PTR_FILE, SentenceTable
+from openxiv.indexer.tables.tldrs import OFFSETS_FILE as TLDR_OFFSETS
+from openxiv.indexer.tables.tldrs import TldrTable
 
 __all__ = [
     "BadIndexError",

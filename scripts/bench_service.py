@@ -19,8 +19,8 @@ The CPU of the server's event-loop thread is reported apart: that thread runs th
 (uvicorn's protocol, middleware, routing, the request model, sending the response) and the search
 runs in the threadpool, so the HTTP layer is measured rather than left as a remainder.
 Little's law bounds a closed loop of N clients: mean latency = N / throughput; the p95 is compared
-with it. In process, `harness.stages` says where the time of one request goes, from the engine's own
-stage timings (one thread, so wall time there is the thread's CPU time on a quiet machine).
+with it. In process, `harness.stages` says where the CPU of one request goes, from the engine's own
+stage timings.
 
 Targets (issue 13): single-client p50 at most 1.3x (encode + dense + bm25) p50; at least 40 req/s
 per core at 8 clients; p95 at 8 clients at most 1.3x N / throughput; zero errors.
@@ -165,9 +165,9 @@ def main() -> None:
         ""
         if stages is None
         else f"""
-Where the time of one request goes, in process on the same snapshot (no HTTP; {args.stage_requests}
-requests, one thread, one encoder thread as in the server; the engine's own stage timings, wall
-clock; load average {load_stages:.1f}). The server's
+Where the CPU of one request goes, in process on the same snapshot (no HTTP; {args.stage_requests}
+requests, one thread, one encoder thread as in the server; the thread's CPU shared out by the
+engine's own stage timings; load average {load_stages:.1f}). The server's
 event-loop thread (the HTTP layer: uvicorn's protocol, middleware, routing, the request model,
 sending; the table above) is not in it:
 

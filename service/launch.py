@@ -89,7 +89,7 @@ def log_config(log_level: str = "info") -> dict[str, Any]:
 
     config = copy.deepcopy(LOGGING_CONFIG)
     config["filters"] = {
-        "redact": {"()": "openxiv.service.http.security.RedactingFilter"},
+        "redact": {"()": "openxiv.service.guards.access.RedactingFilter"},
         "quiet_probes": {"()": "openxiv.service.launch.QuietProbes"},
     }
     for handler in config["handlers"].values():

@@ -3,7 +3,7 @@
 Every front answers through it: ``GET /arxiv/?type=references|cited_by`` and
 ``/v1/papers/{id}/references|cited_by`` (HTTP), the MCP tools ``references`` and ``cited_by``,
 ``openxiv paper ID --references/--cited-by`` and the web page's ``expand``. It reads the snapshot's
-reference table (`openxiv.indexer.building.references`, written at build) and the titles of the papers
+reference table (`openxiv.indexer.tables.references`, written at build) and the titles of the papers
 that are in the corpus from the snapshot's store; a reference outside the corpus says so
 (``in_corpus: false``) and keeps its printed text.
 
@@ -20,8 +20,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from openxiv.indexer import layout
-from openxiv.indexer.building.references import ReferenceTable
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.indexer.tables.references import ReferenceTable
 from openxiv.service.errors import Conflict, NotFound
 from openxiv.service.holder import IndexHolder
 from openxiv.service.reading import check_id

@@ -37,9 +37,9 @@ from openxiv.corpus.text import (
     without_residue,
 )
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchResult, UnsupportedFilter
-from openxiv.indexer.building.sentences import SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.indexer.tables.sentences import SentenceTable
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.fine_rerank import FineRerank, rank_page
 from openxiv.service.holder import IndexHolder

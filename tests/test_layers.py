@@ -43,6 +43,12 @@ KNOWN: frozenset[str] = frozenset()
 """Violations that a move in flight removes, each the start of a line `check` writes; this allow-list
 shrinks to empty once those moves are merged."""
 
+BUILD = "openxiv.indexer.building"
+BUILD_COMMANDS = frozenset({"openxiv.indexer.cli", "openxiv.indexer.embed_cli"})
+"""The modules beside the build that may import it: the ``openxiv index`` / ``embed`` commands."""
+FRONTS = ("openxiv.service.http", "openxiv.service.mcp", "openxiv.service.terminal")
+ENGINE = "openxiv.indexer.engine"
+
 _ENTRY = re.compile(r"^(openxiv(?:\.\w+)+):\w+$")
 
 
@@ -104,6 +110,11 @@ def _part(module: str) -> str:
     return module.split(".")[1]
 
 
+def _lines(at: list[int]) -> str:
+    lines = sorted(set(at))
+    return f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+
+
 def layer_violations(edges: dict[str, list[Import]]) -> list[str]:
     lines: dict[tuple[str, str], list[int]] = {}
     for source, found in edges.items():
@@ -112,8 +123,7 @@ def layer_violations(edges: dict[str, list[Import]]) -> list[str]:
             if target_part not in ALLOWED.get(part, ()) and (source, target_part) not in EXCEPTIONS:
                 lines.setdefault((source, imp.target), []).append(imp.line)
     return [
-        f"{source} imports {target} (line{'s' if len(at) > 1 else ''} {', '.join(map(str, sorted(set(at))))}): "
-        f"{_part(source)} may not import {_part(target)}"
+        f"{source} imports {target} ({_lines(at)}): {_part(source)} may not import {_part(target)}"
         for (source, target), at in sorted(lines.items())
     ]
 
@@ -161,10 +171,94 @@ def cycles(edges: dict[str, list[Import]]) -> list[list[str]]:
     return sorted(out)
 
 
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _front(module: str) -> str | None:
+    return next((f for f in FRONTS if _under(module, f)), None)
+
+
+def _inner_rule(source: str, target: str) -> str | None:
+    """Which rule below the parts ``source`` importing ``target`` breaks, or ``None``."""
+    if _under(target, BUILD) and not _under(source, BUILD) and source not in BUILD_COMMANDS:
+        return "serving never imports the build (read stored tables through openxiv.indexer.tables)"
+    front, target_front = _front(source), _front(target)
+    if front is not None and target_front is not None and front != target_front:
+        return "a front never imports another front (shared guards: openxiv.service.guards)"
+    if front is not None and _under(target, ENGINE):
+        return "presentation never imports engine internals (openxiv.indexer.engine)"
+    return None
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_module(target: str, source: str) -> bool:
+    """``target`` is a private module (``pkg._name``) and ``source`` is outside ``pkg``."""
+    parent, _, leaf = target.rpartition(".")
+    return _private(leaf) and not _under(source, parent)
+
+
+def private_names(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    """``("openxiv.x.y._name", line)`` for every private name of another module ``module`` uses: a
+    ``from ... import _name`` of a name (not a module of the same package), or ``alias._name`` where
+    ``alias`` is an imported openxiv module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(module, is_package, node.level, node.module)
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if full in known:
+                    aliases[a.asname or a.name] = full
+                elif base.startswith("openxiv.") and base != module and _private(a.name):
+                    yield full, node.lineno
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name in known:
+                    aliases[a.asname] = a.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and aliases[node.value.id] != module
+            and _private(node.attr)
+        ):
+            yield f"{aliases[node.value.id]}.{node.attr}", node.lineno
+
+
+def rule_violations(root: Path, edges: dict[str, list[Import]], parts: Iterable[str] = PARTS) -> list[str]:
+    """The violations of the rules below the parts (module docstring), one line each."""
+    lines: dict[tuple[str, str, str], list[int]] = {}
+    for source, found in edges.items():
+        for imp in found:
+            rule = _inner_rule(source, imp.target)
+            if rule is None and _private_module(imp.target, source):
+                rule = "a private module is imported only inside its package"
+            if rule is not None:
+                lines.setdefault((source, imp.target, rule), []).append(imp.line)
+    known = modules(root, parts)
+    for source, path in known.items():
+        for name, line in private_names(source, path, known):
+            lines.setdefault((source, name, "no module imports another module's private names"), []).append(
+                line
+            )
+    return [
+        f"{source} imports {target} ({_lines(at)}): {rule}"
+        for (source, target, rule), at in sorted(lines.items())
+    ]
+
+
 def check(root: Path, parts: Iterable[str] = PARTS) -> list[str]:
-    """Every violation of the rule under ``root``, one line each (empty: the code obeys it)."""
+    """Every violation of the rules under ``root``, one line each (empty: the code obeys them)."""
     edges = graph(root, parts)
     found = layer_violations(edges)
+    found += rule_violations(root, edges, parts)
     found += ["import cycle: " + " <-> ".join(comp) for comp in cycles(edges)]
     return found
 
@@ -268,3 +362,84 @@ def test_a_cycle_fails_even_through_a_function_level_import(tmp_path: Path) -> N
         "import cycle: openxiv.corpus.self",
         "import cycle: openxiv.evaluator.io <-> openxiv.evaluator.matching",
     ]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"service/search.py": "from openxiv.indexer.building.sentences import SentenceTable\n"},
+            "openxiv.service.search imports openxiv.indexer.building.sentences (line 1): "
+            "serving never imports the build (read stored tables through openxiv.indexer.tables)",
+        ),
+        (
+            {"indexer/snapshot.py": "def f():\n    from openxiv.indexer.building import tldrs\n"},
+            "openxiv.indexer.snapshot imports openxiv.indexer.building.tldrs (line 2): "
+            "serving never imports the build (read stored tables through openxiv.indexer.tables)",
+        ),
+        (
+            {"service/mcp/transport.py": "from openxiv.service.http.guard import RequestGuardMiddleware\n"},
+            "openxiv.service.mcp.transport imports openxiv.service.http.guard (line 1): "
+            "a front never imports another front (shared guards: openxiv.service.guards)",
+        ),
+        (
+            {"service/http/ui_render.py": "from openxiv.indexer.engine.sparse import analyze\n"},
+            "openxiv.service.http.ui_render imports openxiv.indexer.engine.sparse (line 1): "
+            "presentation never imports engine internals (openxiv.indexer.engine)",
+        ),
+        (
+            {"indexer/building/terms.py": "from openxiv.indexer.engine.sparse import _TOKEN, analyze\n"},
+            "openxiv.indexer.building.terms imports openxiv.indexer.engine.sparse._TOKEN (line 1): "
+            "no module imports another module's private names",
+        ),
+        (
+            {
+                "indexer/building/s.py": "from openxiv.indexer.engine import sparse\nX = sparse._TOKEN.pattern\n"
+            },
+            "openxiv.indexer.building.s imports openxiv.indexer.engine.sparse._TOKEN (line 2): "
+            "no module imports another module's private names",
+        ),
+        (
+            {"corpus/parallel.py": "from openxiv.corpus.readers._jsonl import Span\n"},
+            "openxiv.corpus.parallel imports openxiv.corpus.readers._jsonl (line 1): "
+            "a private module is imported only inside its package",
+        ),
+    ],
+)
+def test_a_rule_below_the_parts_fails(tmp_path: Path, files: dict[str, str], expected: str) -> None:
+    planted = {
+        "indexer/building/__init__.py": "",
+        "indexer/building/sentences.py": "",
+        "indexer/building/tldrs.py": "",
+        "indexer/engine/__init__.py": "",
+        "indexer/engine/sparse.py": "_TOKEN = None\n",
+        "service/http/__init__.py": "",
+        "service/http/guard.py": "",
+        "service/mcp/__init__.py": "",
+        "corpus/readers/__init__.py": "",
+        "corpus/readers/_jsonl.py": "",
+    }
+    assert check(_tree(tmp_path, {**planted, **files})) == [expected]
+
+
+def test_what_the_rules_below_the_parts_allow(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "indexer/building/__init__.py": "",
+            "indexer/building/job.py": "from openxiv.indexer.tables.tldrs import rules\nfrom . import _helper\n",
+            "indexer/building/_helper.py": "",
+            "indexer/cli.py": "from openxiv.indexer.building.job import build\n",
+            "indexer/tables/__init__.py": "",
+            "indexer/tables/tldrs.py": "def _own():\n    pass\n_own()\n",
+            "service/guards/__init__.py": "",
+            "service/guards/body.py": "",
+            "service/http/__init__.py": "",
+            "service/http/app.py": "from openxiv.service.guards.body import Guard\nfrom openxiv.service.http import ui\n",
+            "service/http/ui.py": "from openxiv.indexer.analyzer import analyze\n",
+            "indexer/analyzer.py": "",
+            "service/mcp/__init__.py": "",
+            "service/mcp/transport.py": "from openxiv.service.guards.body import Guard\n",
+        },
+    )
+    assert check(root) == []

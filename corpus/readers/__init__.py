@@ -5,7 +5,7 @@ file or a folder (read recursively, in sorted order), detects each file's format
 given, and never raises for bad input: a bad line is one `ReadError` (the rest of the file is read),
 a file that cannot be read or recognised is one `ReadError`.
 
-The JSON-lines formats share one line loop (`openxiv.corpus.readers._jsonl.read_json_records`):
+The JSON-lines formats share one line loop (`openxiv.corpus.readers.jsonl.read_json_records`):
 UTF-8, JSON, type (`openxiv.corpus.readers.fields`) and size (`openxiv.corpus.readers.limits`)
 checks are the same for all of them.
 
@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from openxiv.corpus.readers._jsonl import Parse, Span, iter_json_lines, read_json_records
+from openxiv.corpus.readers.jsonl import Parse, Span, iter_json_lines, read_json_records
 from openxiv.corpus.readers.walk import walk_inputs
 from openxiv.corpus.records import PaperRecord, ReadError
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.readers._jsonl import parse_date, parse_id, read_json_records
 from openxiv.corpus.readers.fields import opt_text, str_list
+from openxiv.corpus.readers.jsonl import parse_date, parse_id, read_json_records
 from openxiv.corpus.records import PaperRecord, ReadError
 
 __all__ = ["FORMAT", "parse_listing", "read_listing"]

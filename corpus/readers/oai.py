@@ -15,8 +15,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from openxiv.corpus.readers._jsonl import parse_date, parse_id, read_json_records
 from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, opt_text, str_list, text_value
+from openxiv.corpus.readers.jsonl import parse_date, parse_id, read_json_records
 from openxiv.corpus.records import PaperRecord, ReadError
 
 __all__ = ["FORMAT", "parse_authors", "parse_oai", "parse_versions", "read_oai"]

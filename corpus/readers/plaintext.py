@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.normalize import normalize_whitespace
-from openxiv.corpus.readers._jsonl import parse_id, read_json_records
+from openxiv.corpus.readers.jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.plaintext_opening import (
     SECTION_NUMBER,
     TRAILING_FUNCTION_WORDS,

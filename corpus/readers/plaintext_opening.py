@@ -31,7 +31,21 @@ from openxiv.corpus.readers.author_block import (
     split_names,
 )
 
-__all__ = ["SECTION_NUMBER", "TRAILING_FUNCTION_WORDS", "is_junk", "is_page_header"]
+__all__ = [
+    "BARE_UNITS",
+    "SECTION_NUMBER",
+    "TRAILING_FUNCTION_WORDS",
+    "TWO_SENTENCES",
+    "affiliation_block",
+    "cut_names",
+    "is_dimension",
+    "is_junk",
+    "is_page_header",
+    "strip_residue",
+    "take_authors",
+    "take_title",
+    "title_shaped",
+]
 
 _UNIT = re.compile(
     r"^[-+=.,;:{}()\[\]\\0-9]*(?:in|cm|mm|pt|em|ex|truecm|truein|truept|sp|bp|pc|true)?[-+=.,;:{}()\[\]0-9]*$",
@@ -100,7 +114,7 @@ _HEADER_TOKEN = re.compile(
 )
 _HEADER_ANCHOR = re.compile(r"\d[-/.]|[-/]\d|/\d{7}|\d{4}\.\d{4}|^\d{4}$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?|table|tab)\.?\s*\d", re.I)
-_TWO_SENTENCES = re.compile(r"[a-z]{2}\.\s+[A-Z][a-z]")
+TWO_SENTENCES = re.compile(r"[a-z]{2}\.\s+[A-Z][a-z]")
 
 
 def is_junk(block: str) -> bool:
@@ -119,7 +133,7 @@ def is_junk(block: str) -> bool:
     if all(_theorem_word(w.lower().strip(".,;:")) for w in words):
         return True
     # "-0.5 truecm Lemma Corollary", "*mainthm*Main Theorem": environments among TeX residue
-    return any(_dimension(w) or any(ch in w for ch in "@><*_\\") for w in words) and all(
+    return any(is_dimension(w) or any(ch in w for ch in "@><*_\\") for w in words) and all(
         _theorem_word(w.lower().strip(".,;:")) or _tex_residue(w) for w in words
     )
 
@@ -135,14 +149,14 @@ def _tex_residue(word: str) -> bool:
     )
 
 
-_BARE_UNITS = {"cm", "mm", "pt", "truecm", "truein", "truept", "truemm"}
+BARE_UNITS = {"cm", "mm", "pt", "truecm", "truein", "truept", "truemm"}
 """Units that are TeX residue without a number; ``in``, ``em`` or ``true`` alone are English."""
 
 
-def _dimension(word: str) -> bool:
+def is_dimension(word: str) -> bool:
     """A TeX length (``0.5cm``, ``height2pt``, ``plus``), not a year range or a footnote mark."""
     if word.isalpha():
-        return word.lower() in _BARE_UNITS or bool(_GLUED_UNIT.match(word))
+        return word.lower() in BARE_UNITS or bool(_GLUED_UNIT.match(word))
     return bool(_GLUED_UNIT.match(word) or (_UNIT.match(word) and re.search(r"[a-z]", word, re.I)))
 
 
@@ -173,7 +187,7 @@ def _header_word(word: str) -> bool:
     )
 
 
-def _title_shaped(block: str) -> bool:
+def title_shaped(block: str) -> bool:
     first = normalize_whitespace(block) or ""
     stripped = SECTION_NUMBER.sub("", first).lower().strip(".: ")
     if not first or stripped in _NON_TITLES or _REPORT_NUMBER.match(first) or _CAPTION.match(first):
@@ -195,18 +209,18 @@ def _title_shaped(block: str) -> bool:
         or re.match(r"^[a-z]{1,2}-[A-Za-z]", first)  # q-Bernoulli, p-adic
     ):
         return False
-    two_sentences = first.endswith(".") and _TWO_SENTENCES.search(first[:-1])
+    two_sentences = first.endswith(".") and TWO_SENTENCES.search(first[:-1])
     return not (two_sentences and len(first.split()) > 20)
 
 
-def _cut_names(block: str, vocab: set[str], next_block: str) -> tuple[str, list[str]] | None:
+def cut_names(block: str, vocab: set[str], next_block: str) -> tuple[str, list[str]] | None:
     """``(title, [names, affiliation])`` when ``block`` runs a title into author names, followed by
     an affiliation in the same block or the next one. The cut is the earliest word from which the
     rest up to the affiliation reads as names and which is an initial or a capitalised word the
     body never writes in lower case (so ``Lagrangian`` stays in the title)."""
     words = block.split()
     end = next((j for j, w in enumerate(words) if j >= 3 and is_affiliation_word(w)), len(words))
-    if end == len(words) and not _affiliation_block(next_block):
+    if end == len(words) and not affiliation_block(next_block):
         return None
     cut = next((i for i in range(2, end) if _names_from(words, i, end, vocab)), None)
     if cut is None:
@@ -228,7 +242,7 @@ def _names_from(words: list[str], i: int, end: int, vocab: set[str]) -> bool:
     return starts and split_names(" ".join(words[i:end]), vocab) is not None
 
 
-def _affiliation_block(block: str) -> bool:
+def affiliation_block(block: str) -> bool:
     """A short block naming an institution (a long one is a paragraph that mentions physics)."""
     return len(block) <= 400 and is_affiliation(block)
 
@@ -242,12 +256,12 @@ def _strong_names(text: str, names: list[str]) -> bool:
     return len(names) >= 2 or _has_initial(text)
 
 
-def _strip_residue(block: str) -> str:
+def strip_residue(block: str) -> str:
     """A title block without the TeX dimensions and the page header around it (``0.5cm Affine Lie
     Algebras ...``, ``ITEP-15/99 April 1999 A remark on ...``, ``... height2pt``)."""
     words = block.split()
     start = 0
-    while start < len(words) - 1 and _dimension(words[start]):
+    while start < len(words) - 1 and is_dimension(words[start]):
         start += 1
     header = start
     while header < len(words) - 1 and _header_word(words[header]):
@@ -255,34 +269,34 @@ def _strip_residue(block: str) -> str:
     if header > start and is_page_header(" ".join(words[start:header])) and not words[header][0].islower():
         start = header  # not "NGC 3801 caught in the act ..."
     end = len(words)
-    while end > start + 1 and (_dimension(words[end - 1]) or words[end - 1] == "in"):
+    while end > start + 1 and (is_dimension(words[end - 1]) or words[end - 1] == "in"):
         end -= 1  # a title never ends on "in": the unit of a length whose number was lost
     return " ".join(words[start:end])
 
 
-def _take_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[str]]:
+def take_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[str]]:
     if not blocks:
         return None, blocks
-    first = _strip_residue(normalize_whitespace(blocks[0]) or "")
+    first = strip_residue(normalize_whitespace(blocks[0]) or "")
     following = blocks[1] if len(blocks) > 1 else ""
     opening = split_names(first, vocab)
     if opening is not None and (
         _has_initial(first)
-        or (_affiliation_block(following) and (len(opening) > 1 or not first.isupper()))
+        or (affiliation_block(following) and (len(opening) > 1 or not first.isupper()))
         or following.strip().lower() in {"and", "&"}
     ):
         return None, blocks  # the opening is the author list: the title was not kept
-    cut = _cut_names(first, vocab, following) if len(first.split()) > 4 else None
-    if cut is not None and _title_shaped(cut[0]):
+    cut = cut_names(first, vocab, following) if len(first.split()) > 4 else None
+    if cut is not None and title_shaped(cut[0]):
         return cut[0], [*cut[1], *blocks[1:]]
-    if not _title_shaped(first):
+    if not title_shaped(first):
         return None, blocks
     if first.endswith(".") and not first.endswith(("et al.", " al.")):
         first = first[:-1].rstrip()
     return first, blocks[1:]
 
 
-def _take_authors(blocks: list[str], vocab: set[str]) -> tuple[list[str], list[str]]:
+def take_authors(blocks: list[str], vocab: set[str]) -> tuple[list[str], list[str]]:
     """Names of the consecutive name-list blocks at the start (``", Patrik L. Ferrari"`` included)."""
     authors: list[str] = []
     while blocks and len(authors) < 60:

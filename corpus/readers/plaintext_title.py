@@ -19,18 +19,18 @@ import re
 from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers.author_block import lowercase_words, split_names
 from openxiv.corpus.readers.plaintext_opening import (
-    _BARE_UNITS,
-    _TWO_SENTENCES,
+    BARE_UNITS,
     TRAILING_FUNCTION_WORDS,
-    _affiliation_block,
-    _cut_names,
-    _dimension,
-    _strip_residue,
-    _take_authors,
-    _take_title,
-    _title_shaped,
+    TWO_SENTENCES,
+    affiliation_block,
+    cut_names,
+    is_dimension,
     is_junk,
     is_page_header,
+    strip_residue,
+    take_authors,
+    take_title,
+    title_shaped,
 )
 
 __all__ = ["continued_title", "recover_title", "split_opening"]
@@ -56,7 +56,7 @@ def recover_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[
     authors: list[str] = []
     noise_only = True  # nothing but residue, headers and notes before: no confirmation needed
     for i, block in enumerate(blocks[:_SCAN_BLOCKS]):
-        text = _strip_residue(normalize_whitespace(block) or "")
+        text = strip_residue(normalize_whitespace(block) or "")
         if _BODY_HEADING.match(text):
             break  # the body starts: the title is not in the text
         if is_junk(block) or is_page_header(block) or is_junk(text) or _NOTE.match(text):
@@ -64,11 +64,11 @@ def recover_title(blocks: list[str], vocab: set[str]) -> tuple[str | None, list[
         if sum(ch.isalpha() for ch in text) < 6:
             continue  # "D..", "LTH 739", "TODO:"
         following = blocks[i + 1] if i + 1 < len(blocks) else ""
-        cut = _cut_names(text, vocab, following) if len(text.split()) > 4 else None
+        cut = cut_names(text, vocab, following) if len(text.split()) > 4 else None
         if cut is not None and _recovered(cut[0], vocab):  # title, names and affiliation in one block
             return cut[0], authors, [*cut[1], *blocks[i + 1 :]]
         names = split_names(text, vocab)
-        if names is not None or _affiliation_block(text) or _address_or_list(text):
+        if names is not None or affiliation_block(text) or _address_or_list(text):
             authors.extend(n for n in names or () if n not in authors)
             noise_only = False
             continue
@@ -85,9 +85,9 @@ def _recovered(title: str, vocab: set[str]) -> bool:
     on a function word, not a name list or an address."""
     words = title.split()
     return (
-        _title_shaped(title)
+        title_shaped(title)
         and 2 <= len(words) <= 25
-        and not _TWO_SENTENCES.search(title)
+        and not TWO_SENTENCES.search(title)
         and words[-1].lower() not in TRAILING_FUNCTION_WORDS
         and not title.endswith(",")
         and split_names(title, vocab) is None
@@ -108,7 +108,7 @@ def _before_dimension(text: str) -> str:
         (
             i
             for i, w in enumerate(words)
-            if i >= 3 and _dimension(w) and (w in _BARE_UNITS or not w.isalpha())
+            if i >= 3 and is_dimension(w) and (w in BARE_UNITS or not w.isalpha())
         ),
         None,
     )  # "1cm", "cm", not "to" or "at"
@@ -132,14 +132,14 @@ def _leads_to_body(rest: list[str], vocab: set[str]) -> bool:
     """What follows a title: names, an affiliation or the abstract / introduction heading."""
     nxt = normalize_whitespace(rest[0]) or "" if rest else ""
     return bool(nxt) and (
-        _BODY_HEADING.match(nxt) is not None or split_names(nxt, vocab) is not None or _affiliation_block(nxt)
+        _BODY_HEADING.match(nxt) is not None or split_names(nxt, vocab) is not None or affiliation_block(nxt)
     )
 
 
 def continued_title(title: str, rest: list[str], vocab: set[str]) -> tuple[str, list[str]]:
     """``title`` joined with its second line, when it ends with a colon or the next block is a
     short line starting in lower case that is not a name list; names and an affiliation run into
-    that line are cut off (`_cut_names`) and kept as blocks."""
+    that line are cut off (`cut_names`) and kept as blocks."""
     if not rest:
         return title, rest
     nxt = normalize_whitespace(rest[0]) or ""
@@ -152,9 +152,9 @@ def continued_title(title: str, rest: list[str], vocab: set[str]) -> tuple[str, 
     if not (title.endswith(":") or lower_start) or title.endswith(".") or not _second_line(nxt):
         return title, rest
     joined = f"{title} {nxt}"
-    if len(words) <= 15 and not _affiliation_block(nxt):
+    if len(words) <= 15 and not affiliation_block(nxt):
         return joined, rest[1:]
-    cut = _cut_names(joined, vocab, rest[1] if len(rest) > 1 else "")
+    cut = cut_names(joined, vocab, rest[1] if len(rest) > 1 else "")
     if cut is not None and len(cut[0]) > len(title):
         return cut[0], [*cut[1], *rest[1:]]
     return title, rest
@@ -177,7 +177,7 @@ def _second_line(block: str) -> bool:
     return (
         len(words) >= 2
         and not is_junk(block)
-        and not any(_dimension(w) for w in words)
+        and not any(is_dimension(w) for w in words)
         and not _NOT_SECOND_LINE.search(block)
         and words[-1].lower() not in TRAILING_FUNCTION_WORDS
     )
@@ -186,14 +186,14 @@ def _second_line(block: str) -> bool:
 def split_opening(text: str) -> tuple[str | None, list[str], list[str]]:
     """``(title, authors, remaining blocks)`` of the blank-line-separated blocks of ``text``."""
     blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
-    while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0]) or is_junk(_strip_residue(blocks[0]))):
+    while blocks and (is_junk(blocks[0]) or is_page_header(blocks[0]) or is_junk(strip_residue(blocks[0]))):
         blocks.pop(0)
     vocab = lowercase_words(text)
-    title, rest = _take_title(blocks, vocab)
+    title, rest = take_title(blocks, vocab)
     before: list[str] = []
     if title is not None:
         title, rest = continued_title(title, rest, vocab)
     else:
         title, before, rest = recover_title(blocks, vocab)
-    authors, rest = _take_authors(rest, vocab)
+    authors, rest = take_authors(rest, vocab)
     return title, [*before, *(a for a in authors if a not in before)], rest

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from openxiv.corpus.readers import FormatError, detect_format
-from openxiv.corpus.readers._jsonl import Span
+from openxiv.corpus.readers.jsonl import Span
 
 __all__ = ["spans", "split_format"]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.normalize import normalize_whitespace
-from openxiv.corpus.readers._jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.fields import FieldError, json_type, opt_str, str_value
+from openxiv.corpus.readers.jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.oai import parse_oai
 from openxiv.corpus.records import REFERENCE_CHARS, PaperRecord, ReadError, Reference, SectionRecord
 

@@ -3,12 +3,12 @@
 `SparseIndex.build` tokenizes every text at once (bm25s' token-id lists: a Python list per text)
 and builds the matrix in one pass: memory grows with the corpus's texts and their token lists. The
 streaming build (`StreamingBM25`) instead analyses one chunk of texts at a time with the index's own
-analyzer (`openxiv.indexer.engine.sparse.analyze`, tested equal to ``bm25s.tokenize``; asked once per
+analyzer (`openxiv.indexer.analyzer.analyze`, tested equal to ``bm25s.tokenize``; asked once per
 distinct word, `openxiv.indexer.building.terms`), numbers the terms as they appear, and writes the chunk's (term, row, tf) postings to a spill file; the texts and
 token lists are dropped at once. `StreamingBM25.finish` then knows every term's document frequency
 and every row's length, numbers the terms in sorted order (as `_number_terms_in_order` does for the
 in-memory build) and scatters each chunk's postings into the final CSC arrays, computing each weight
-with the same floating-point operations, in the same order, as `_VectorisedBM25`. So the saved files
+with the same floating-point operations, in the same order, as `VectorisedBM25`. So the saved files
 are the same bytes as the in-memory build's (tested), and the build holds at once:
 
 - the final matrix (4 B of weight + 4 B of row per (term, row) posting): what the index is;
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from openxiv.indexer.building.terms import TermIds, WordTerms
-from openxiv.indexer.engine.sparse import SparseIndex, _VectorisedBM25, empty_model
+from openxiv.indexer.engine.sparse import SparseIndex, VectorisedBM25, empty_model
 
 __all__ = ["StreamingBM25"]
 
@@ -81,7 +81,7 @@ class StreamingBM25:
 
     def finish(self) -> SparseIndex:
         """The index of every text added (the spill files are removed)."""
-        model = _VectorisedBM25(k1=self.k1, b=self.b, backend="numpy")
+        model = VectorisedBM25(k1=self.k1, b=self.b, backend="numpy")
         n_docs = self.n_docs
         if n_docs == 0:
             empty_model(model)
@@ -95,7 +95,7 @@ class StreamingBM25:
         df = self.df[old]
         indptr = np.zeros(n_vocab + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
-        # the weights exactly as _VectorisedBM25.build_index_from_ids computes them (same dtypes, same order)
+        # the weights exactly as VectorisedBM25.build_index_from_ids computes them (same dtypes, same order)
         idf = np.zeros(n_vocab, dtype=model.dtype)
         seen = df > 0
         idf[seen] = np.log(1 + (n_docs - df[seen] + 0.5) / (df[seen] + 0.5))

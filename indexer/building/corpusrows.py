@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.records import DatePrecision, best_date
-from openxiv.corpus.writer import _json_list
+from openxiv.corpus.writer import json_list
 
 __all__ = ["MetaRow", "meta_rows", "paper_rows", "passage_papers", "passage_texts"]
 
@@ -83,8 +83,8 @@ class MetaRow:
         self.arxiv_id = arxiv_id
         d: tuple[date | None, DatePrecision | None] = best_date(arxiv_id, _day(published), _day(first_seen))
         self.date, self.date_precision = d
-        self.authors = _json_list(authors)
-        self.categories = _json_list(categories)
+        self.authors = json_list(authors)
+        self.categories = json_list(categories)
         self.journal_ref = journal_ref
 
 

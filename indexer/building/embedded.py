@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from openxiv.indexer import layout
+from openxiv.indexer.analyzer import STOPWORDS
 from openxiv.indexer.building.bm25stream import StreamingBM25
 from openxiv.indexer.building.stages import (
     TOKEN_PATTERN,
@@ -27,7 +28,7 @@ from openxiv.indexer.building.stages import (
     versions,
 )
 from openxiv.indexer.engine.doc_terms import write_doc_terms
-from openxiv.indexer.engine.sparse import STOPWORDS, PassageIndex
+from openxiv.indexer.engine.sparse import PassageIndex
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest
 
 if TYPE_CHECKING:

@@ -45,7 +45,6 @@ from typing import Any
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
-from openxiv.indexer.building import sentences, tldrs
 from openxiv.indexer.building.references import write_references
 from openxiv.indexer.building.stages import (
     EMBED_CHOICES,
@@ -67,6 +66,7 @@ from openxiv.indexer.snapshot import (
     switch_current,
     verify_snapshot,
 )
+from openxiv.indexer.tables import sentences, tldrs
 
 __all__ = ["BuildError", "BuildJob", "BuildReport", "build_index", "build_index_report"]
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
+from openxiv.indexer.analyzer import STOPWORDS
 from openxiv.indexer.building.stages import (
     TOKEN_PATTERN,
     BuildContext,
@@ -49,7 +50,6 @@ from openxiv.indexer.engine.milvus_common import (
     connect,
     redact_uri,
 )
-from openxiv.indexer.engine.sparse import STOPWORDS
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest, MilvusInfo
 
 __all__ = ["FILTER_FIELDS", "drop_unused", "switch_aliases", "write_milvus"]

@@ -1,6 +1,6 @@
 """The index's analyzer run over a whole corpus at build time: each distinct word analysed once.
 
-`openxiv.indexer.engine.sparse.analyze` turns a text into the terms BM25 sees: its regex words,
+`openxiv.indexer.analyzer.analyze` turns a text into the terms BM25 sees: its regex words,
 lower-case, stop words removed, each stemmed by PyStemmer. Over a build it ran once per paper, per
 passage and per abstract sentence, and filtering and stemming word by word in Python was the largest
 cost of the ``bm25_*`` and ``sentences`` stages (BENCHMARKS.md, «Streaming build: stage speed»).
@@ -22,7 +22,7 @@ from functools import partial
 from operator import is_not
 from typing import cast
 
-from openxiv.indexer.engine.sparse import _STOPWORD_SET, _TOKEN, _stemmer
+from openxiv.indexer.analyzer import STOPWORD_SET, TOKEN, stemmer_for
 
 __all__ = ["LIMIT", "TermIds", "WordTerms"]
 
@@ -38,19 +38,19 @@ class WordTerms(dict[str, str | None]):
 
     def __init__(self, stemmer: str, limit: int = LIMIT) -> None:
         super().__init__()
-        self._stem = _stemmer(stemmer).stemWord
+        self._stem = stemmer_for(stemmer).stemWord
         self.limit = limit
 
     def __missing__(self, word: str) -> str | None:
         if len(self) >= self.limit:
             self.clear()
-        term = None if word in _STOPWORD_SET else self._stem(word)
+        term = None if word in STOPWORD_SET else self._stem(word)
         self[word] = term
         return term
 
     def terms(self, text: str) -> list[str]:
         """``analyze([text], stemmer)[0]``: the terms of ``text`` in order, repeats kept."""
-        return cast(list[str], list(filter(_kept, map(self.__getitem__, _TOKEN.findall(text.lower())))))
+        return cast(list[str], list(filter(_kept, map(self.__getitem__, TOKEN.findall(text.lower())))))
 
 
 class TermIds(dict[str, int | None]):
@@ -73,4 +73,4 @@ class TermIds(dict[str, int | None]):
 
     def ids(self, text: str) -> list[int]:
         """The term ids of ``text``'s terms (`WordTerms.terms`), in order, repeats kept."""
-        return cast(list[int], list(filter(_kept, map(self.__getitem__, _TOKEN.findall(text.lower())))))
+        return cast(list[int], list(filter(_kept, map(self.__getitem__, TOKEN.findall(text.lower())))))

@@ -1,7 +1,7 @@
 """Evidence: which text shows *why* a paper matched a query, decided with the index's own analyzer.
 
 The text beside a hit is chosen here, in the indexer, because the indexer owns the tokenizer the
-ranking used (`openxiv.indexer.engine.sparse.analyze`: bm25s' regex words, lower-case, English stop words,
+ranking used (`openxiv.indexer.analyzer.analyze`: bm25s' regex words, lower-case, English stop words,
 the snapshot's PyStemmer language). In order:
 
 1. **passage**: the passage that won a passage side of the ranking (``PaperHit.passage_id``): the
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from openxiv.indexer.engine.sparse import analyze
+from openxiv.indexer.analyzer import analyze
 from openxiv.indexer.manifest import Manifest
 
 __all__ = ["Choice", "best_sentence", "choose", "query_terms", "sentence_terms", "stemmer_of"]
@@ -64,7 +64,7 @@ def best_sentence(
     """Position of the sentence sharing the most distinct analyzed query terms (earliest on ties).
     ``terms``: the query's `query_terms`, when the caller has them already; ``overlap``: how many
     of them each sentence holds, when the snapshot stored its analysed sentences
-    (`openxiv.indexer.building.sentences`)."""
+    (`openxiv.indexer.tables.sentences`)."""
     if not sentences:
         return None
     if terms is None:

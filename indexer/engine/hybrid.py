@@ -24,9 +24,9 @@ head by the category prior, `openxiv.indexer.engine.prior`, with papers of the q
 pinned first); ``bm25`` / ``dense`` use that family alone; a side name (``bm25_passages``...) uses that
 side alone. Each side returns ``Settings.candidates`` papers; a deeper page adds blocks ranked at
 doubled depths (`openxiv.indexer.engine.tiling`), so every page is a slice of one ranking of the
-query. Order is deterministic: score, then arxiv_id ascending. Nothing per query
-is stored on the backend, so one instance serves many threads; only the query encoder is called
-under a lock (tokenizers of transformer models are not safe to share across threads).
+query. Order is deterministic: score, then arxiv_id ascending. Nothing per query is stored on the
+backend (the stages hand each other `openxiv.indexer.engine.query_state`'s types), so one instance
+serves many threads; only the query encoder is called under a lock (tokenizers are not thread-safe).
 """
 
 from __future__ import annotations
@@ -53,22 +53,11 @@ from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
-from openxiv.indexer.engine.prf import (
-    confident_top,
-    feedback_list,
-    keep_head,
-    passage_coverage,
-)
+from openxiv.indexer.engine.prf import confident_head, feedback_list, keep_head
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, is_topic, query_profile
-from openxiv.indexer.engine.query_state import QueryState, lexical_top
-from openxiv.indexer.engine.ranking import (
-    BM25_PASSAGE_SCALE,
-    Ranking,
-    SideResult,
-    encoder_for,
-    ms_since,
-)
+from openxiv.indexer.engine.query_state import Dense, Explained, Feedback, Lexical, Query, Ranked
+from openxiv.indexer.engine.ranking import BM25_PASSAGE_SCALE, Ranking, SideResult, encoder_for, ms_since
 from openxiv.indexer.engine.similar import VectorSimilar
 from openxiv.indexer.engine.sparse import PassageHits, PassageIndex, SparseIndex
 from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
@@ -162,8 +151,9 @@ class HybridBackend(VectorSimilar, Ranking):
         deadline: float | None,
         alone: bool,
     ) -> SearchResult:
-        """`search` as named stages: filter -> lexical -> feedback -> dense -> fuse -> prior (`_rank`),
-        then exact titles pinned and blocks tiled (`openxiv.indexer.engine.tiling`) -> page.
+        """`search` as named stages: filter, then the ranking at the first depth (`_rank`: lexical ->
+        feedback -> dense -> fuse -> prior), exact titles pinned and deeper blocks tiled
+        (`openxiv.indexer.engine.tiling`, each a `_rank` reusing the mask and the vector) -> page.
 
         The overlap (`openxiv.indexer.engine.overlap`) shows here: when ``alone`` and the mode runs
         both families, the query's encoding starts on the helper thread before the lexical stage,
@@ -172,180 +162,183 @@ class HybridBackend(VectorSimilar, Ranking):
         t0 = time.perf_counter()
         check_page(top_k, offset)
         sides, method = self._plan(mode)
-        first = self._rank(
-            QueryState(query, sides, self.settings.candidates, deadline), method, mode, filters, alone
-        )
-        q0: QueryState = first.context
-        shown = q0.lexical if q0.lexical is not None else q0.allowed  # the papers this search may show
-        pinned = (
-            pin(first, title_rows(self.titles, self.meta.row_of, query, shown)) if self._fuses(mode) else None
-        )
+        asked = Query(query, sides, deadline)
+        allowed, filter_ms = self._filter(asked, filters)
+        first = self._rank(asked, self.settings.candidates, allowed, None, method, mode, alone)
+        timings = {"filter": filter_ms, **first.timings}
+        shown, total = first.lexical.shown, first.lexical.total
+        titled = title_rows(self.titles, self.meta.row_of, query, shown) if self._fuses(mode) else None
+        pinned = pin(first.block, titled) if titled is not None else None
 
         def rank_at(depth: int) -> Block:  # a deeper block: the same query, its vector and mask reused
-            q = QueryState(query, sides, depth, deadline, qvec=q0.qvec, allowed=q0.allowed)
-            block = self._rank(q, method, mode, q0.allowed, alone=False)
-            for k, ms in q.timings.items():
-                q0.timings[k] = round(q0.timings.get(k, 0.0) + ms, 3)
-            return block
+            deeper = self._rank(asked, depth, allowed, first.query_vector, method, mode, alone=False)
+            for k, ms in deeper.timings.items():
+                timings[k] = round(timings.get(k, 0.0) + ms, 3)
+            return deeper.block
 
-        tiled = tile(first, rank_at, offset + top_k, q0.total, pinned)
+        tiled = tile(first.block, rank_at, offset + top_k, total, pinned)
         t = time.perf_counter()
         hits = page_hits(self.meta, self.passages, tiled, offset, offset + top_k)
-        q0.timings["fuse"] = round(q0.timings["fuse"] + ms_since(t), 3)
-        q0.timings["total"] = ms_since(t0)
-        return SearchResult(hits=hits, total_count=q0.total, timings_ms=q0.timings)
+        timings["fuse"] = round(timings["fuse"] + ms_since(t), 3)
+        timings["total"] = ms_since(t0)
+        return SearchResult(hits=hits, total_count=total, timings_ms=timings)
 
     def _rank(
         self,
-        q: QueryState,
+        asked: Query,
+        depth: int,
+        allowed: np.ndarray | None,
+        query_vector: np.ndarray | None,
         method: str,
         mode: str | None,
-        filters: SearchFilters | np.ndarray | None,
         alone: bool,
-    ) -> Block:
-        """The fused ranking at ``q.depth``: filter -> lexical -> feedback -> dense -> fuse -> prior.
-        ``filters`` as a mask: the one an earlier block of the same search made."""
-        if not isinstance(filters, np.ndarray):
-            self._filter(q, filters)
-        encoding = self._start_encoding(q) if alone else None  # overlap: encode beside lexical
-        self._lexical(q, alone)
-        feedback = self._feedback_stage(q, mode, queued=encoding is not None)  # overlap: after encode
-        dense = self._dense_stage(q, encoding)
-        if feedback is not None:
-            q.results["bm25_feedback"], q.head, q.timings["feedback"] = feedback.result()
-        dense_s = dense["dense_papers"].scores if "dense_papers" in dense else None
-        kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
-        topic = is_topic(kind, q.text, q.paper_s, q.ph, self.passages, self.passage_scale, dense_s, q.first10)
-        q.head = 0 if topic else q.head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
-        q.results.update(dense)  # after feedback either way: the sides' (and signals') order stays
-        q.timings.update(q.dense_ms)
-        if encoding is not None and not q.dense_ms:
+    ) -> Ranked:
+        """The fused ranking at ``depth`` within the filter mask ``allowed``: lexical -> feedback ->
+        dense -> fuse -> prior; ``query_vector``: the one an earlier block of the same search made."""
+        encoding = self._start_encoding(asked) if alone and query_vector is None else None  # overlap
+        lexical = self._lexical(asked, depth, allowed, alone)
+        feedback = self._feedback_stage(asked, depth, lexical, mode, queued=encoding is not None)
+        dense = self._dense_stage(asked, depth, lexical, query_vector, encoding)
+        sides, timings, head = dict(lexical.sides), {"bm25": lexical.ms}, 0
+        if feedback is not None:  # after the dense stage: queued, it ran beside the FAISS search
+            fed = feedback()
+            sides["bm25_feedback"], head, timings["feedback"] = fed.side, fed.head, fed.ms
+        topic = self._is_topic(asked, lexical, dense)
+        head = 0 if topic else head  # a topic's first page may move (openxiv.indexer.engine.query_kind)
+        sides.update(dense.sides)  # after feedback either way: the sides' (and signals') order stays
+        timings.update(dense.ms)
+        if encoding is not None and not dense.ms:
             encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
-        check_deadline(q.deadline, "fuse")
+        check_deadline(asked.deadline, "fuse")
         t = time.perf_counter()
-        rows, scores = self._fuse(q, method)
+        rows, scores = self._fuse(sides, asked.sides, method, head)
         rows, scores = self._with_prior(rows, scores, mode, keep_head=not topic)
-        q.timings["fuse"] = ms_since(t)
-        return Block(q.depth, rows, scores, q)
-
-    def query_profile(self, query: str) -> QueryProfile:
-        """The query-kind profile (`openxiv.indexer.engine.query_kind`) of ``query`` without a filter,
-        from the sides a hybrid search runs: what benchmarks measure the rule by, not re-derived."""
-        depth, paper_s = self.settings.candidates, self.bm25_papers.masked_scores(query, None)
-        lexical, tops = paper_s > 0, [top_k_rows(paper_s, depth)[0]]
-        ph = None if self.passages is None else self.passages.search(query, depth, None)
-        if ph is not None:
-            lexical, tops = lexical | (ph.paper_scores > 0), [*tops, ph.papers]
-        dense = None
-        if "dense_papers" in self.dense and lexical.any():
-            known = np.unique(np.concatenate(tops))  # the lexical sides' rows, as the engine passes them
-            qvec, _ = self._encode(query)
-            dense = self._dense_side(
-                "dense_papers", qvec, depth, None if lexical.all() else lexical, known
-            ).scores
-        return query_profile(query, paper_s, ph, self.passages, self.passage_scale, dense)
+        timings["fuse"] = ms_since(t)
+        explained = Explained(asked.text, sides, lexical.passage_scores)
+        return Ranked(Block(depth, rows, scores, explained), lexical, dense.query_vector, timings)
 
     # --- the stages of one search --------------------------------------------------------------------
-    def _filter(self, q: QueryState, filters: SearchFilters | None) -> None:
-        """The filter mask every side is restricted by before its top-k cut."""
-        check_deadline(q.deadline, "filters")
+    def _filter(self, asked: Query, filters: SearchFilters | None) -> tuple[np.ndarray | None, float]:
+        """The filter mask every side is restricted by before its top-k cut, and its milliseconds."""
+        check_deadline(asked.deadline, "filters")
         t = time.perf_counter()
-        q.allowed = self.meta.mask(filters)
-        q.timings["filter"] = ms_since(t)
+        return self.meta.mask(filters), ms_since(t)
 
-    def _start_encoding(self, q: QueryState) -> Future[tuple[np.ndarray, float]] | None:
+    def _start_encoding(self, asked: Query) -> Future[tuple[np.ndarray, float]] | None:
         """The query's encoding on the overlap's helper thread, when the mode also runs BM25."""
-        if (
-            q.qvec is not None
-            or not q.dense_sides(self.dense)
-            or not any(s.startswith("bm25") for s in q.sides)
-        ):
+        if not asked.dense_sides(self.dense) or not any(s.startswith("bm25") for s in asked.sides):
             return None
-        check_deadline(q.deadline, "encode")
-        return self.overlap.submit(lambda: self._encode(q.text))
+        check_deadline(asked.deadline, "encode")
+        return self.overlap.submit(lambda: self._encode(asked.text))
 
-    def _lexical(self, q: QueryState, alone: bool = False) -> None:
-        """The BM25 sides; ``lexical`` marks the papers matching a query term (after filters). When
+    def _lexical(self, asked: Query, depth: int, allowed: np.ndarray | None, alone: bool = False) -> Lexical:
+        """The BM25 sides at ``depth`` within ``allowed``, and the papers matching a query term. When
         ``alone`` (the overlap), the passage side runs on the helper thread beside the paper side."""
-        check_deadline(q.deadline, "bm25")
+        check_deadline(asked.deadline, "bm25")
         t = time.perf_counter()
-        passage_hits = self._passage_side(q, alone)
-        if "bm25_papers" in q.sides:
-            q.paper_s = self.bm25_papers.masked_scores(q.text, q.allowed)
-            q.rows, q.scores = top_k_rows(q.paper_s, q.depth)
-            q.results["bm25_papers"] = SideResult(q.rows, q.scores)
-            q.lexical = q.paper_s > 0
-        if passage_hits is not None:
-            ph = passage_hits()
-            q.ph, q.passage_scores = ph, ph.passage_scores
-            winners = dict(zip(ph.papers.tolist(), ph.passage_ids.tolist(), strict=True))
-            q.results["bm25_passages"] = SideResult(ph.papers, ph.scores, winners)
-            q.lexical = ph.paper_scores > 0 if q.lexical is None else q.lexical | (ph.paper_scores > 0)
-        q.timings["bm25"] = ms_since(t)
-        if q.paper_s is not None and q.rows is not None and q.scores is not None:  # both gates' top 10
-            q.first10 = first_top(q.rows, q.scores, q.paper_s, q.ph, self.passage_scale, q.depth, 10)
-        if q.lexical is not None:
-            q.total = int(q.lexical.sum())
-            q.dense_allowed = q.lexical if q.total < q.lexical.size else q.allowed
-        else:
-            q.total = self.meta.n if q.allowed is None else int(q.allowed.sum())
-            q.dense_allowed = q.allowed
+        passage_side = self._passage_side(asked, depth, allowed, alone)
+        sides: dict[str, SideResult] = {}
+        paper_scores = matches = hits = first10 = None
+        if "bm25_papers" in asked.sides:
+            paper_scores = self.bm25_papers.masked_scores(asked.text, allowed)
+            sides["bm25_papers"] = SideResult(*top_k_rows(paper_scores, depth))
+            matches = paper_scores > 0
+        if passage_side is not None:
+            hits = passage_side()
+            winners = dict(zip(hits.papers.tolist(), hits.passage_ids.tolist(), strict=True))
+            sides["bm25_passages"] = SideResult(hits.papers, hits.scores, winners)
+            matches = hits.paper_scores > 0 if matches is None else matches | (hits.paper_scores > 0)
+        ms = ms_since(t)
+        if paper_scores is not None:  # both gates' top 10
+            top = sides["bm25_papers"]
+            first10 = first_top(top.rows, top.scores, paper_scores, hits, self.passage_scale, depth, 10)
+        shown = matches if matches is not None else allowed
+        total = self.meta.n if shown is None else int(shown.sum())
+        dense_among = shown if matches is not None and total < matches.size else allowed
+        return Lexical(sides, paper_scores, hits, shown, total, dense_among, first10, ms)
 
-    def _passage_side(self, q: QueryState, alone: bool) -> Callable[[], PassageHits] | None:
+    def _passage_side(
+        self, asked: Query, depth: int, allowed: np.ndarray | None, alone: bool
+    ) -> Callable[[], PassageHits] | None:
         """The passage side's hits, collected after the paper side: already running on the helper
         thread when ``alone`` (the overlap) beside a paper side; ``None`` without a passage side."""
         passages = self.passages
-        if "bm25_passages" not in q.sides or passages is None:
+        if "bm25_passages" not in asked.sides or passages is None:
             return None
 
         def run() -> PassageHits:
-            return passages.search(q.text, q.depth, q.allowed)
+            return passages.search(asked.text, depth, allowed)
 
-        return self.overlap.submit(run).result if alone and "bm25_papers" in q.sides else run
+        return self.overlap.submit(run).result if alone and "bm25_papers" in asked.sides else run
 
     def _feedback_stage(
-        self, q: QueryState, mode: str | None, queued: bool
-    ) -> Future[tuple[SideResult, int, float]] | None:
+        self, asked: Query, depth: int, lexical: Lexical, mode: str | None, queued: bool
+    ) -> Callable[[], Feedback] | None:
         """The pseudo-relevance feedback side, when the mode fuses: run now, or (``queued``) on the
-        helper thread behind the encoding, returning its future."""
-        if not (self.feedback.enabled and "bm25_papers" in q.sides and self._fuses(mode)):
+        helper thread behind the encoding; collected by calling what this returns."""
+        if not (self.feedback.enabled and "bm25_papers" in asked.sides and self._fuses(mode)):
             return None
         if queued:
-            return self.overlap.submit(lambda: self._feedback(q))
-        q.results["bm25_feedback"], q.head, q.timings["feedback"] = self._feedback(q)
-        return None
+            return self.overlap.submit(lambda: self._feedback(asked, depth, lexical)).result
+        fed = self._feedback(asked, depth, lexical)
+        return lambda: fed
 
     def _dense_stage(
-        self, q: QueryState, encoding: Future[tuple[np.ndarray, float]] | None
-    ) -> dict[str, SideResult]:
+        self,
+        asked: Query,
+        depth: int,
+        lexical: Lexical,
+        query_vector: np.ndarray | None,
+        encoding: Future[tuple[np.ndarray, float]] | None,
+    ) -> Dense:
         """The dense sides among the lexical matches (or the filter), once the query is encoded."""
-        dense: dict[str, SideResult] = {}
-        dense_sides = q.dense_sides(self.dense)
-        if not dense_sides or q.total <= 0:
-            return dense
-        if q.qvec is not None:
-            qvec = q.qvec
-        elif encoding is None:
-            check_deadline(q.deadline, "encode")
-            qvec, q.dense_ms["encode"] = self._encode(q.text)
-        else:
-            qvec, q.dense_ms["encode"] = encoding.result()  # its own time, not the wait for it
-        check_deadline(q.deadline, "dense")
+        dense_sides = asked.dense_sides(self.dense)
+        if not dense_sides or lexical.total <= 0:
+            return Dense({}, query_vector)
+        ms: dict[str, float] = {}
+        if query_vector is None:  # the helper's encoding reports its own time, not the wait for it
+            if encoding is None:
+                check_deadline(asked.deadline, "encode")
+            encoded = encoding.result() if encoding is not None else self._encode(asked.text)
+            query_vector, ms["encode"] = encoded
+        check_deadline(asked.deadline, "dense")
         t = time.perf_counter()
-        q.qvec = qvec
-        for side in dense_sides:
-            dense[side] = self._dense_side(side, qvec, q.depth, q.dense_allowed, lexical_top(q))
-        q.dense_ms["dense"] = ms_since(t)
-        return dense
+        known = lexical.ranked_rows()
+        sides = {s: self._dense_side(s, query_vector, depth, lexical.dense_among, known) for s in dense_sides}
+        ms["dense"] = ms_since(t)
+        return Dense(sides, query_vector, ms)
 
-    def _fuse(self, q: QueryState, method: str) -> tuple[np.ndarray, np.ndarray]:
-        """The families fused by ``method``; a confident first pass keeps its head above feedback."""
-        families = self._families(q.results, q.sides)
-        if q.head:  # the feedback side is the last family; the kept head comes from the others
-            fed, plain_head = fuse_with_extra(
-                families[:-1], families[-1], method, self.settings.rrf_k, q.head
-            )
-            return keep_head(plain_head, fed, q.head)
+    def _is_topic(self, asked: Query, lexical: Lexical, dense: Dense) -> bool:
+        """Whether the query is a topic whose first page may move (`openxiv.indexer.engine.query_kind`)."""
+        dense_scores = dense.sides["dense_papers"].scores if "dense_papers" in dense.sides else None
+        kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
+        return is_topic(
+            kind, asked.text, lexical.paper_scores, lexical.passage_hits, self.passages,
+            self.passage_scale, dense_scores, lexical.first10,
+        )  # fmt: skip
+
+    def query_profile(self, query: str) -> QueryProfile:
+        """The query-kind profile (`openxiv.indexer.engine.query_kind`) of ``query`` without a filter, from
+        the stages a search runs (of the dense sides, the paper vectors'): what benchmarks measure."""
+        asked = Query(query, tuple(s for s in self.sides if s != "dense_passages"), None)
+        depth = self.settings.candidates
+        lexical = self._lexical(asked, depth, None)
+        dense = self._dense_stage(asked, depth, lexical, None, None).sides.get("dense_papers")
+        assert lexical.paper_scores is not None
+        return query_profile(
+            query, lexical.paper_scores, lexical.passage_hits, self.passages, self.passage_scale,
+            dense.scores if dense is not None else None, lexical.first10,
+        )  # fmt: skip
+
+    def _fuse(
+        self, sides: dict[str, SideResult], wanted: tuple[str, ...], method: str, head: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The families of ``sides`` the mode runs (``wanted``) fused by ``method``; a confident first
+        pass keeps its ``head`` places above feedback."""
+        families = self._families(sides, wanted)
+        if head:  # the feedback side is the last family; the kept head comes from the others
+            fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
+            return keep_head(plain_head, fed, head)
         return fuse(families, method, self.settings.rrf_k)
 
     def info(self) -> dict[str, Any]:
@@ -366,15 +359,17 @@ class HybridBackend(VectorSimilar, Ranking):
         self.passages = None
 
     # --- internals ---------------------------------------------------------------------------------
-    def _feedback(self, q: QueryState) -> tuple[SideResult, int, float]:
+    def _feedback(self, asked: Query, depth: int, lexical: Lexical) -> Feedback:
         """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
-        first pass keeps (`_confident_head`), and the milliseconds both took. Reads only what the
-        lexical stage set, so it may run on the helper thread beside the later stages."""
-        assert q.paper_s is not None and q.rows is not None and q.scores is not None and q.first10 is not None
+        first pass keeps (`openxiv.indexer.engine.prf.confident_head`), and the milliseconds both took. Reads only what the
+        lexical stage made, so it may run on the helper thread beside the later stages."""
+        paper_side, paper_scores, top = lexical.sides["bm25_papers"], lexical.paper_scores, lexical.first10
+        assert paper_scores is not None and top is not None
         t = time.perf_counter()
-        ranked = (q.rows, q.scores)
-        side = SideResult(*feedback_list(self._paper_terms(), q.paper_s, self.feedback, q.depth, ranked))
-        return side, self._confident_head(q.text, q.first10, q.ph), ms_since(t)
+        ranked, config = (paper_side.rows, paper_side.scores), self.feedback
+        side = SideResult(*feedback_list(self._paper_terms(), paper_scores, config, depth, ranked))
+        head = confident_head(config, asked.text, top, self.passages, lexical.passage_scores)
+        return Feedback(side, head, ms_since(t))
 
     def _encode(self, query: str) -> tuple[np.ndarray, float]:
         """The query's vector (one row) and the milliseconds encoding it took, waiting for the
@@ -392,18 +387,6 @@ class HybridBackend(VectorSimilar, Ranking):
                 stored = DocTerms.load(self.bm25_papers, self.path / layout.BM25_PAPERS)  # the build's
                 self._doc_terms["bm25_papers"] = stored or DocTerms(self.bm25_papers)
             return self._doc_terms["bm25_papers"]
-
-    def _confident_head(self, query: str, top: tuple[np.ndarray, np.ndarray], ph: Any) -> int:
-        """``feedback.head`` when the first pass is confident (`openxiv.indexer.engine.prf`), else 0: its best
-        BM25 score stands out (paper text or passage), or the best paper's best passage holds the
-        query's words. ``top``: the first pass's best 10 (`openxiv.indexer.engine.first_pass`)."""
-        if confident_top(top[1], self.feedback.gate):
-            return self.feedback.head
-        if ph is None or self.passages is None or not top[0].size:
-            return 0
-        best = int(top[0][0])
-        covered = passage_coverage(self.passages, best, ph.passage_scores, query)
-        return self.feedback.head if covered >= self.feedback.coverage else 0
 
     def _dense_side(
         self, side: str, qvec: np.ndarray, depth: int, allowed: np.ndarray | None, known: np.ndarray | None

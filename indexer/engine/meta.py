@@ -44,7 +44,7 @@ from openxiv.corpus.records import Paper
 from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
 from openxiv.indexer.engine.postings import AuthorMatcher, TokenIndex, Venues, gather
 
-__all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta"]
+__all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta", "day_number"]
 
 NO_DATE = np.iinfo(np.int32).min
 _EPOCH = date(1970, 1, 1).toordinal()
@@ -68,15 +68,15 @@ def _flat_postings(keys: array[int], counts: array[int], n_keys: int) -> tuple[n
     return ptr, rows[order]
 
 
-def _day(d: date | None) -> int:
+def day_number(d: date | None) -> int:
     return NO_DATE if d is None else d.toordinal() - _EPOCH
 
 
 def _last_day(d: date | None, precision: str | None) -> int:
     """The last day a date of this precision may stand for (the month's last day for ``month``)."""
     if d is None or precision != "month":
-        return _day(d)
-    return _day(d.replace(day=calendar.monthrange(d.year, d.month)[1]))
+        return day_number(d)
+    return day_number(d.replace(day=calendar.monthrange(d.year, d.month)[1]))
 
 
 @dataclass
@@ -130,7 +130,7 @@ class PaperMeta:
             if len(chunk) >= _ID_CHUNK:
                 ids.append(np.asarray(chunk, dtype=str))
                 chunk = []
-            days.append(_day(d.date))
+            days.append(day_number(d.date))
             ends.append(_last_day(d.date, d.date_precision))
             cats = sorted({cat_index.setdefault(c, len(cat_index)) for c in d.categories if c})
             cat_keys.extend(cats)
@@ -260,7 +260,7 @@ class PaperMeta:
             mask &= self._rows_of(v.year_keys(filters.venue_year), v.year_ptr, v.year_rows)
         if filters.date_from is not None or filters.date_to is not None:
             known = self.dates != NO_DATE
-            lo = _day(filters.date_from) if filters.date_from else np.iinfo(np.int32).min + 1
-            hi = _day(filters.date_to) if filters.date_to else np.iinfo(np.int32).max
+            lo = day_number(filters.date_from) if filters.date_from else np.iinfo(np.int32).min + 1
+            hi = day_number(filters.date_to) if filters.date_to else np.iinfo(np.int32).max
             mask &= known & (self.date_ends >= lo) & (self.dates <= hi)
         return mask

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from openxiv.indexer.backend import SearchFilters
-from openxiv.indexer.engine.meta import NO_DATE, PaperMeta, _day
+from openxiv.indexer.engine.meta import NO_DATE, PaperMeta, day_number
 
 __all__ = [
     "ANALYZER",
@@ -89,10 +89,10 @@ def analyse(texts: list[str], stemmer: str) -> list[str]:
     stop words dropped, PyStemmer stems (`openxiv.indexer.engine.sparse`, the embedded tokenizer)."""
     import bm25s
 
-    from openxiv.indexer.engine.sparse import STOPWORDS, _stemmer
+    from openxiv.indexer.analyzer import STOPWORDS, stemmer_for
 
     tokens = bm25s.tokenize(
-        texts, stopwords=STOPWORDS, stemmer=_stemmer(stemmer), return_ids=False, show_progress=False
+        texts, stopwords=STOPWORDS, stemmer=stemmer_for(stemmer), return_ids=False, show_progress=False
     )
     return [" ".join(words) for words in tokens]
 
@@ -127,7 +127,7 @@ def filter_expr(meta: PaperMeta, filters: SearchFilters | None) -> str | None:
     if filters.date_from is not None or filters.date_to is not None:
         terms.append(f"date_start != {NO_DATE}")
         if filters.date_from is not None:
-            terms.append(f"date_end >= {_day(filters.date_from)}")
+            terms.append(f"date_end >= {day_number(filters.date_from)}")
         if filters.date_to is not None:
-            terms.append(f"date_start <= {_day(filters.date_to)}")
+            terms.append(f"date_start <= {day_number(filters.date_to)}")
     return " and ".join(f"({t})" for t in terms)

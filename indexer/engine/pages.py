@@ -3,12 +3,11 @@ passages and each side's rank, read from the search state of the block each hit 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from openxiv.indexer.backend import PaperHit
 from openxiv.indexer.engine.meta import PaperMeta
+from openxiv.indexer.engine.query_state import Explained
 from openxiv.indexer.engine.ranking import ranks_of
 from openxiv.indexer.engine.sparse import PassageIndex
 from openxiv.indexer.engine.tiling import Tiled
@@ -26,18 +25,18 @@ def page_hits(
     page_rows = tiled.rows[lo:hi]
     places = zip(page_rows.tolist(), tiled.scores[lo:hi].tolist(), tiled.block[lo:hi].tolist(), strict=True)
     for row, score, b in places:
-        q: Any = tiled.blocks[b].context  # the backend's per-search state (`query_state.QueryState`)
+        why: Explained = tiled.blocks[b].context  # what the block's hits are explained by
         if b not in ranks:
-            ranks[b] = {n: ranks_of(r.rows, page_rows) for n, r in q.results.items()}
+            ranks[b] = {n: ranks_of(r.rows, page_rows) for n, r in why.sides.items()}
         pid: int | None = None
         for name in ("bm25_passages", "dense_passages"):
-            if name in q.results and row in q.results[name].passages:
-                pid = q.results[name].passages[row]
+            if name in why.sides and row in why.sides[name].passages:
+                pid = why.sides[name].passages[row]
                 break
         if pid is None and passages is not None and passages.has_passages(np.array([row]))[0]:
-            if q.passage_scores is None:
-                q.passage_scores = passages.sparse.scores(passages.sparse.query_tokens(q.text))
-            pid = passages.best_passage(row, q.passage_scores)
-        signals = {f"{n}_rank": ranks[b][n].get(row) for n in q.results}
+            if why.passage_scores is None:
+                why.passage_scores = passages.sparse.scores(passages.sparse.query_tokens(why.text))
+            pid = passages.best_passage(row, why.passage_scores)
+        signals = {f"{n}_rank": ranks[b][n].get(row) for n in why.sides}
         hits.append(PaperHit(str(meta.arxiv_ids[row]), float(score), pid, signals))
     return hits

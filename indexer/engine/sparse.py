@@ -16,8 +16,6 @@ the passage that won: that passage is the evidence shown to the agent.
 from __future__ import annotations
 
 import json
-import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,40 +24,11 @@ from typing import Literal
 import bm25s
 import numba
 import numpy as np
-import Stemmer
-from bm25s.tokenization import _infer_stopwords
 
+from openxiv.indexer.analyzer import STOPWORDS, analyze, stemmer_for
 from openxiv.indexer.engine.topk import top_k_rows
 
-__all__ = ["PassageHits", "PassageIndex", "SparseIndex", "analyze"]
-
-STOPWORDS = "en"
-_local = threading.local()
-
-
-def _stemmer(language: str) -> Stemmer.Stemmer:
-    """One PyStemmer object per thread and language (PyStemmer objects are not thread-safe)."""
-    cache = getattr(_local, "stemmers", None)
-    if cache is None:
-        cache = _local.stemmers = {}
-    if language not in cache:
-        cache[language] = Stemmer.Stemmer(language)
-    return cache[language]
-
-
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
-"""bm25s' default ``token_pattern`` (words of two or more word characters)."""
-_STOPWORD_SET = frozenset(_infer_stopwords(STOPWORDS))
-
-
-def analyze(texts: Sequence[str], stemmer: str) -> list[list[str]]:
-    """The index's analyzer: each text as the terms BM25 sees, exactly as ``bm25s.tokenize`` makes
-    them at build time (its regex words, lower-case, `STOPWORDS` removed, then stemmed in
-    ``stemmer``'s language; tested equal on real texts). Queries and evidence both use it; written
-    out because ``bm25s.tokenize``'s per-call set-up is too slow to run per search hit
-    (docs/indexing.md, «Evidence»)."""
-    stem = _stemmer(stemmer).stemWords
-    return [stem([w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORD_SET]) for text in texts]
+__all__ = ["PassageHits", "PassageIndex", "SparseIndex", "VectorisedBM25"]
 
 
 @numba.njit(nogil=True)
@@ -69,7 +38,7 @@ def _accumulate(data, indptr, indices, token_ids, out):  # pragma: no cover - co
             out[indices[j]] += data[j]
 
 
-class _VectorisedBM25(bm25s.BM25):
+class VectorisedBM25(bm25s.BM25):
     """bm25s' BM25 with its index build done by whole-array numpy operations.
 
     bm25s builds the matrix with two Python passes over the documents (~5k docs/s here); this
@@ -179,9 +148,9 @@ class SparseIndex:
         progress: bool = False,
     ) -> SparseIndex:
         tokens = bm25s.tokenize(
-            list(texts), stopwords=STOPWORDS, stemmer=_stemmer(stemmer), show_progress=progress
+            list(texts), stopwords=STOPWORDS, stemmer=stemmer_for(stemmer), show_progress=progress
         )
-        model = _VectorisedBM25(k1=k1, b=b, backend="numpy")
+        model = VectorisedBM25(k1=k1, b=b, backend="numpy")
         if len(texts) == 0:
             empty_model(model)
         else:

@@ -4,7 +4,7 @@ the query's words marked in a unit's text, with the index's own analyzer.
 Scoring is BM25 (k1 1.2, b 0.75, the Lucene idf ``ln(1 + (N - df + .5) / (df + .5))``) over the
 paper's own units: a word that occurs in every passage of this paper tells nothing about *where* in
 it to look, however rare it is in the corpus, so the statistics are the paper's. Terms are the
-snapshot's analyzer's (`openxiv.indexer.engine.sparse.analyze`: the same words, stop words and
+snapshot's analyzer's (`openxiv.indexer.analyzer.analyze`: the same words, stop words and
 stemmer the search ranked with), so "learning-rate schedule" finds "the learning rate is scheduled".
 Order: score, then position in the paper (earliest first); units sharing no term are left out.
 """
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from openxiv.indexer.engine.sparse import _STOPWORD_SET, _TOKEN, _stemmer, analyze
+from openxiv.indexer.analyzer import STOPWORD_SET, TOKEN, analyze, stemmer_for
 
 __all__ = ["UnitScore", "mark", "rank_units"]
 
@@ -61,15 +61,15 @@ def rank_units(query_terms: AbstractSet[str], units: Sequence[str], stemmer: str
 def mark(text: str, query_terms: AbstractSet[str], stemmer: str) -> tuple[str, list[str]]:
     """``text`` with every word whose analyzed term is a query term wrapped in `MARK`, and those
     words (lower-case, first occurrence order)."""
-    stem = _stemmer(stemmer).stemWord
+    stem = stemmer_for(stemmer).stemWord
     found: dict[str, None] = {}
 
     def one(m: re.Match[str]) -> str:
         word = m.group(0)
         low = word.lower()
-        if low in _STOPWORD_SET or stem(low) not in query_terms:
+        if low in STOPWORD_SET or stem(low) not in query_terms:
             return word
         found[low] = None
         return f"{MARK}{word}{MARK}"
 
-    return _TOKEN.sub(one, text), list(found)
+    return TOKEN.sub(one, text), list(found)

@@ -17,6 +17,8 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.service.guards.access import AdminMiddleware, AuthMiddleware
+from openxiv.service.guards.body import RequestGuardMiddleware
 from openxiv.service.holder import IndexHolder, reload_triggers
 from openxiv.service.http import (
     routes_agent,
@@ -29,9 +31,7 @@ from openxiv.service.http import (
     routes_v1,
 )
 from openxiv.service.http.docs_pages import install_docs
-from openxiv.service.http.errors import CatchAllMiddleware, install_handlers
-from openxiv.service.http.guard import RequestGuardMiddleware
-from openxiv.service.http.security import AdminMiddleware, AuthMiddleware
+from openxiv.service.http.errors import CatchAllMiddleware, install_handlers, refuse
 from openxiv.service.launch import LOOPBACK_NAMES
 
 __all__ = ["app_from_env", "create_app", "serve_concurrency"]
@@ -94,7 +94,10 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     app.include_router(routes_ui.router)  # the web page at /ui; GET / redirects there
     # Middleware added last runs first: catch-all, admin guard, search token, then body/text checks.
     app.add_middleware(
-        RequestGuardMiddleware, max_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout
+        RequestGuardMiddleware,
+        max_bytes=settings.max_body_bytes,
+        body_timeout=settings.body_timeout,
+        refuse=refuse,
     )
     if settings.api_token:
         app.add_middleware(AuthMiddleware, token=settings.api_token)

@@ -17,7 +17,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
 from fastapi.responses import HTMLResponse, Response
 
-from openxiv.service.http.security import DOCS_ASSETS
+from openxiv.service.guards.access import DOCS_ASSETS
 
 __all__ = ["ASSETS", "ASSET_PREFIX", "install_docs"]
 

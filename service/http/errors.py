@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,16 +22,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from openxiv.service.errors import ApiError
+from openxiv.service.guards.asgi import ASGIApp, Message, Receive, Scope, Send, send_error
 
-__all__ = ["CatchAllMiddleware", "error_response", "install_handlers", "send_error"]
+__all__ = ["CatchAllMiddleware", "error_response", "install_handlers", "refuse"]
 
 log = logging.getLogger("openxiv.service")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def error_response(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -95,12 +90,20 @@ def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
 
 
-async def send_error(send: Send, status: int, detail: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    """Answer ``{"status": "error", "detail": ...}`` from ASGI middleware (no Request object there)."""
-    body = json.dumps({"status": "error", "detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+async def refuse(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
+    """The JSON error, or on a web-page path (``/ui``) of the web app the error page, as routes do (the
+    HTTP front's refusal for `openxiv.service.guards.body.RequestGuardMiddleware`)."""
+    from openxiv.service.guards.access import is_ui_path
+
+    if is_ui_path(scope.get("path", "")) and "app" in scope and hasattr(scope["app"].state, "holder"):
+        from starlette.requests import Request
+
+        from openxiv.service.http.ui_render import render
+
+        page = render(Request(scope), "error.html", status=status, error=detail, title="Bad request")
+        await page(scope, receive, send)
+        return
+    await send_error(send, status, detail)
 
 
 class CatchAllMiddleware:

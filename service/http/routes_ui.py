@@ -7,7 +7,7 @@ checks (`params`), so the page and the API never disagree; a bad value shows the
 the page with a 4xx and the form kept as typed. Parameters are read as text, never validated by
 FastAPI, so no value can turn into a JSON error or a 500.
 
-When the server has a token, the page needs it too: `openxiv.service.http.security` sends a browser
+When the server has a token, the page needs it too: `openxiv.service.guards.access` sends a browser
 without it to ``/ui/login``, whose form sets a cookie (see there). ``POST /`` stays the DeepXiv search.
 """
 
@@ -26,9 +26,9 @@ from openxiv.corpus.records import Paper, Section
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS
 from openxiv.corpus.text import paper_tldr
 from openxiv.service.errors import ApiError, BadRequest
+from openxiv.service.guards.access import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.http import routes_ui_reports
 from openxiv.service.http.helpers import holder_of, settings_of
-from openxiv.service.http.security import UI_COOKIE, is_ui_path, ui_cookie_value
 from openxiv.service.http.ui_refs import expand_urls, expand_view
 from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries

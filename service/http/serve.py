@@ -46,7 +46,7 @@ def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     limit_threads(settings)
     import uvicorn
 
-    from openxiv.service.http.protocol import protocol_class
+    from openxiv.service.guards.headers import protocol_class
 
     root = settings.index_root
     snapshot = check_index(root)

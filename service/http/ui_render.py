@@ -20,8 +20,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
-from openxiv.indexer.engine.sparse import analyze
-from openxiv.service.http.security import UI_COOKIE
+from openxiv.indexer.analyzer import analyze
+from openxiv.service.guards.access import UI_COOKIE
 
 __all__ = ["EXCERPT_CHARS", "PAGE_HEADERS", "excerpt", "highlight", "paragraphs", "render", "stylesheet"]
 
@@ -77,7 +77,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
 def _matches(text: str, query: str, language: str) -> list[tuple[int, int]]:
     """Spans of the words of ``text`` that share a stem with a query term.
 
-    Query terms come from the index's own analyzer (`indexer.sparse.analyze`: its words, stop words
+    Query terms come from the index's own analyzer (`openxiv.indexer.analyzer.analyze`: its words, stop words
     removed, stemmed in the index's language), the one that ranked the hit and chose its evidence,
     so ``networks`` marks ``network`` as the ranker matched it."""
     wanted = set(analyze([query], language)[0])

@@ -27,8 +27,8 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp
 
+from openxiv.service.guards.access import AuthMiddleware
 from openxiv.service.holder import reload_triggers
-from openxiv.service.http.security import AuthMiddleware
 from openxiv.service.library import Library
 from openxiv.service.mcp.arguments import Authors, Categories, CheckedServer, DateFrom, DateTo, Offset, Size
 from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from openxiv.service.http.security import AuthMiddleware
+from openxiv.service.guards.access import AuthMiddleware
 from openxiv.service.library import Library
 from openxiv.service.mcp.server import MCP_PATH, serving
 

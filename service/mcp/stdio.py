@@ -29,7 +29,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from openxiv.service.http.guard import lone_surrogate_at
+from openxiv.service.guards.body import lone_surrogate_at
 
 __all__ = ["run_stdio", "screen_line"]
 

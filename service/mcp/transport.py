@@ -1,8 +1,8 @@
 """What ``openxiv mcp --transport http`` puts in front of the SDK's streamable HTTP app.
 
 - **Read deadlines**, as `openxiv serve` has them: the same uvicorn protocol
-  (`openxiv.service.http.protocol`: headers within ``OPENXIV_HEADER_TIMEOUT``, else 408 and close,
-  and 431 past the header size limit) and the same ASGI guard (`openxiv.service.http.guard`: the body
+  (`openxiv.service.guards.headers`: headers within ``OPENXIV_HEADER_TIMEOUT``, else 408 and close,
+  and 431 past the header size limit) and the same ASGI guard (`openxiv.service.guards.body`: the body
   within ``OPENXIV_BODY_TIMEOUT``, its size, text that is text). A trickling client holds no socket
   for long.
 - **Session policy** (`SessionLimit`): at most ``OPENXIV_MCP_MAX_SESSIONS`` sessions are open. A new
@@ -23,8 +23,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.service.http.errors import ASGIApp, Message, Receive, Scope, Send
-from openxiv.service.http.guard import RequestGuardMiddleware
+from openxiv.service.guards.asgi import ASGIApp, Message, Receive, Scope, Send
+from openxiv.service.guards.body import RequestGuardMiddleware
 
 __all__ = ["SessionLimit", "guarded", "uvicorn_options"]
 
@@ -92,6 +92,6 @@ def guarded(app: ASGIApp, settings: Settings) -> ASGIApp:
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """The uvicorn protocol that enforces the header deadline and size, as for `openxiv serve`."""
-    from openxiv.service.http.protocol import protocol_class
+    from openxiv.service.guards.headers import protocol_class
 
     return {"http": protocol_class(settings.http_parser), "timeout_graceful_shutdown": 5}

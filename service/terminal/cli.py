@@ -26,7 +26,7 @@ from openxiv.corpus.settings.options import emit_json, index_option, json_option
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.launch import check_index
 
-__all__ = ["filter_options", "paper", "search", "wrap_lines"]
+__all__ = ["filter_options", "open_library", "paper", "results_table", "search", "wrap_lines"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -69,7 +69,7 @@ def filter_options(command: F) -> F:
 
 
 @contextmanager
-def _library(settings: Settings) -> Iterator[Any]:
+def open_library(settings: Settings) -> Iterator[Any]:
     """The snapshot ``CURRENT`` names, open for the duration; API errors become CLI errors."""
     from openxiv.service.library import Library  # loads FastAPI and the index code: only when run
 
@@ -121,7 +121,7 @@ def wrap_lines(text: str, width: int | None) -> str:
     return "\n".join(out)
 
 
-def _table(response: Any, offset: int, width: int) -> str:
+def results_table(response: Any, offset: int, width: int) -> str:
     """Rank, id, date, score and title per hit (titles cut to the terminal width)."""
     rows = [
         (str(offset + i), h.arxiv_id, h.date or "", f"{h.score:.4f}", " ".join((h.title or "").split()))
@@ -179,7 +179,7 @@ def search(
     from openxiv.service.readable import search_text
     from openxiv.service.search import search_json
 
-    with _library(settings) as library:
+    with open_library(settings) as library:
         response = library.search(
             query,
             top_k=top_k,
@@ -197,7 +197,7 @@ def search(
     else:
         shown = f"{offset + 1}-{offset + len(response.result)}"
         click.echo(f"{response.total_count} papers match; showing {shown} (snapshot {snapshot})")
-        click.echo(_table(response, offset, _width() or shutil.get_terminal_size().columns))
+        click.echo(results_table(response, offset, _width() or shutil.get_terminal_size().columns))
         for w in response.warnings or []:
             click.echo(f"Note: {w}", err=True)
 
@@ -252,7 +252,7 @@ def paper(
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other; give one")
     if find_query is not None:
-        with _library(settings) as library:
+        with open_library(settings) as library:
             found = library.find(arxiv_id, find_query, top_k)
         if json_out is not None:
             emit_json(json.loads(found.model_dump_json()), json_out)
@@ -269,7 +269,7 @@ def paper(
         "references": lambda r: references_text(r) + "\n",
         "cited_by": lambda r: cited_by_text(r) + "\n",
     }
-    with _library(settings) as library:
+    with open_library(settings) as library:
         if kind in ("references", "cited_by"):
             out = library.references(kind, arxiv_id)
         else:

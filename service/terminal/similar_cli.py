@@ -15,7 +15,7 @@ import click
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
-from openxiv.service.terminal.cli import _library, _table, filter_options
+from openxiv.service.terminal.cli import filter_options, open_library, results_table
 
 __all__ = ["similar"]
 
@@ -48,7 +48,7 @@ def similar(
     from openxiv.service.readable import search_text
     from openxiv.service.search import search_json
 
-    with _library(settings) as library:
+    with open_library(settings) as library:
         response = library.similar(
             list(arxiv_ids), top_k=top_k, offset=offset, filters=FilterParams(**filter_args)
         )
@@ -61,4 +61,4 @@ def similar(
     else:
         shown = f"{offset + 1}-{offset + len(response.result)}"
         click.echo(f"{response.total_count} papers ranked {label}; showing {shown} (snapshot {snapshot})")
-        click.echo(_table(response, offset, shutil.get_terminal_size().columns))
+        click.echo(results_table(response, offset, shutil.get_terminal_size().columns))

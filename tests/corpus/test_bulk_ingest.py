@@ -26,7 +26,7 @@ import pytest
 
 from openxiv.corpus import ingest as ingest_module
 from openxiv.corpus.bulkload import deferred_indexes
-from openxiv.corpus.readers import _jsonl, read_path
+from openxiv.corpus.readers import jsonl, read_path
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.schema import UNINDEXED, Base
 from openxiv.corpus.settings.model import Settings
@@ -325,7 +325,7 @@ def test_lines_of_gzip_members_padding_and_long_lines_are_gzip_s(
     between them, lines over the limit (mid-file, and last without a line break) reported alone,
     in gzipped and plain files; data after a member that is not one is "not a gzipped file"."""
     limit = 3000
-    monkeypatch.setattr(_jsonl, "MAX_LINE_BYTES", limit)
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", limit)
     lines = [line.encode() for line in head(_astro(listing_files), 400)]
     assert max(map(len, lines)) > limit > min(map(len, lines))
     body = b"".join(lines)
@@ -338,7 +338,7 @@ def test_lines_of_gzip_members_padding_and_long_lines_are_gzip_s(
         path = tmp_path / name
         path.write_bytes(data)
         with path.open("rb") as raw:
-            got = list(_jsonl._lines(_jsonl._blocks(raw)))
+            got = list(jsonl._lines(jsonl._blocks(raw)))
         assert got == _reference_lines(path, limit), name
         assert None in got
     items = list(read_path(tmp_path / "members.jsonl.gz", format="listing"))

@@ -8,9 +8,9 @@ import sqlite3
 from live_index import BuiltIndex
 
 from openxiv.indexer import layout
-from openxiv.indexer.building.references import ReferenceTable
 from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.snapshot import current_snapshot, verify_snapshot
+from openxiv.indexer.tables.references import ReferenceTable
 
 
 def test_the_build_writes_references_and_their_inverse(refs_index: BuiltIndex) -> None:

@@ -12,10 +12,10 @@ import pytest
 from live_index import listing_texts
 
 from openxiv.corpus.readers import read_path
+from openxiv.indexer.analyzer import analyze
 from openxiv.indexer.building.corpusrows import meta_rows, paper_rows, passage_papers, passage_texts
 from openxiv.indexer.building.terms import LIMIT, TermIds, WordTerms
 from openxiv.indexer.engine.meta import PaperMeta
-from openxiv.indexer.engine.sparse import analyze
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -16,9 +16,9 @@ from small_index import copy_without_part
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.text import split_sentences
 from openxiv.indexer import layout
-from openxiv.indexer.building.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
+from openxiv.indexer.tables.sentences import INFO_FILE, SENT_PTR_FILE, SentenceTable
 from openxiv.service.search import run_search
 from openxiv.service.spec import SearchSpec
 

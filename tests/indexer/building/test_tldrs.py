@@ -14,8 +14,8 @@ from small_index import copy_without_part
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.text import paper_tldr
 from openxiv.indexer import layout
-from openxiv.indexer.building.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
 from openxiv.indexer.snapshot import BadIndexError, open_index, verify_snapshot
+from openxiv.indexer.tables.tldrs import INFO_FILE, OFFSETS_FILE, TldrTable
 from openxiv.service.search import run_search
 from openxiv.service.spec import SearchSpec
 

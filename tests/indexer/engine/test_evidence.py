@@ -8,8 +8,8 @@ import numpy as np
 
 from openxiv.corpus.text import split_sentences
 from openxiv.indexer import layout
+from openxiv.indexer.analyzer import analyze
 from openxiv.indexer.engine import evidence
-from openxiv.indexer.engine.sparse import analyze
 from openxiv.indexer.manifest import Manifest
 from openxiv.service.search import sentence_with_context
 
@@ -100,7 +100,7 @@ def test_analyze_is_the_build_tokenizer(sparse_index: Any) -> None:
     import bm25s
     import Stemmer
 
-    from openxiv.indexer.engine.sparse import STOPWORDS
+    from openxiv.indexer.analyzer import STOPWORDS
 
     texts = [f"{d.title}. {d.abstract}" for d in list(sparse_index.store.iter_papers())[::3]]
     texts += ["", "the of and", "Über naïve 3D x y2 e.g. C++ state-of-the-art", "ΛCDM H₀ tension"]

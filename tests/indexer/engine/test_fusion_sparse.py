@@ -166,7 +166,7 @@ def test_vectorised_build_equals_bm25s_build() -> None:
     import Stemmer
 
     from openxiv.evaluator.shared import SharedData
-    from openxiv.indexer.engine.sparse import _VectorisedBM25
+    from openxiv.indexer.engine.sparse import VectorisedBM25
 
     path = SharedData.default().listing("astro")
     if not path.exists():
@@ -179,7 +179,7 @@ def test_vectorised_build_equals_bm25s_build() -> None:
     tokens = bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False)
     ref = bm25s.BM25(k1=1.2, b=0.75)
     ref.index(tokens, show_progress=False)
-    ours = _VectorisedBM25(k1=1.2, b=0.75)
+    ours = VectorisedBM25(k1=1.2, b=0.75)
     ours.index(tokens, show_progress=False)
     assert ours.vocab_dict == ref.vocab_dict
     np.testing.assert_array_equal(ours.scores["indices"], ref.scores["indices"])

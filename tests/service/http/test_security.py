@@ -257,7 +257,7 @@ def test_a_request_slower_than_the_header_deadline_is_answered(impatient_server:
 def test_oversized_headers_are_431_and_closed(impatient_server: LiveServer) -> None:
     """httptools has no header size limit of its own (a client could grow one header without end) and
     h11's answered 400: both parsers answer 431 past `HEADER_LIMIT`, also when the headers trickle in."""
-    HEADER_LIMIT = 16 * 1024  # openxiv.service.http.protocol.HEADER_LIMIT
+    HEADER_LIMIT = 16 * 1024  # openxiv.service.guards.headers.HEADER_LIMIT
     with _connect(impatient_server) as sock:
         sock.sendall(
             b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (HEADER_LIMIT + 10) + b"\r\n\r\n"

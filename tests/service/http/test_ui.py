@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from live_index import SHARED, BuiltIndex
 
+from openxiv.service.guards.access import UI_COOKIE
 from openxiv.service.http.app import create_app
-from openxiv.service.http.security import UI_COOKIE
 from openxiv.service.http.ui_render import excerpt, highlight
 
 TOKEN = "s3cret-ui-token"

@@ -25,7 +25,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from openxiv.service.http.errors import ASGIApp, Receive, Scope, Send, send_error
+from openxiv.service.guards.asgi import ASGIApp, Receive, Scope, Send, send_error
 from openxiv.service.launch import LOOPBACK_NAMES
 
 __all__ = [

@@ -6,14 +6,16 @@ One ASGI middleware for all routes (GET and POST), so no route has to remember t
   while streaming a chunked body);
 - a body that does not arrive within ``body_timeout`` seconds is refused with 408: a client that
   trickles its body cannot hold a worker (the header read timeout is the server's, see
-  `openxiv.service.http.protocol`);
+  `openxiv.service.guards.headers`);
 - a query-string parameter whose percent-encoded bytes are not UTF-8 is a 400 naming it (Starlette
   would silently turn them into U+FFFD);
 - a JSON string with a lone UTF-16 surrogate (``"\\ud800"``, valid JSON, not valid text) is a 400
   naming where it is (``query[1]``). Such a string cannot be encoded, so it would otherwise fail deep
   in the tokenizer or in the response serialiser as a 500.
 
-The body is read once and replayed to the app, so routes parse it as usual.
+The body is read once and replayed to the app, so routes parse it as usual. A bad query string is
+answered by the front's ``refuse`` (the JSON error by default; the HTTP front's web page shows its
+error page there, `openxiv.service.http.errors.refuse`).
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from openxiv.service.http.errors import ASGIApp, Message, Receive, Scope, Send, send_error
+from openxiv.service.guards.asgi import ASGIApp, Message, Receive, Scope, Send, send_error
 
-__all__ = ["RequestGuardMiddleware", "lone_surrogate_at", "refuse", "undecodable_parameter"]
+__all__ = ["Refusal", "RequestGuardMiddleware", "lone_surrogate_at", "refuse_json", "undecodable_parameter"]
 
 _BODYLESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -77,26 +80,23 @@ def undecodable_parameter(query_string: bytes) -> str | None:
     return None
 
 
-async def refuse(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
-    """The JSON error, or on a web-page path (``/ui``) of the web app the error page, as routes do."""
-    from openxiv.service.http.security import is_ui_path
+Refusal = Callable[[Scope, Receive, Send, int, str], Awaitable[None]]
+"""How a front answers a refused request: ``(scope, receive, send, status, detail)``."""
 
-    if is_ui_path(scope.get("path", "")) and "app" in scope and hasattr(scope["app"].state, "holder"):
-        from starlette.requests import Request
 
-        from openxiv.service.http.ui_render import render
-
-        page = render(Request(scope), "error.html", status=status, error=detail, title="Bad request")
-        await page(scope, receive, send)
-        return
+async def refuse_json(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
+    """The JSON error (`openxiv.service.guards.asgi.send_error`)."""
     await send_error(send, status, detail)
 
 
 class RequestGuardMiddleware:
-    def __init__(self, app: ASGIApp, max_bytes: int, body_timeout: float) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, body_timeout: float, refuse: Refusal = refuse_json
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.body_timeout = body_timeout
+        self.refuse = refuse
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -105,7 +105,7 @@ class RequestGuardMiddleware:
         bad = undecodable_parameter(scope.get("query_string", b""))
         if bad is not None:
             message = f"{bad}: not valid UTF-8 (percent-encode the text as UTF-8)"
-            await refuse(scope, receive, send, 400, message)
+            await self.refuse(scope, receive, send, 400, message)
             return
         for key, value in scope.get("headers", ()):
             if key == b"content-length":

@@ -5,7 +5,7 @@ connection that never sends anything after connecting, or that trickles its head
 is held forever: 600 such connections hold 600 sockets and file descriptors indefinitely. These
 subclasses give every request ``Settings.header_timeout`` seconds, from the connection (or from its
 first byte after a keep-alive response) to the end of its headers; then it answers 408 and closes.
-The body has its own limit in the ASGI layer (`openxiv.service.http.guard`).
+The body has its own limit in the ASGI layer (`openxiv.service.guards.body`).
 
 Two parsers carry the same guard: `TimedHttpToolsProtocol` (httptools, llhttp's C parser: the
 default, less CPU per request) and `TimedH11Protocol` (h11, pure Python). ``Settings.http_parser``
