@@ -31,10 +31,9 @@ import numpy as np
 import Stemmer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.data import SharedData
 from harness.report import load_average, write_section
 from harness.timing import percentile
-
-from openxiv.evaluator.shared import SharedData
 
 GOLD = ("topic_queries_dev.jsonl", "topic_queries_more_dev.jsonl")
 STOP = set(bm25s.stopwords.STOPWORDS_EN)

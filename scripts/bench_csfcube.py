@@ -38,8 +38,9 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from harness.data import SharedData
+
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.data import SharedData
 from harness.report import write_section
 from harness.timing import PeakRSS, percentile
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
 
 MODES = ("bm25_papers", "bm25_passages", "bm25", "dense_papers", "dense_passages", "dense", "rrf", "weighted")
 

@@ -23,12 +23,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from harness.data import SharedData
 from harness.report import load_average, write_section
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
 
 COMMAND = ".venv/bin/python scripts/bench_ingest.py"
 

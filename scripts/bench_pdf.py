@@ -28,12 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.data import SharedData
 from harness.report import write_section
 
 from openxiv.corpus.extras import import_pymupdf
 from openxiv.corpus.readers.pdf import TEXT_FLAGS, read_pdf
 from openxiv.corpus.records import PaperRecord
-from openxiv.evaluator.shared import SharedData
 
 COMMAND = ".venv/bin/python scripts/bench_pdf.py"
 pymupdf = import_pymupdf()  # as read_pdf imports it: without pymupdf.layout

@@ -25,9 +25,10 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from harness.data import SharedData
+
 from openxiv.corpus.settings.model import Settings, repo_root
 from openxiv.evaluator.ranked import score_query
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.engine.query_kind import QueryKindConfig
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.snapshot import open_index

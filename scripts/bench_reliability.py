@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http"))  # fuzz_api.py
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
 from fuzz_api import fuzz
+from harness.data import SharedData
 from harness.reliability_kill import concurrent_builds, kill_builds, kill_ingest
 from harness.reliability_mcp import (
     McpServer,
@@ -60,8 +61,6 @@ from harness.reliability_mcp import (
 from harness.reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
 from harness.report import BENCH_DIR, write_section
 from harness.server import OPENXIV, Server, env
-
-from openxiv.evaluator.shared import SharedData
 
 PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent", "mcp", "input")
 

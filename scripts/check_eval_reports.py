@@ -37,9 +37,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from click.testing import CliRunner
+from harness.data import SharedData
 
 from openxiv.evaluator.cli import eval_group
-from openxiv.evaluator.shared import SharedData
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.synthetic import make_data, make_ranked

@@ -36,10 +36,9 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.data import load_queries
+from harness.data import SharedData, load_queries
 
 from openxiv.corpus.settings.model import get_settings, shared_dir
-from openxiv.evaluator.shared import SharedData
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import build_filters
 from openxiv.service.search import deepxiv_search, search_json

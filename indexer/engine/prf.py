@@ -52,6 +52,8 @@ from openxiv.indexer.engine.topk import top_k_rows
 __all__ = [
     "FeedbackConfig",
     "confident",
+    "confident_head",
+    "confident_top",
     "expand",
     "feedback_list",
     "keep_head",
@@ -123,6 +125,25 @@ def confident_top(top: np.ndarray, ratio: float) -> bool:
     if ratio <= 1.0:
         return True
     return top.size == 10 and float(top[0]) >= ratio * float(top[9])
+
+
+def confident_head(
+    config: FeedbackConfig,
+    query: str,
+    top: tuple[np.ndarray, np.ndarray],
+    passages: PassageIndex | None = None,
+    passage_scores: np.ndarray | None = None,
+) -> int:
+    """``config.head`` when the first pass is confident, else 0: its best BM25 score stands out
+    (paper text or passage; ``top``: its best 10 rows and scores, `openxiv.indexer.engine.first_pass`),
+    or the best paper's best passage holds the query's words (``passage_scores`` over ``passages``,
+    when the passage side ran; `passage_coverage`)."""
+    if confident_top(top[1], config.gate):
+        return config.head
+    if passages is None or passage_scores is None or not top[0].size:
+        return 0
+    covered = passage_coverage(passages, int(top[0][0]), passage_scores, query)
+    return config.head if covered >= config.coverage else 0
 
 
 def expand(

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from openxiv.evaluator.shared import SharedData
+from harness.data import SharedData
 
 LISTING = "listing-astro-2504-2606.jsonl.gz"
 """The shared listing whose first lines open each hostile file (real records before the flood)."""
