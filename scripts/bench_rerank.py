@@ -93,15 +93,16 @@ def main() -> None:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--depths", type=int, nargs="+", default=[100, 200])
     ap.add_argument("--known", type=int, default=120, help="known-item queries (every n-th of 600)")
-    ap.add_argument("--topics", type=int, default=0, help="only the first N topic queries (a smoke run)")
+    ap.add_argument("--every", type=int, default=1, help="every n-th topic query (a shorter run)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     settings = Settings.from_env()
     gold = SharedData.default().gold()
     topics = [q for f in TOPIC_FILES for q in load_jsonl(gold / f)]
-    topics = topics[: args.topics] if args.topics else topics
+    topics = topics[:: args.every]
     known_all = load_jsonl(gold / KNOWN_ITEM_FILE)
-    known = known_all[:: max(1, len(known_all) // args.known)][: args.known]
+    step = max(1, len(known_all) // args.known)  # lines come in pairs (exact, keywords) per paper
+    known = [q for i, q in enumerate(known_all) if (i // 2) % (step // 2 or 1) == 0][: args.known]
     reranker = resolve_reranker(settings.rerank)
     assert reranker is not None, "OPENXIV_RERANK=none: nothing to measure"
     load0 = load_average()
@@ -125,8 +126,8 @@ def main() -> None:
         for kind in ("exact", "keywords"):
             sub = [q for q in known if q["kind"] == kind]
             by = {r["qid"]: order(r, kd, key)[:10] for r in krows if r["qid"] in {q["qid"] for q in sub}}
-            m = evaluate(sub, by, (1, 10))
-            cells += [f"{m['mrr@10']:.3f}", f"{m['success@1']:.3f}", f"{m['success@10']:.3f}"]
+            m = evaluate(sub, by, (1, 10)) if sub else {}
+            cells += [f"{m.get(k, float('nan')):.3f}" for k in ("mrr@10", "success@1", "success@10")]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lat = ["", "| stage | places | p50 ms | p95 ms |", "|---|---:|---:|---:|"]
     for cut in sorted({c for r in trows for c in r["ms"]}):
@@ -138,9 +139,10 @@ def main() -> None:
         [
             "Written by `scripts/bench_rerank.py --index data/index --depths "
             + " ".join(map(str, args.depths))
-            + f" --known {args.known}` on the whole shared corpus; cross-encoder `{reranker.name}` "
+            + f" --known {args.known} --every {args.every}` on the whole shared corpus; cross-encoder `{reranker.name}` "
             f"(`{reranker.fingerprint}`). Topic: {len(topics)} dev queries; known items: {len(known)} of "
-            f"{len(known_all)} dev queries (every {max(1, len(known_all) // args.known)}th), both kinds.",
+            f"{len(known_all)} dev queries (both kinds of every {step // 2 or 1}th paper); topic queries: every "
+            f"{args.every}th of the {len(TOPIC_FILES)} dev files' queries.",
             "",
             *lines,
             *lat,
