@@ -145,11 +145,15 @@ class SearchBackend(Protocol):
         offset: int = 0,
         filters: SearchFilters | None = None,
         deadline: float | None = None,
+        negative_ids: tuple[str, ...] = (),
+        toward: str | None = None,
     ) -> SearchResult:
         """Papers nearest to the seeds' own stored vectors (their mean, re-normalised, for several),
         the seeds left out, ``filters`` applied before the cut; ``total_count`` is every paper passing
-        the filters but the seeds. `NoVectors` without paper vectors, `UnknownPapers` for a seed the
-        snapshot lacks."""
+        the filters but the seeds (and negatives). ``toward`` (a text, encoded as a query) steers the
+        direction toward it; ``negative_ids`` push it away from those papers (Rocchio) and are left
+        out too (`openxiv.indexer.engine.similar`). `NoVectors` without paper vectors, `UnknownPapers`
+        for a seed or negative the snapshot lacks."""
         ...
 
     def info(self) -> dict[str, Any]:

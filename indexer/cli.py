@@ -224,6 +224,17 @@ def info(ctx: click.Context, settings: Settings, index_arg: Path | None, json_ou
     )
 
 
+def _cutoff_line(m: Manifest) -> list[str]:
+    """The ``--until`` cutoff as the build printed it (what ``--json`` and ``/v1/index`` show)."""
+    cut = m.corpus.cutoff
+    if cut is None:
+        return []
+    return [
+        f"until        {cut.until} (left out: {cut.removed_later:,} submitted later, "
+        f"{cut.removed_undated:,} without a date)"
+    ]
+
+
 def _human(m: Manifest, path: Path, others: list[str]) -> str:
     c, emb, bm, fu, b = m.counts, m.embedding, m.bm25, m.fusion, m.build
     lines = [
@@ -231,6 +242,7 @@ def _human(m: Manifest, path: Path, others: list[str]) -> str:
         f"created      {m.created_at}  format v{m.format_version}",
         f"corpus       {(m.corpus.fingerprint or '')[:16]}…  from {m.source_db}",
         f"papers       {c.papers:,} ({m.corpus.papers_with_fulltext or 0:,} with full text)",
+        *_cutoff_line(m),
         f"passages     {c.passages:,}",
         f"vectors      {c.paper_vectors:,} paper, {c.passage_vectors:,} passage",
     ]

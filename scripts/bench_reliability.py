@@ -39,7 +39,6 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "service" / "http"))  # fuzz_api.py
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # live_index.py
 from fuzz_api import fuzz
-from harness.data import SharedData
+from harness.data import SharedData, small_corpus
 from harness.reliability_kill import concurrent_builds, kill_builds, kill_ingest
 from harness.reliability_mcp import (
     McpServer,
@@ -60,33 +59,9 @@ from harness.reliability_mcp import (
 )
 from harness.reliability_probes import load_during_rebuilds, probe_hostile, probe_slow
 from harness.report import BENCH_DIR, write_section
-from harness.server import OPENXIV, Server, env
+from harness.server import Server
 
 PROBES = ("fuzz", "load", "hostile", "slow", "kill", "concurrent", "mcp", "input")
-
-
-def _head(src: Path, dest: Path, n: int) -> Path:
-    with gzip.open(src, "rt", encoding="utf-8") as fin, dest.open("w", encoding="utf-8") as fout:
-        fout.writelines(itertools.islice(fin, n))
-    return dest
-
-
-def small_corpus(work: Path, papers: int, plaintext: int) -> tuple[Path, Path, Path]:
-    """(db, index root, embedding cache) of a small real corpus under ``work``, built once."""
-    shared = SharedData.default()
-    db, root, cache = work / "corpus.sqlite", work / "index", work / "embcache.sqlite"
-    if not db.exists():
-        (work / "input").mkdir(parents=True, exist_ok=True)
-        inputs = [
-            _head(shared.listing("cs"), work / "input" / f"listing-cs-{papers}.jsonl", papers),
-            _head(shared.plaintext, work / "input" / f"plaintext-{plaintext}.jsonl", plaintext),
-        ]
-        cmd = [OPENXIV, "ingest", "--db", str(db), "--no-progress", *map(str, inputs)]
-        subprocess.run(cmd, env=env(), check=True)
-    if not (root / "CURRENT").exists():
-        cmd = [OPENXIV, "index", "build", "--db", str(db), "--index", str(root), "--embed", "papers"]
-        subprocess.run([*cmd, "--cache", str(cache), "--no-progress"], env=env(), check=True)
-    return db, root, cache
 
 
 def names(n: int) -> tuple[list[str], list[str]]:

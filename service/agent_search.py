@@ -7,7 +7,12 @@ one search round: the sources are the hybrid search's top ``top_k`` papers, and 
 - without an LLM (``OPENXIV_ANSWER_BASE_URL`` unset): a readable list of the sources, each with the
   passage that matched (`openxiv.service.agent_answer.source_list`), cut to ``max_answer_tokens``;
 - with one: a short answer from the OpenAI-compatible endpoint, citing the sources by arXiv id
-  (`openxiv.service.llm`).
+  (`openxiv.service.llm`); when the search found nothing, no LLM is asked and the answer says so.
+
+The search takes a compute slot (a worker thread, `serve_concurrency`); the LLM call is awaited in the
+event loop outside it, one of at most ``answer_concurrency`` at once (``slots``), so agent searches
+waiting on a slow LLM never delay `POST /search`, and cancelling the caller (a client that
+disconnected) cancels the call.
 
 `events` yields the stream's events in order (``start``, ``tool_call``/``tool_result`` when
 ``verbose``, ``sources``, ``answer_start``, ``answer_delta``s or one ``answer``, ``done``; a
@@ -20,9 +25,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any, Literal
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from openxiv.corpus.settings.model import Settings
@@ -31,7 +39,7 @@ from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
 from openxiv.service.models import Hit
-from openxiv.service.params import check_queries
+from openxiv.service.params import DEFAULT_TOP_K, check_queries
 from openxiv.service.search import deepxiv_search
 from openxiv.service.spec import SearchSpec
 
@@ -60,12 +68,22 @@ class AgentSearchRequest(BaseModel):
         True, description="Stream only: the answer as answer_delta events (false: one answer event)."
     )
     max_answer_tokens: int = Field(4096, ge=256, le=16384, description="Cap on the answer's length.")
-    top_k: int = Field(10, ge=1, le=TOP_K_MAX, description=f"Sources to retrieve, 1-{TOP_K_MAX}.")
+    top_k: int | None = Field(
+        DEFAULT_TOP_K,
+        ge=1,
+        le=TOP_K_MAX,
+        description=f"Sources to retrieve, 1-{TOP_K_MAX} (null: {DEFAULT_TOP_K}).",
+    )
     language: str | None = Field(default=None, max_length=40, description="Answer language (LLM only).")
     use_fine_rerank: bool | None = Field(
         default=None,
         description="Reorder the first papers with the cross-encoder before picking the sources.",
     )
+
+
+def _k(req: AgentSearchRequest) -> int:
+    """The request's ``top_k`` (``null`` is the default, as `check` sets it)."""
+    return req.top_k if req.top_k is not None else DEFAULT_TOP_K
 
 
 def _source(hit: Hit) -> dict[str, Any]:
@@ -90,29 +108,42 @@ def _warnings(req: AgentSearchRequest, endpoint: ChatEndpoint | None) -> list[st
     return out
 
 
-def _answer_events(
-    req: AgentSearchRequest, hits: list[Hit], total: int, endpoint: ChatEndpoint | None, stream: bool
-) -> Iterator[Event | Completion]:
-    """The answer as pieces (``answer_delta`` events), then its `Completion`; the LLM is asked to
-    stream only when the client streams the answer."""
-    if endpoint is None:
+async def _answer_events(
+    req: AgentSearchRequest,
+    hits: list[Hit],
+    total: int,
+    endpoint: ChatEndpoint | None,
+    slots: anyio.Semaphore,
+    stream: bool,
+) -> AsyncIterator[Event | Completion]:
+    """The answer as pieces (``answer_delta`` events), then its `Completion`; the LLM is asked only
+    when there are sources, within one of ``slots``, and to stream only when the client streams."""
+    if endpoint is None or not hits:
         pieces, truncated = source_list(req.query, hits, total, req.max_answer_tokens)
-        yield from ({"event": "answer_delta", "text": p} for p in pieces)
+        for p in pieces:
+            yield {"event": "answer_delta", "text": p}
         yield Completion("".join(pieces), truncated)
         return
     messages = llm_messages(req.query, hits, req.language)
-    if not stream:
-        yield endpoint.complete(messages, req.max_answer_tokens)
-        return
-    for item in endpoint.stream(messages, req.max_answer_tokens):
-        yield item if isinstance(item, Completion) else {"event": "answer_delta", "text": item}
+    async with slots:
+        if not stream:
+            yield await endpoint.complete(messages, req.max_answer_tokens)
+            return
+        async for item in endpoint.stream(messages, req.max_answer_tokens):
+            yield item if isinstance(item, Completion) else {"event": "answer_delta", "text": item}
 
 
-def events(
-    holder: IndexHolder, settings: Settings, req: AgentSearchRequest, *, stream_answer: bool
-) -> Iterator[Event]:
+async def events(
+    holder: IndexHolder,
+    settings: Settings,
+    req: AgentSearchRequest,
+    slots: anyio.Semaphore,
+    *,
+    stream_answer: bool,
+) -> AsyncIterator[Event]:
     """The agent search as DeepXiv's NDJSON events. ``req`` is checked by the caller (`check`);
-    whatever fails after the first event is an ``error`` event, the last one."""
+    ``slots`` bounds the answer-LLM calls in flight; whatever fails after the first event is an
+    ``error`` event, the last one."""
     t0 = time.perf_counter()
     endpoint = ChatEndpoint.from_settings(settings)
     stage = "search"
@@ -122,17 +153,22 @@ def events(
         "model": endpoint.model if endpoint else EXTRACTIVE,
         "effort": req.effort,
         "max_rounds": 1,
-        "top_k": req.top_k,
+        "top_k": _k(req),
     }
     for w in _warnings(req, endpoint):
         yield {"event": "warning", "stage": "plan", "message": w}
     try:
-        arguments = {"query": req.query, "top_k": req.top_k}
+        arguments = {"query": req.query, "top_k": _k(req)}
         if req.verbose:
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
-        spec = SearchSpec(queries=(req.query,), top_k=req.top_k, fine_rerank=bool(req.use_fine_rerank))
-        response, _ = deepxiv_search(holder, spec, settings=settings)
+        search = partial(
+            deepxiv_search,
+            holder,
+            SearchSpec(queries=(req.query,), top_k=_k(req), fine_rerank=bool(req.use_fine_rerank)),
+            settings=settings,
+        )
+        response, _ = await anyio.to_thread.run_sync(search)  # a compute slot for the search only
         hits, total = response.result, response.total_count
         if req.verbose:
             yield {
@@ -144,7 +180,7 @@ def events(
         stage = "answer"
         yield {"event": "answer_start"}
         done: Completion | None = None
-        for item in _answer_events(req, hits, total, endpoint, stream_answer):
+        async for item in _answer_events(req, hits, total, endpoint, slots, stream_answer):
             if isinstance(item, Completion):
                 done = item
             elif stream_answer:
@@ -169,17 +205,20 @@ def check(settings: Settings, req: AgentSearchRequest) -> AgentSearchRequest:
     LLM's settings checked, before a stream starts."""
     query = check_queries(req.query, settings.max_query_chars)[0]
     ChatEndpoint.from_settings(settings)
-    return req.model_copy(update={"query": query})
+    top_k = req.top_k if req.top_k is not None else DEFAULT_TOP_K  # null is deepxiv-sdk's default
+    return req.model_copy(update={"query": query, "top_k": top_k})
 
 
-def answer(holder: IndexHolder, settings: Settings, req: AgentSearchRequest) -> dict[str, Any]:
+async def answer(
+    holder: IndexHolder, settings: Settings, req: AgentSearchRequest, slots: anyio.Semaphore
+) -> dict[str, Any]:
     """The blocking response: the stream's events collected; an ``error`` event is raised again as
     the `ApiError` it was (a search's 400/503, the answer LLM's 502)."""
     out: dict[str, Any] = {"status": "success", "answer": "", "sources": []}
     trace: list[Event] = []
     warnings: list[str] = []
     model = EXTRACTIVE
-    for ev in events(holder, settings, req, stream_answer=False):
+    async for ev in events(holder, settings, req, slots, stream_answer=False):
         kind = ev["event"]
         if kind == "error":
             error = ApiError(f"{ev['stage']}: {ev['message']}")

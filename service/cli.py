@@ -7,6 +7,7 @@ never load torch or FAISS.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -75,9 +76,33 @@ def cli() -> None:
     """
 
 
+def _reader_gone(exc: SystemExit) -> bool:
+    """Click's answer to a write into a closed pipe (EPIPE) is exit 1 with stdout wrapped so that its
+    last flush stays quiet; ``openxiv ... | head -1`` then means the reader had enough."""
+    return exc.code == 1 and type(sys.stdout).__name__.endswith("PacifyFlushWrapper")  # click's private class
+
+
+def _flushed() -> bool:
+    """Flush stdout; ``False`` when its reader has gone (stdout then points at /dev/null, so the
+    interpreter's own last flush stays quiet too)."""
+    try:
+        sys.stdout.flush()
+        return True
+    except (BrokenPipeError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return False
+
+
 def main(argv: list[str] | None = None) -> Any:
+    """The ``openxiv`` command. A reader that closes the pipe early (``openxiv search ... | head -1``)
+    ends it quietly with 0, as ``grep`` and ``git`` do."""
     try:
         return cli.main(args=argv, prog_name="openxiv", standalone_mode=True)
+    except SystemExit as done:
+        if _reader_gone(done) or (not _flushed() and done.code in (0, None)):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
+        raise
     except Exception as exc:
         # imported here: the settings model loads pydantic, which `openxiv --help` does not need
         from openxiv.corpus.settings.options import EXIT_USAGE

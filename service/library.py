@@ -31,7 +31,8 @@ from openxiv.service.params import (
 from openxiv.service.reading import PREVIEW_CHARS, read
 from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
-from openxiv.service.similar import seed_ids, similar, similar_response
+from openxiv.service.similar import check_facet, seed_ids, similar, similar_response
+from openxiv.service.similar import negative_ids as ruled_out
 from openxiv.service.spec import SearchSpec
 from openxiv.service.tool_models import FindResponse
 
@@ -110,8 +111,11 @@ class Library:
         offset: int = 0,
         filters: FilterParams = NO_FILTERS,
         top_k_name: str = "top_k",
+        facet: str | None = None,
+        negative_ids: str | list[str] | None = None,
     ) -> SearchResponse:
-        """Papers similar to the seeds (`openxiv.service.similar`) in the ``POST /search`` shape."""
+        """Papers similar to the seeds (`openxiv.service.similar`) in the ``POST /search`` shape,
+        leaning to their ``facet`` sentences and away from ``negative_ids`` when given."""
         seeds = seed_ids(arxiv_ids)
         out = similar(
             self.holder,
@@ -121,6 +125,8 @@ class Library:
             offset=offset,
             filters=filters.build(),
             top_k_name=top_k_name,
+            facet=check_facet(facet),
+            negatives=ruled_out(negative_ids, seeds),
         )
         return similar_response(out)
 

@@ -2,7 +2,9 @@
 
 ``POST {answer_base_url}/chat/completions`` (vLLM, llama.cpp, Ollama, hosted APIs), blocking
 (`ChatEndpoint.complete`) or streamed as server-sent events (`ChatEndpoint.stream`, ``"stream":
-true``: ``data: {choices: [{delta: {content}}]}`` lines up to ``data: [DONE]``). Its settings are the
+true``: ``data: {choices: [{delta: {content}}]}`` lines up to ``data: [DONE]``). Both are async: a
+call waits on the network in the event loop, never in a worker thread (whose slots are the server's
+compute slots), and is cancelled with the task awaiting it, e.g. when its client disconnects. Its settings are the
 service's own (``OPENXIV_ANSWER_*``, `ChatEndpoint.from_settings`): the evaluator's judge client
 (`openxiv.evaluator.judge.openai`) is above the service in the layer rule and batches with retries,
 where an answer to one waiting client wants one attempt within a deadline. Any failure (connection,
@@ -12,7 +14,7 @@ message names the endpoint and what went wrong.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,15 +82,13 @@ class ChatEndpoint:
     def _fail(self, what: str) -> AnswerLLMError:
         return AnswerLLMError(f"answer LLM {self.model!r} at {self.url}: {what}")
 
-    def complete(self, messages: list[Message], max_tokens: int) -> Completion:
-        """One blocking chat completion."""
+    async def complete(self, messages: list[Message], max_tokens: int) -> Completion:
+        """One chat completion, whole."""
         try:
-            resp = httpx.post(
-                self.url,
-                content=self._body(messages, max_tokens, False),
-                headers=self._headers(),
-                timeout=self.timeout,
-            )
+            async with httpx.AsyncClient(timeout=self.timeout) as client:
+                resp = await client.post(
+                    self.url, content=self._body(messages, max_tokens, False), headers=self._headers()
+                )
         except httpx.TimeoutException:
             raise self._fail(f"silent for {self.timeout:g} s (OPENXIV_ANSWER_TIMEOUT)") from None
         except httpx.HTTPError as exc:
@@ -104,22 +104,22 @@ class ChatEndpoint:
             raise self._fail("message content is not text")
         return Completion(text.strip(), choice.get("finish_reason") == "length")
 
-    def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str | Completion]:
+    async def stream(self, messages: list[Message], max_tokens: int) -> AsyncIterator[str | Completion]:
         """The answer's pieces of text as the endpoint sends them, then one `Completion` holding the
         whole text and whether it was cut at ``max_tokens``."""
         parts: list[str] = []
         finish: str | None = None
         try:
-            with httpx.stream(
-                "POST",
-                self.url,
-                content=self._body(messages, max_tokens, True),
-                headers=self._headers(),
-                timeout=self.timeout,
-            ) as resp:
+            async with (
+                httpx.AsyncClient(timeout=self.timeout) as client,
+                client.stream(
+                    "POST", self.url, content=self._body(messages, max_tokens, True), headers=self._headers()
+                ) as resp,
+            ):
                 if resp.status_code != 200:
-                    raise self._fail(f"HTTP {resp.status_code}: {resp.read()[:200].decode(errors='replace')}")
-                for line in resp.iter_lines():
+                    head = (await resp.aread())[:200].decode(errors="replace")
+                    raise self._fail(f"HTTP {resp.status_code}: {head}")
+                async for line in resp.aiter_lines():
                     if not line.startswith("data:"):
                         continue
                     data = line[5:].strip()

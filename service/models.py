@@ -17,10 +17,12 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
 from openxiv.corpus.records import TitleSource
 from openxiv.corpus.settings.modes import mode_help
-from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, Offset, TopK
+from openxiv.service.params import DEFAULT_TOP_K, OFFSET_MAX, TOP_K_MAX, Offset, TopK
+from openxiv.service.text import ServedText
 
 __all__ = [
     "Author",
@@ -92,10 +94,11 @@ class SearchRequest(BaseModel):
     query: str | list[str] = Field(
         description="One query, or a list of queries answered in order (a batch; see `results`)."
     )
-    top_k: int = Field(
-        10,
+    top_k: int | None = Field(
+        DEFAULT_TOP_K,
         ge=1,
-        description=f"Hits per query, 1-{TOP_K_MAX}; more is clamped to {TOP_K_MAX} (said in `warnings`).",
+        description=f"Hits per query, 1-{TOP_K_MAX} (null: {DEFAULT_TOP_K}); more is clamped to {TOP_K_MAX} "
+        "(said in `warnings`).",
     )
     offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
     return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")
@@ -140,7 +143,7 @@ class Author(BaseModel):
 
 class Content(BaseModel):
     section_title: str | None = Field(default=None, description="Section the passage comes from.")
-    section_contents: list[str] = Field(description="The evidence passage (one string).")
+    section_contents: list[ServedText] = Field(description="The evidence passage (one string).")
 
 
 class Hit(BaseModel):
@@ -150,8 +153,8 @@ class Hit(BaseModel):
     title: str | None
     title_source: ServedTitleSource
     score: float = Field(description="Fused ranking score; comparable only within one response.")
-    abstract: str | None
-    tldr: str | None = Field(description="Extractive: first sentence(s) of the abstract.")
+    abstract: ServedText | None
+    tldr: ServedText | None = Field(description="Extractive: first sentence(s) of the abstract.")
     authors: list[Author]
     url: str
     date: str | None = Field(
@@ -197,7 +200,7 @@ class HeadSection(BaseModel):
     name: str
     idx: int = Field(description="0-based position in the paper; -1 for the abstract, listed first.")
     number: str | None = Field(default=None, description="Section number as printed, when known.")
-    tldr: str | None
+    tldr: ServedText | None
     token_count: int = Field(description="Estimate: words × 1.3.")
 
 
@@ -205,7 +208,7 @@ class HeadResponse(BaseModel):
     arxiv_id: str
     title: str | None
     title_source: ServedTitleSource
-    abstract: str | None
+    abstract: ServedText | None
     authors: list[Author]
     categories: list[str]
     subject_classes: SubjectClasses
@@ -220,7 +223,7 @@ class BriefResponse(BaseModel):
     arxiv_id: str
     title: str | None
     title_source: ServedTitleSource
-    tldr: str | None
+    tldr: ServedText | None
     keywords: list[str] | None = Field(default=None, description="Always null: no keywords in the corpus.")
     publish_at: str | None
     citations: int | None = None
@@ -228,7 +231,7 @@ class BriefResponse(BaseModel):
     src_url: str = Field(description="arXiv PDF link.")
     github_url: str | None = None
     authors: list[Author]
-    abstract: str | None
+    abstract: ServedText | None
     year: int | None
 
 
@@ -236,17 +239,18 @@ class SectionResponse(BaseModel):
     arxiv_id: str
     name: str
     idx: int
-    content: str
+    number: str | None = Field(default=None, description="The section's number as the paper prints it.")
+    content: ServedText
 
 
 class RawResponse(BaseModel):
     arxiv_id: str
-    raw: str = Field(description="Markdown: title, abstract, then every section.")
+    raw: ServedText = Field(description="Markdown: title, abstract, then every section.")
 
 
 class PreviewResponse(BaseModel):
     arxiv_id: str
-    content: str
+    content: ServedText
     is_truncated: bool
     total_characters: int
 
@@ -263,7 +267,7 @@ class PaperHeadOut(BaseModel):
     version: int | None
     title: str | None
     title_source: ServedTitleSource
-    abstract: str | None
+    abstract: ServedText | None
 
 
 class PaperMetadataOut(BaseModel):
@@ -284,11 +288,20 @@ class _PaperJsonPeople(BaseModel):
     subject_classes: SubjectClasses
 
 
+class JsonSection(TypedDict):
+    """One section of `PaperJson`, in reading order."""
+
+    idx: int
+    name: str
+    number: str | None
+    text: ServedText
+
+
 class PaperJson(PaperMetadataOut, _PaperJsonPeople, PaperHeadOut):
     """``type=json``: everything the corpus holds about one paper."""
 
     sources: list[str]
-    sections: list[dict[str, Any]]
+    sections: list[JsonSection]
 
 
 # ---------------------------------------------------------------- openxiv v1
@@ -314,7 +327,7 @@ class V1SearchRequest(BaseModel):
 
 
 class Evidence(BaseModel):
-    text: str
+    text: ServedText
     section: str | None
     passage_id: int | None
     source: Literal["passage", "fulltext", "abstract", "title"] = Field(
@@ -341,7 +354,7 @@ class V1Hit(BaseModel):
     subject_classes: SubjectClasses
     date: dt.date | None
     date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
-    tldr: str | None
+    tldr: ServedText | None
     url: str
     evidence: Evidence | None
     signals: dict[str, Any]
@@ -361,12 +374,12 @@ class V1SectionSummary(BaseModel):
     idx: int
     name: str
     number: str | None
-    tldr: str | None
+    tldr: ServedText | None
     token_count: int
 
 
 class _V1PaperSummary(BaseModel):
-    tldr: str | None
+    tldr: ServedText | None
     authors: list[str]
     categories: list[str]
     subject_classes: SubjectClasses
@@ -388,7 +401,7 @@ class V1Section(BaseModel):
     name: str
     number: str | None
     token_count: int
-    text: str
+    text: ServedText
 
 
 class IndexInfo(BaseModel):

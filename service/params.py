@@ -25,6 +25,11 @@ Paging: `TOP_K_MAX` and `OFFSET_MAX` are the limits of every route, declared onc
 `TopK` and `Offset` types the models and query parameters use; ``POST /search`` alone clamps a larger
 ``top_k`` (`clamp_top_k`), as the AutoResearchBench client cannot show a 400.
 
+DeepXiv's own limits decide what its shapes refuse (deepxiv-sdk 1.2.2, docs/service.md "What
+DeepXiv's shapes accept"): a ``top_k`` of ``null`` is its default, 10; a search query longer than
+``max_query_chars`` is cut to it with a warning (`cut_long_queries`; the SDK sends any length);
+``top_k`` below 1 stays a 400, as the SDK refuses it too.
+
 Unappliable filters: ``orgs`` and ``min_citation`` (DeepXiv's) need data the corpus lacks; they are a
 400 unless an operator set ``OPENXIV_LENIENT_FILTERS=1`` (`unsupported_filters`). ``POST /search``
 also skips empty strings in a batch with a warning (`lenient_batch`).
@@ -51,6 +56,7 @@ from openxiv.service.errors import BadRequest
 
 __all__ = [
     "DATE_SEARCH_TYPES",
+    "DEFAULT_TOP_K",
     "MAX_BATCH",
     "MAX_FILTER_VALUES",
     "MAX_QUERY_FILTER_WORK",
@@ -67,6 +73,7 @@ __all__ = [
     "check_size",
     "check_work",
     "clamp_top_k",
+    "cut_long_queries",
     "lenient_batch",
     "parse_period",
     "split_list",
@@ -75,6 +82,8 @@ __all__ = [
 
 DATE_SEARCH_TYPES = ("between", "exact", "after", "before")
 TOP_K_MAX = 100
+DEFAULT_TOP_K = 10
+"""Hits per page when ``top_k`` is not given, or given as ``null`` (DeepXiv's default)."""
 """Most hits one page may hold (``top_k``/``size``)."""
 OFFSET_MAX = 10_000
 """Deepest page start (``offset``)."""
@@ -334,6 +343,24 @@ def unsupported_filters(settings: Settings, **given: object) -> list[str]:
             + " (leave the parameter out; an operator can set OPENXIV_LENIENT_FILTERS=1 to ignore it with a warning)"
         )
     return [f"{name} is not applied: the corpus has no {what}" for name, what in asked]
+
+
+def cut_long_queries(query: str | list[str], max_chars: int, warnings: list[str]) -> str | list[str]:
+    """The queries with each one longer than ``max_chars`` (once stripped) cut to its first
+    ``max_chars`` characters, noted in ``warnings``: DeepXiv's search sends a query of any length."""
+    one = isinstance(query, str)
+    queries = [query] if isinstance(query, str) else list(query)
+    out = []
+    for i, q in enumerate(queries):
+        q = q.strip()
+        if len(q) > max_chars:
+            where = "query" if one else f"query[{i}]"
+            warnings.append(
+                f"{where}: {len(q)} characters, cut to the first {max_chars} (OPENXIV_MAX_QUERY_CHARS)"
+            )
+            q = q[:max_chars].rstrip()
+        out.append(q)
+    return out[0] if one else out
 
 
 def lenient_batch(query: str | list[str], warnings: list[str]) -> str | list[str]:

@@ -115,7 +115,7 @@ def head_text(head: HeadResponse) -> str:
         listed = "; its abstract reads as section Abstract" if head.sections else ""
         out.append(f"Sections: none (this corpus holds no full text for this paper){listed}.")
     else:
-        out.append(f"Sections ({len(head.sections)}; read one with its name or index):")
+        out.append(f"Sections ({len(head.sections)}; read one with its number, name or idx:N):")
         for s in head.sections:
             label = section_label(s.number, s.name)
             out.append(f"  [{s.idx}] {label} ({s.token_count} tokens)")
@@ -138,7 +138,11 @@ def brief_text(brief: BriefResponse) -> str:
 
 
 def section_text(section: SectionResponse) -> str:
-    return f"=== {section.name} (Paper: {section.arxiv_id}, section {section.idx}) ===\n\n{section.content.strip()}\n"
+    """The section under a header naming it as the paper prints it (``3.2 Name``, ``section 3.2``);
+    a section the paper does not number shows its 0-based position (``idx 13``)."""
+    where = f"section {section.number}" if section.number else f"idx {section.idx}"
+    head = section_label(section.number, section.name)
+    return f"=== {head} (Paper: {section.arxiv_id}, {where}) ===\n\n{section.content.strip()}\n"
 
 
 def raw_text(raw: RawResponse) -> str:

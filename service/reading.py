@@ -21,7 +21,14 @@ from openxiv.service import views
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import PreviewResponse, RawResponse, SectionResponse, V1Paper, V1Section
-from openxiv.service.text import match_section, section_label, with_abstract
+from openxiv.service.text import (
+    asked_index,
+    match_section,
+    section_label,
+    served_text,
+    sub_sections,
+    with_abstract,
+)
 from openxiv.service.titles import titled
 
 __all__ = [
@@ -67,23 +74,46 @@ def load_paper(index: OpenIndex, arxiv_id: str) -> Paper:
 
 def find_section(index: OpenIndex, paper: Paper, name: str) -> Section:
     """The section ``name`` asks for (`openxiv.service.text.match_section` over the abstract and the
-    paper's sections: printed numbers and names first), else the one whose ``idx`` it is (0-based;
-    the abstract's is -1)."""
+    paper's sections: printed numbers and names first); a printed number that only has sub-sections
+    (``4`` where the paper prints 4.1 and 4.2) serves them together (`_together`); a 0-based ``idx``
+    (the abstract's is -1) only when asked for as one (``idx:4``, ``#4``), or as a bare integer no printed
+    number can mean (negative, or on a paper that prints no section numbers at all). Anything else is a 404 listing what exists."""
     sections = index.store.sections(paper.arxiv_id)
     listed = with_abstract(paper, sections)
-    pos = match_section(name, [s.name for s in listed], [s.number for s in listed], by_index=False)
+    numbers = [s.number for s in listed]
+    pos = match_section(name, [s.name for s in listed], numbers, by_index=False)
     if pos is not None:
         return listed[pos]
     wanted = name.strip()
-    if _INDEX.fullmatch(wanted):
-        for s in listed:
-            if s.idx == int(wanted):
-                return s
+    group = sub_sections(wanted, numbers)
+    if group:
+        return _together(wanted.rstrip(".):"), [listed[i] for i in group])
+    idx = asked_index(wanted)
+    if idx is None and _INDEX.fullmatch(wanted) and (int(wanted) < 0 or not any(numbers)):
+        idx = int(wanted)  # no printed number can mean it: -1 (the abstract), or a paper that numbers none
+    for s in listed if idx is not None else ():
+        if s.idx == idx:
+            return s
     if not sections:
         what = "only its abstract (section=Abstract)" if listed else "no abstract either"
         raise NotFound(f"paper {paper.arxiv_id} has no full text in this corpus, so no sections; {what}")
+    if _INDEX.fullmatch(wanted) and any(numbers):
+        printed = ", ".join(n for n in numbers if n)
+        raise NotFound(
+            f"paper {paper.arxiv_id} prints no section numbered {wanted!r}; its printed numbers are: "
+            f"{printed} (a 0-based position is asked as idx:{wanted})"
+        )
     names = "; ".join(s.name for s in sections) + ("; and Abstract" if len(listed) > len(sections) else "")
     raise NotFound(f"paper {paper.arxiv_id} has no section {name!r}; its sections are: {names}")
+
+
+def _together(number: str, parts: list[Section]) -> Section:
+    """The sub-sections printed under ``number`` as one section: numbered ``number``, named after its
+    direct sub-sections, its text each part under its printed heading; ``idx`` is the first part's."""
+    depth = number.count(".") + 1
+    direct = [p for p in parts if p.number is not None and p.number.rstrip(".").count(".") == depth] or parts
+    text = "\n\n".join(f"{section_label(p.number, p.name)}\n\n{p.text.strip()}" for p in parts)
+    return Section(idx=parts[0].idx, name="; ".join(p.name for p in direct), text=text, number=number)
 
 
 def raw_markdown(paper: Paper, sections: list[Section]) -> str:
@@ -109,10 +139,14 @@ def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, ch
         return views.paper_json(paper, index.store.sections(paper.arxiv_id))
     if kind == "section":
         if section is None or not section.strip():
-            raise BadRequest("section: required for type=section (a section name or 0-based index)")
+            raise BadRequest("section: required for type=section (a printed number, a name, or idx:N)")
         found = find_section(index, paper, section)
-        return SectionResponse(arxiv_id=paper.arxiv_id, name=found.name, idx=found.idx, content=found.text)
-    raw = raw_markdown(paper, index.store.sections(paper.arxiv_id))
+        return SectionResponse(
+            arxiv_id=paper.arxiv_id, name=found.name, idx=found.idx, number=found.number, content=found.text
+        )
+    raw = served_text(
+        raw_markdown(paper, index.store.sections(paper.arxiv_id))
+    )  # a preview counts what it serves
     if kind == "raw":
         return RawResponse(arxiv_id=paper.arxiv_id, raw=raw)
     return PreviewResponse(

@@ -5,14 +5,23 @@ k, "return_scores": true}`` and read ``result[i][j]["document"]["contents"]``, w
 the title and the rest the text (the wiki-18 corpus layout: ``"Title"\\ntext``). Without
 ``return_scores`` each entry is the document itself. A single ``query`` (a string) is accepted too.
 
+What Search-R1's own server accepts is accepted the same way: ``queries: []`` is answered ``[]``; an
+empty (or blank) query in a batch gets an empty list in its slot; a missing or ``0`` ``topk`` is the
+default (3). A batch may hold up to `MAX_QUERIES` queries (Search-R1 sends every active rollout's
+query at once, 512 and more); it is searched in chunks of `CHUNK` (`MAX_BATCH`, the batch bound of
+every other search route), each in its own compute slot and under its own request budget, so other
+requests are served between two chunks.
+
 A document here is one paper: ``id``/``docid`` its arXiv id, ``title``, ``text`` the passage that
 matched when the match is in the full text (else the abstract), ``contents`` the two joined as above.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from openxiv.corpus.settings.model import Settings
@@ -23,10 +32,14 @@ from openxiv.service.params import MAX_BATCH, TOP_K_MAX, check_queries, check_ra
 from openxiv.service.search import deepxiv_search
 from openxiv.service.spec import SearchSpec
 
-__all__ = ["DEFAULT_TOPK", "RetrieveRequest", "document", "retrieve"]
+__all__ = ["CHUNK", "DEFAULT_TOPK", "MAX_QUERIES", "RetrieveRequest", "document", "retrieve"]
 
 DEFAULT_TOPK = 3
 """Search-R1's retriever default (``--topk 3``)."""
+CHUNK = MAX_BATCH
+"""Queries searched per compute slot (and per request budget)."""
+MAX_QUERIES = 4096
+"""Queries per ``/retrieve`` request; more is a 400 (a client splits its batch)."""
 _FROM_ABSTRACT = frozenset({"Abstract", "Title", None})
 
 
@@ -39,11 +52,13 @@ class RetrieveRequest(BaseModel):
     )
 
     queries: list[str] | None = Field(
-        default=None, description=f"The queries, 1-{MAX_BATCH}, answered in order."
+        default=None,
+        description=f"The queries, 0-{MAX_QUERIES}, answered in order (searched {CHUNK} at a time); "
+        "an empty one gets an empty list.",
     )
     query: str | list[str] | None = Field(default=None, description="One query (instead of `queries`).")
     topk: int | None = Field(
-        default=None, description=f"Documents per query, 1-{TOP_K_MAX} (default {DEFAULT_TOPK})."
+        default=None, description=f"Documents per query, 1-{TOP_K_MAX} (missing or 0: {DEFAULT_TOPK})."
     )
     return_scores: bool = Field(False, description="Wrap each document as `{document, score}`.")
     use_fine_rerank: bool | None = Field(
@@ -70,34 +85,57 @@ def document(hit: Hit) -> dict[str, Any]:
 
 
 def _queries(req: RetrieveRequest, max_chars: int) -> list[str]:
+    """The queries, stripped; a blank one of a ``queries`` list stays as ``""`` (an empty slot)."""
     if req.queries is not None and req.query is not None:
         raise BadRequest("queries: send either queries (a list) or query, not both")
-    given = req.queries if req.queries is not None else req.query
-    if given is None:
+    if req.queries is None and req.query is None:
         raise BadRequest("queries: required (a list of query strings; or query: one string)")
-    name = "queries" if req.queries is not None else "query"
-    if isinstance(given, list) and not given:
-        raise BadRequest(f"{name}: at least one query")
-    try:
-        return check_queries(given, max_chars)
-    except BadRequest as exc:  # check_queries names ``query``; say what this caller sent
-        raise BadRequest(exc.detail.replace("query", name, 1)) from None
+    if req.queries is None:
+        assert req.query is not None
+        return check_queries(req.query, max_chars)
+    if len(req.queries) > MAX_QUERIES:
+        raise BadRequest(f"queries: at most {MAX_QUERIES} per request, got {len(req.queries)}")
+    out = []
+    for i, q in enumerate(req.queries):
+        q = q.strip()
+        if len(q) > max_chars:
+            raise BadRequest(f"queries[{i}]: {len(q)} characters, the limit is {max_chars}")
+        out.append(q)
+    return out
 
 
-def retrieve(
+def _scored(docs: list[dict[str, Any]], hits: list[Hit]) -> list[dict[str, Any]]:
+    return [{"document": d, "score": h.score} for d, h in zip(docs, hits, strict=True)]
+
+
+async def retrieve(
     holder: IndexHolder, settings: Settings, req: RetrieveRequest
 ) -> tuple[dict[str, list[list[dict[str, Any]]]], dict[str, float]]:
-    """``{"result": [[doc, ...] per query]}`` and the summed timings."""
+    """``{"result": [[doc, ...] per query]}`` and the summed timings; the non-empty queries are
+    searched `CHUNK` at a time, each chunk in a worker thread (a compute slot)."""
     queries = _queries(req, settings.max_query_chars)
-    topk = check_range(req.topk if req.topk is not None else DEFAULT_TOPK, "topk", 1, TOP_K_MAX)
-    spec = SearchSpec(queries=tuple(queries), top_k=topk, batch=True, fine_rerank=bool(req.use_fine_rerank))
-    response, timings = deepxiv_search(holder, spec, settings=settings)
-    per_query = response.results or []
+    topk = check_range(req.topk or DEFAULT_TOPK, "topk", 1, TOP_K_MAX)
+    asked = [i for i, q in enumerate(queries) if q]
+    hits: dict[int, list[Hit]] = {}
+    timings: dict[str, float] = {}
+    for start in range(0, len(asked), CHUNK):
+        chunk = asked[start : start + CHUNK]
+        spec = SearchSpec(
+            queries=tuple(queries[i] for i in chunk),
+            top_k=topk,
+            batch=True,
+            fine_rerank=bool(req.use_fine_rerank),
+        )
+        response, took = await anyio.to_thread.run_sync(
+            partial(deepxiv_search, holder, spec, settings=settings)
+        )
+        for i, qr in zip(chunk, response.results or [], strict=True):
+            hits[i] = qr.result
+        for k, v in took.items():
+            timings[k] = timings.get(k, 0.0) + v
     result = []
-    for qr in per_query:
-        docs = [document(h) for h in qr.result]
-        if req.return_scores:
-            result.append([{"document": d, "score": h.score} for d, h in zip(docs, qr.result, strict=True)])
-        else:
-            result.append(docs)
+    for i in range(len(queries)):
+        found = hits.get(i, [])
+        docs = [document(h) for h in found]
+        result.append(_scored(docs, found) if req.return_scores else docs)
     return {"result": result}, timings

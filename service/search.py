@@ -34,7 +34,6 @@ from openxiv.corpus.text import (
     paper_tldr,
     shorten,
     split_sentences,
-    without_residue,
 )
 from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchResult, UnsupportedFilter
 from openxiv.indexer.engine import evidence
@@ -150,14 +149,14 @@ def _evidence(
         return None
     if choice.source == "passage" and passage is not None:
         return Evidence(
-            text=without_residue(passage.text),
+            text=passage.text,
             section=passage.section_name,
             passage_id=passage.passage_id,
             source="passage",
         )
     if choice.source == "abstract" and choice.sentence is not None:
         return Evidence(
-            text=without_residue(sentence_with_context(sentences, choice.sentence)),
+            text=sentence_with_context(sentences, choice.sentence),
             section="Abstract",
             passage_id=None,
             source="abstract",

@@ -7,14 +7,21 @@ seeds' stored paper vectors, their mean for several, the seeds left out, the fil
 applied before the cut); hits are hydrated like search hits (`openxiv.service.search.hydrate`),
 without evidence: there is no query to show evidence for.
 
-Errors: a malformed id or more than `MAX_SEEDS` seeds is a 400, a seed the corpus lacks a 404, a
-snapshot without paper vectors a 409 (`Conflict`) that says how to build one with them.
+Steering (issue 39): ``facet`` (`FACETS`: background, method, result) leans the ranking to the
+seeds' sentences of that kind (`openxiv.corpus.facets` finds them by rules in each seed's abstract;
+their encoding is added to the seeds' direction); ``negative_ids`` are papers ruled out, pushed away
+from Rocchio-style and left out of the results (`openxiv.indexer.engine.similar`).
+
+Errors: a malformed id, more than `MAX_SEEDS` seeds or negatives, a negative that is also a seed or
+an unknown facet is a 400 naming its parameter, a seed or negative the corpus lacks a 404, a snapshot
+without paper vectors a 409 (`Conflict`) that says how to build one with them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from openxiv.corpus.facets import FACETS, facet_text
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import DeadlineExceeded, NoVectors, SearchFilters, UnknownPapers
 from openxiv.service.errors import BadRequest, Conflict, NotFound
@@ -25,7 +32,7 @@ from openxiv.service.reading import check_id
 from openxiv.service.search import Outcome, OverBudget, deadline_for, hydrate
 from openxiv.service.views import to_deepxiv_hit
 
-__all__ = ["MAX_SEEDS", "seed_ids", "similar", "similar_response"]
+__all__ = ["FACETS", "MAX_SEEDS", "check_facet", "negative_ids", "seed_ids", "similar", "similar_response"]
 
 MAX_SEEDS = 20
 """Seed papers one request may give (their vectors are averaged)."""
@@ -42,6 +49,37 @@ def seed_ids(arxiv_id: str | list[str] | tuple[str, ...] | None, name: str = "ar
     return tuple(dict.fromkeys(check_id(a) for a in given))
 
 
+def negative_ids(
+    value: str | list[str] | tuple[str, ...] | None, seeds: tuple[str, ...] = (), name: str = "negative_ids"
+) -> tuple[str, ...]:
+    """The canonical ids of the papers ruled out (none is fine); a `BadRequest` naming ``name`` when
+    one is malformed, is also a seed, or there are more than `MAX_SEEDS`."""
+    given = split_list(value, name)
+    if len(given) > MAX_SEEDS:
+        raise BadRequest(f"{name}: at most {MAX_SEEDS} papers, got {len(given)}")
+    out = []
+    for a in given:
+        try:
+            out.append(check_id(a))
+        except BadRequest as exc:
+            raise BadRequest(str(exc).replace("arxiv_id:", f"{name}:", 1)) from exc
+    both = [a for a in out if a in seeds]
+    if both:
+        raise BadRequest(f"{name}: {', '.join(both)} is also a seed (arxiv_id)")
+    return tuple(dict.fromkeys(out))
+
+
+def check_facet(facet: str | None, name: str = "facet") -> str | None:
+    """``facet`` in canonical spelling, ``None`` when not given; a `BadRequest` naming ``name`` for a
+    facet other than `FACETS`."""
+    if facet is None or not facet.strip():
+        return None
+    value = facet.strip().lower()
+    if value not in FACETS:
+        raise BadRequest(f"{name}: must be one of {', '.join(FACETS)}, got {facet!r}")
+    return value
+
+
 def similar(
     holder: IndexHolder,
     seeds: tuple[str, ...],
@@ -51,30 +89,47 @@ def similar(
     offset: int = 0,
     filters: SearchFilters | None = None,
     top_k_name: str = "top_k",
+    facet: str | None = None,
+    negatives: tuple[str, ...] = (),
 ) -> Outcome:
     """The papers most similar to ``seeds`` (canonical ids, `seed_ids`) on the snapshot ``holder``
-    serves now, as an `Outcome` whose ``query`` names the seeds."""
+    serves now, leaning to their ``facet`` sentences (`check_facet`) and away from ``negatives``
+    (`negative_ids`), as an `Outcome` whose ``query`` names the seeds."""
     check_range(top_k, top_k_name, 1, TOP_K_MAX)
     check_range(offset, "offset", 0, OFFSET_MAX)
     with holder.acquire() as index:
-        missing = [s for s in seeds if index.store.get_paper(s) is None]
+        papers = index.store.get_papers(list(seeds))
+        missing = [s for s in seeds if s not in papers]
         if missing:
             raise NotFound(f"arxiv_id: {', '.join(missing)} not in this corpus")
+        absent = [n for n in negatives if index.store.get_paper(n) is None]
+        if absent:
+            raise NotFound(f"negative_ids: {', '.join(absent)} not in this corpus")
+        toward = None
+        if facet is not None:
+            toward = " ".join(facet_text(papers[s].abstract or papers[s].title or "", facet) for s in seeds)
         try:
             result = index.backend.similar(
-                seeds, top_k=top_k, offset=offset, filters=filters, deadline=deadline_for(settings)
+                seeds,
+                top_k=top_k,
+                offset=offset,
+                filters=filters,
+                deadline=deadline_for(settings),
+                negative_ids=negatives,
+                toward=toward or None,
             )
         except NoVectors as exc:
             raise Conflict(str(exc)) from exc
         except UnknownPapers as exc:  # in the store but not the index: a snapshot at odds with itself
-            raise NotFound(f"arxiv_id: {', '.join(exc.args[0])} not in this index") from exc
+            raise NotFound(f"arxiv_id / negative_ids: {', '.join(exc.args[0])} not in this index") from exc
         except DeadlineExceeded as exc:
             raise OverBudget(f"request time budget exhausted while ranking similar papers ({exc})") from exc
         hits = hydrate(index, "", list(result.hits), contents=False)
         snapshot = Path(index.path).name
     timings = {k: round(float(v), 3) for k, v in result.timings_ms.items()}
+    label = "similar to " + ", ".join(seeds) + (f" ({facet})" if facet else "")
     return Outcome(
-        query="similar to " + ", ".join(seeds),
+        query=label + (", not " + ", ".join(negatives) if negatives else ""),
         hits=hits,
         total_count=result.total_count,
         timings_ms=timings,

@@ -4,6 +4,11 @@ The sentence and tldr rules an index build also needs live in `openxiv.corpus.te
 there and in ``docs/service.md``). Everything here is extractive and deterministic:
 
 - **token_count**: words × 1.3 (rounded), an estimate of subword tokens; no tokenizer is run.
+- **ServedText**: the one cleaning rule of every text openxiv serves (abstracts, tldrs, evidence,
+  find passages, section and paper text): TeX residue markers (``[\\cite=...]``, ``[formula]``, ...)
+  shown as ``…`` (`openxiv.corpus.text.without_residue`). It is a pydantic type: the response models
+  declare their text fields with it, so a text is cleaned where it is served, whoever built it;
+  the web page, which renders stored text without a response model, calls `served_text`.
 
 How a hit's evidence sentence is shown is `openxiv.service.search.sentence_with_context`.
 """
@@ -12,22 +17,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from openxiv.corpus.normalize import heading_key
 from openxiv.corpus.records import Paper, Section
+from openxiv.corpus.text import without_residue
 
 __all__ = [
     "ABSTRACT_IDX",
+    "ServedText",
+    "asked_index",
     "clean_section_name",
     "match_section",
     "section_label",
+    "served_text",
+    "sub_sections",
     "token_count",
     "with_abstract",
 ]
 
 _INTEGER = re.compile(r"-?[0-9]+")
+_ASKED_INDEX = re.compile(r"(?:idx|index)\s*[:=]\s*(-?[0-9]+)|#\s*(-?[0-9]+)", re.I)
 ABSTRACT_IDX = -1
 """The ``idx`` of the abstract served as a section: before the paper's first section (0)."""
+
+
+def served_text(text: str) -> str:
+    """A text as openxiv serves it: TeX residue markers shown as ``…`` (the module docstring)."""
+    return without_residue(text)
+
+
+ServedText = Annotated[str, AfterValidator(served_text)]
+"""A response model's text field: cleaned by `served_text` when the model is made."""
 
 
 def token_count(text: str | None) -> int:
@@ -58,6 +81,21 @@ def clean_section_name(name: str) -> str:
 def _number_key(text: str) -> str:
     """A printed section number as compared: ``"3.2."`` -> ``"3.2"``, ``"IV"`` -> ``"iv"``."""
     return text.strip().rstrip(".):").lower()
+
+
+def asked_index(query: str) -> int | None:
+    """The 0-based position ``query`` asks for as one (``idx:4``, ``index=4``, ``#4``), else ``None``."""
+    m = _ASKED_INDEX.fullmatch(query.strip())
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def sub_sections(query: str, numbers: Sequence[str | None]) -> list[int]:
+    """Positions of the sections printed under the number ``query`` (``4`` -> "4.1", "4.2",
+    "4.2.1", ...), in reading order; empty when ``query`` is not such a number."""
+    key = _number_key(query)
+    if not key or " " in key:
+        return []
+    return [i for i, n in enumerate(numbers) if n and _number_key(n).startswith(key + ".")]
 
 
 def match_section(

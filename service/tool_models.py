@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from openxiv.service.text import ServedText
+
 __all__ = ["FindHit", "FindResponse"]
 
 
@@ -15,7 +17,7 @@ class FindHit(BaseModel):
     section: str | None = Field(description="The section the passage comes from; `Abstract` for a sentence.")
     passage_id: int | None = Field(description="The corpus passage (null for an abstract sentence).")
     score: float = Field(description="BM25 within this paper; comparable only within one response.")
-    text: str = Field(description="The passage or sentence, each query word marked **like this**.")
+    text: ServedText = Field(description="The passage or sentence, each query word marked **like this**.")
     matched: list[str] = Field(description="The words of the text that matched the query (lower-case).")
 
 

@@ -315,6 +315,10 @@ class Settings(BaseSettings):
     answer_timeout: float = Field(60.0, gt=0.0)
     """Seconds the answer LLM may stay silent (connecting, before its answer, or between two pieces
     of a streamed one) before the request ends with an error naming the endpoint."""
+    answer_concurrency: int = Field(8, ge=1)
+    """Answer-LLM calls in flight at once per server process; more agent searches wait for one to
+    end. They are awaited outside the compute slots (`serve_concurrency`), so a slow LLM never
+    delays `POST /search`; a client that disconnects cancels its call."""
 
     # --- LLM judge (evaluator: openxiv eval finder / deft / drmi --task planning|reasoning) -------
     judge_backend: Literal["none", "openai", "replay"] = "none"

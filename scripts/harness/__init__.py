@@ -9,7 +9,7 @@
 - `harness.load`: closed-loop clients against a live server (latency, throughput, server CPU);
 - `harness.scale`, `harness.scale_render`: synthetic corpora at scale and their tables;
 - `harness.synthetic`: synthetic evaluator inputs; `harness.ingest_inputs`: hostile ingest inputs;
-- `harness.csfcube`: the CSFCube collection and its metrics;
+- `harness.csfcube`: the CSFCube collection and its metrics; `harness.csfcube_steer`: its steered `similar` rows;
 - `harness.reliability_*`: the probes of ``scripts/bench_reliability.py``;
 - `harness.float_paths_plugin`: the pytest plugin of ``scripts/check_float_paths.py``.
 

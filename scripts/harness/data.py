@@ -4,10 +4,13 @@ gold query sets: the dev topic queries and the full-text known-item queries."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
+from harness.server import OPENXIV, env
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.encoders.embed import paper_text
 
@@ -21,6 +24,7 @@ __all__ = [
     "load_jsonl",
     "load_queries",
     "shared",
+    "small_corpus",
     "topic_queries",
 ]
 
@@ -81,3 +85,27 @@ def cs_papers() -> tuple[list[str], list[str]]:
             ids.append(obj["id"])
             texts.append(paper_text(obj.get("title"), obj.get("abstract")))
     return ids, texts
+
+
+def _head(src: Path, dest: Path, n: int) -> Path:
+    with gzip.open(src, "rt", encoding="utf-8") as fin, dest.open("w", encoding="utf-8") as fout:
+        fout.writelines(itertools.islice(fin, n))
+    return dest
+
+
+def small_corpus(work: Path, papers: int, plaintext: int) -> tuple[Path, Path, Path]:
+    """(db, index root, embedding cache) of a small real corpus under ``work``, built once."""
+    shared = SharedData.default()
+    db, root, cache = work / "corpus.sqlite", work / "index", work / "embcache.sqlite"
+    if not db.exists():
+        (work / "input").mkdir(parents=True, exist_ok=True)
+        inputs = [
+            _head(shared.listing("cs"), work / "input" / f"listing-cs-{papers}.jsonl", papers),
+            _head(shared.plaintext, work / "input" / f"plaintext-{plaintext}.jsonl", plaintext),
+        ]
+        cmd = [OPENXIV, "ingest", "--db", str(db), "--no-progress", *map(str, inputs)]
+        subprocess.run(cmd, env=env(), check=True)
+    if not (root / "CURRENT").exists():
+        cmd = [OPENXIV, "index", "build", "--db", str(db), "--index", str(root), "--embed", "papers"]
+        subprocess.run([*cmd, "--cache", str(cache), "--no-progress"], env=env(), check=True)
+    return db, root, cache

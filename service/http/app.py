@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
@@ -83,6 +84,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     install_docs(app)
     app.state.holder = holder
     app.state.settings = settings
+    app.state.answer_slots = anyio.Semaphore(settings.answer_concurrency)  # agent search's LLM calls
     install_handlers(app)
     app.include_router(routes_search.router)
     app.include_router(routes_arxiv.router)

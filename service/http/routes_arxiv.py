@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.http.helpers import holder_of, json_response, settings_of
-from openxiv.service.http.routes_tools import TOOL_ERRORS, TOOL_TYPES, arxiv_tool
+from openxiv.service.http.routes_tools import FACET_HELP, NEGATIVE_HELP, TOOL_ERRORS, TOOL_TYPES, arxiv_tool
 from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
     BriefResponse,
@@ -36,6 +36,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    cut_long_queries,
     unsupported_filters,
 )
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
@@ -58,7 +59,7 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 - `head`: `arxiv_id` -> title, title_source, abstract, authors, categories, subject_classes,
   publish_at, token_count, `sections: [{{name, idx, tldr, token_count}}]` (the abstract first, idx -1).
 - `brief`: `arxiv_id` -> title, tldr, keywords, publish_at, citations, src_url, github_url.
-- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, else 0-based index)
+- `section`: `arxiv_id`, `section` (printed number like 3.2, name case-insensitive, Abstract, or `idx:N` for the 0-based position)
   -> `{{content}}`.
 - `raw`: `arxiv_id` -> `{{raw}}` (markdown). `preview`: first `characters` (10,000) characters
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
@@ -138,6 +139,8 @@ def arxiv(
         list[str] | None, Query(description="Venue named in the journal reference (repeat or comma-separate)")
     ] = None,
     venue_year: Annotated[int | None, Query(description="Year named in the journal reference")] = None,
+    facet: Annotated[str | None, Query(description="type=similar: " + FACET_HELP)] = None,
+    negative_ids: Annotated[list[str] | None, Query(description="type=similar: " + NEGATIVE_HELP)] = None,
 ) -> Response:
     kind = (
         (type or ("retrieve" if query is not None else "head" if arxiv_id is not None else ""))
@@ -156,8 +159,10 @@ def arxiv(
         venue=venue,
         venue_year=venue_year,
     )
+    if kind != "similar" and (facet is not None or negative_ids is not None):
+        raise BadRequest(f"{'facet' if facet is not None else 'negative_ids'}: only for type=similar")
     if kind in TOOL_TYPES:
-        return arxiv_tool(request, kind, arxiv_id, query, top_k, offset, filters)
+        return arxiv_tool(request, kind, arxiv_id, query, top_k, offset, filters, facet, negative_ids)
     if kind != "retrieve":
         if arxiv_id is None or not arxiv_id.strip():
             raise BadRequest(f"arxiv_id: required for type={kind}")
@@ -212,7 +217,9 @@ def _retrieve(
     settings = settings_of(request)
     warnings = unsupported_filters(settings, **unappliable)
     built = filters.build()
-    queries = check_queries(query, settings.max_query_chars)
+    queries = check_queries(
+        cut_long_queries(query, settings.max_query_chars, warnings), settings.max_query_chars
+    )
     spec = SearchSpec(
         queries=tuple(queries),
         top_k=n,

@@ -16,6 +16,7 @@ from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
 from openxiv.service.models import SearchRequest, SearchResponse, V1SearchRequest, V1SearchResponse
 from openxiv.service.params import (
+    DEFAULT_TOP_K,
     TOP_K_MAX,
     FilterParams,
     Offset,
@@ -23,6 +24,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     clamp_top_k,
+    cut_long_queries,
     lenient_batch,
     unsupported_filters,
 )
@@ -59,12 +61,14 @@ A list of queries is a batch: `results` holds `{query, total_count, result}` per
 
 def post_search(body: SearchRequest, request: Request) -> Response:
     """Lenient where the intent is clear (the AutoResearchBench client turns any 4xx into a silent
-    empty list): ``top_k`` above the maximum is clamped, empty strings in a batch are skipped; both
-    are said in ``warnings``. What cannot be repaired stays a 400."""
+    empty list): ``top_k`` above the maximum is clamped, ``null`` is the default (10), a query over
+    the length limit is cut to it, empty strings in a batch are skipped; all are said in
+    ``warnings``. What DeepXiv refuses too (``top_k`` below 1) or what cannot be repaired stays a 400."""
     settings = settings_of(request)
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
-    top_k = clamp_top_k(body.top_k, warnings)
-    queries = check_queries(lenient_batch(body.query, warnings), settings.max_query_chars)
+    top_k = clamp_top_k(body.top_k if body.top_k is not None else DEFAULT_TOP_K, warnings)
+    asked = cut_long_queries(lenient_batch(body.query, warnings), settings.max_query_chars, warnings)
+    queries = check_queries(asked, settings.max_query_chars)
     spec = SearchSpec(
         queries=tuple(queries),
         top_k=top_k,

@@ -18,7 +18,15 @@ from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of
 from openxiv.service.models import ErrorResponse, V1SearchResponse
 from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK
 from openxiv.service.search import search_json, v1_response
-from openxiv.service.similar import MAX_SEEDS, seed_ids, similar, similar_response
+from openxiv.service.similar import (
+    FACETS,
+    MAX_SEEDS,
+    check_facet,
+    negative_ids,
+    seed_ids,
+    similar,
+    similar_response,
+)
 from openxiv.service.tool_models import FindResponse
 
 __all__ = ["TOOL_ERRORS", "TOOL_TYPES", "arxiv_tool", "router"]
@@ -26,6 +34,11 @@ __all__ = ["TOOL_ERRORS", "TOOL_TYPES", "arxiv_tool", "router"]
 router = APIRouter()
 
 TOOL_TYPES = ("similar", "find")
+FACET_HELP = f"Similar in this respect only: {' | '.join(FACETS)} (the seeds' sentences of that kind)."
+NEGATIVE_HELP = (
+    f"Papers ruled out (repeat or comma-separate, at most {MAX_SEEDS}): ranked away from, left out."
+)
+_ruled_out = negative_ids
 """The ``GET /arxiv/`` types answered here."""
 TOOL_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
@@ -41,8 +54,11 @@ def arxiv_tool(
     top_k: int | None,
     offset: int,
     filters: FilterParams,
+    facet: str | None = None,
+    negatives: list[str] | None = None,
 ) -> Response:
-    """``type=similar`` (seeds ``arxiv_id``, the search filters, ``top_k``/``offset``) or ``type=find``
+    """``type=similar`` (seeds ``arxiv_id``, the search filters, ``top_k``/``offset``, ``facet``,
+    ``negative_ids``) or ``type=find``
     (``arxiv_id`` and ``query``, ``top_k`` passages, 3 by default). Several seeds are comma-separated."""
     settings = settings_of(request)
     if kind == "find":
@@ -64,6 +80,8 @@ def arxiv_tool(
         top_k=top_k if top_k is not None else 10,
         offset=offset,
         filters=filters.build(),
+        facet=check_facet(facet),
+        negatives=negative_ids(negatives, seeds),
     )
     return json_response(search_json(similar_response(found)), found.timings_ms)
 
@@ -86,17 +104,24 @@ def v1_similar(
     author: ListQuery = None,
     date_from: DateQuery = None,
     date_to: DateQuery = None,
+    facet: Annotated[str | None, Query(description=FACET_HELP)] = None,
+    negative_ids: Annotated[list[str] | None, Query(description=NEGATIVE_HELP)] = None,
 ) -> Response:
     """Ranked by the seeds' own stored paper vectors (their mean for several), the seeds left out,
-    the filters applied before the cut. 409 when the snapshot was built without paper vectors."""
+    the filters applied before the cut; ``facet`` leans to the seeds' sentences of that kind,
+    ``negative_ids`` push away from papers ruled out. 409 when the snapshot was built without paper
+    vectors."""
     filters = FilterParams(categories=category, authors=author, date_from=date_from, date_to=date_to)
+    seeds = seed_ids(arxiv_id)
     out = similar(
         holder_of(request),
-        seed_ids(arxiv_id),
+        seeds,
         settings=settings_of(request),
         top_k=top_k,
         offset=offset,
         filters=filters.build(),
+        facet=check_facet(facet),
+        negatives=_ruled_out(negative_ids, seeds),
     )
     return json_response(v1_response(out, offset, top_k).model_dump_json(), out.timings_ms)
 

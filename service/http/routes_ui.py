@@ -35,7 +35,7 @@ from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_q
 from openxiv.service.reading import find_section, load_paper
 from openxiv.service.search import search
 from openxiv.service.spec import SearchSpec
-from openxiv.service.text import section_label, token_count
+from openxiv.service.text import section_label, served_text, token_count
 from openxiv.service.views import ResolvedHit, abs_url, pdf_url
 
 __all__ = ["MAX_PAGE", "PAGE_SIZE", "router"]
@@ -211,7 +211,7 @@ def _paper_view(
         "abs_url": abs_url(paper.arxiv_id),
         "pdf_url": pdf_url(paper.arxiv_id),
         "tldr": paper_tldr(paper, sections),
-        "abstract": highlight(paper.abstract, query, language) if paper.abstract else None,
+        "abstract": highlight(served_text(paper.abstract), query, language) if paper.abstract else None,
         "sections": [
             {
                 "label": section_label(s.number, s.name),
@@ -260,7 +260,7 @@ def ui_paper(arxiv_id: str, request: Request) -> HTMLResponse:
     section = (
         {
             "label": section_label(chosen.number, chosen.name),
-            "paragraphs": paragraphs(chosen.text, query, language),
+            "paragraphs": paragraphs(served_text(chosen.text), query, language),
             "tokens": token_count(chosen.text),
         }
         if chosen is not None

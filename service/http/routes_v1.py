@@ -67,7 +67,7 @@ def without_paths(value: Any, root: Path) -> Any:
 )
 def v1_section(arxiv_id: str, name: str, request: Request) -> Response:
     """`name`: exact (case-insensitive), the printed number (`3.2`), without its numbering, a part of
-    a name, `Abstract`; else the 0-based index. A 404 lists the sections the paper has."""
+    a name, `Abstract`, or `idx:N` (the 0-based position). A 404 lists the sections the paper has."""
     return json_response(reading.v1_section(holder_of(request), arxiv_id, name).model_dump_json())
 
 

@@ -16,7 +16,7 @@ from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import FilterParams
 from openxiv.service.readable import find_text, search_text
-from openxiv.service.similar import MAX_SEEDS
+from openxiv.service.similar import FACETS, MAX_SEEDS
 from openxiv.service.tool_models import FindResponse
 
 __all__ = ["PAPER_TOOLS", "add_paper_tools"]
@@ -37,9 +37,23 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
         authors: Authors = None,
         date_from: DateFrom = None,
         date_to: DateTo = None,
+        facet: Annotated[
+            str | None,
+            Field(
+                description=f"Similar in this respect only: {', '.join(FACETS)} (the seeds' sentences of that kind)"
+            ),
+        ] = None,
+        negative_ids: Annotated[
+            str | list[str] | None,
+            Field(
+                description=f"Papers ruled out, up to {MAX_SEEDS}: the ranking moves away from them; left out"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Papers most similar to a seed paper (or to several: their average), by the papers' own
-        embedding vectors; the seeds are left out. Same result shape and filters as search_papers."""
+        embedding vectors; the seeds are left out. `facet` ranks by the seeds' background, method or
+        result sentences; `negative_ids` steers away from papers already ruled out. Same result
+        shape and filters as search_papers."""
         with tool_errors():
             response = library.similar(
                 arxiv_id,
@@ -49,6 +63,8 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
                     categories=categories, authors=authors, date_from=date_from, date_to=date_to
                 ),
                 top_k_name="size",
+                facet=facet,
+                negative_ids=negative_ids,
             )
         seeds = arxiv_id if isinstance(arxiv_id, str) else ", ".join(arxiv_id)
         return tool_result(search_text(response, f"similar to {seeds}", offset), response)

@@ -179,13 +179,15 @@ def _add_reading_tools(server: MCPServer, library: Library) -> None:
         section_name: Annotated[
             str,
             Field(
-                description="Section name as listed by get_paper_metadata (case-insensitive, numbering optional) or its index"
+                description="Section as the paper prints it: its number (3.2; 4 reads 4.1, 4.2, ... together) or its name as listed by get_paper_metadata (case-insensitive, numbering optional); idx:N for the 0-based position"
             ),
         ],
     ) -> Annotated[CallToolResult, SectionResponse]:
         """Full text of one section of a paper. An unknown name is an error that lists the sections."""
         if not section_name.strip():
-            raise ToolError("section_name: required (a name listed by get_paper_metadata, or its index)")
+            raise ToolError(
+                "section_name: required (a printed number like 3.2, a name listed by get_paper_metadata, or idx:N)"
+            )
         return _read(library, "section", section_text, arxiv_id, section=section_name)
 
     @server.tool(annotations=READ_ONLY)

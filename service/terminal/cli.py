@@ -209,7 +209,7 @@ def search(
 @click.option(
     "--section",
     default=None,
-    help="Print this section: its printed number (3.2), name (case-insensitive), Abstract, or 0-based index.",
+    help="Print this section: its printed number (3.2; 4 serves 4.1, 4.2, ... together), name (case-insensitive), Abstract, or idx:N (0-based).",
 )
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
@@ -257,7 +257,7 @@ def paper(
         if json_out is not None:
             emit_json(json.loads(found.model_dump_json()), json_out)
         else:
-            click.echo(readable.find_text(found), nl=False)
+            click.echo(wrap_lines(readable.find_text(found), _width()), nl=False)
         return
     kind = "section" if section is not None else "raw" if full else "brief" if brief else "head"
     kind = "references" if references else "cited_by" if cited_by else kind

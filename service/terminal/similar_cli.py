@@ -27,6 +27,19 @@ __all__ = ["similar"]
 @click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
 @click.option("--offset", type=int, default=0, show_default=True, help="Hits to skip (paging), 0-10000.")
 @filter_options
+@click.option(
+    "--facet",
+    type=click.Choice(["background", "method", "result"], case_sensitive=False),
+    default=None,
+    help="Similar in this respect only: the seeds' sentences of that kind.",
+)
+@click.option(
+    "--not",
+    "negative_ids",
+    multiple=True,
+    metavar="ARXIV_ID",
+    help="A paper ruled out (repeat, at most 20): the ranking moves away from it; left out.",
+)
 @click.option("--long", "long_form", is_flag=True, help="Print authors and TLDR under each hit.")
 @json_option(help="Print one JSON object, the GET /arxiv/?type=similar response.")
 def similar(
@@ -36,6 +49,8 @@ def similar(
     offset: int,
     long_form: bool,
     json_out: str | None,
+    facet: str | None,
+    negative_ids: tuple[str, ...],
     **filter_args: Any,
 ) -> None:
     """Papers most similar to ARXIV_ID by its stored vector (several ids: their mean), itself left out.
@@ -43,6 +58,7 @@ def similar(
     \b
     openxiv similar 1706.03762 -k 5
     openxiv similar 2503.00001 2503.00002 --category cs.CL --date-from 2025-04
+    openxiv similar 1706.03762 --facet method --not 1409.0473
     """
     from openxiv.service.params import FilterParams
     from openxiv.service.readable import search_text
@@ -50,10 +66,16 @@ def similar(
 
     with open_library(settings) as library:
         response = library.similar(
-            list(arxiv_ids), top_k=top_k, offset=offset, filters=FilterParams(**filter_args)
+            list(arxiv_ids),
+            top_k=top_k,
+            offset=offset,
+            filters=FilterParams(**filter_args),
+            facet=facet,
+            negative_ids=list(negative_ids) or None,
         )
         snapshot = library.snapshot
-    label = "similar to " + ", ".join(arxiv_ids)
+    label = "similar to " + ", ".join(arxiv_ids) + (f" ({facet})" if facet else "")
+    label += ", not " + ", ".join(negative_ids) if negative_ids else ""
     if json_out is not None:
         emit_json(json.loads(search_json(response)), json_out)
     elif long_form or not response.result:

@@ -199,6 +199,13 @@ def test_similar_papers_agree(pair: tuple[OpenIndex, OpenIndex]) -> None:
         assert len(a) == len(b) == 10 and not set(seeds) & (set(a) | set(b))
         assert len(set(a) & set(b)) >= 8, (a, b)
         assert embedded.total_count == milvus.total_count
+    # steered (issue 39): a facet text and a ruled-out paper, read back from each store alike
+    steer = {"negative_ids": ("1502.03167",), "toward": "We propose a model based solely on attention."}
+    embedded, milvus = (ix.backend.similar(("1706.03762",), top_k=10, **steer) for ix in pair)  # type: ignore[arg-type]
+    a, b = [h.arxiv_id for h in embedded.hits], [h.arxiv_id for h in milvus.hits]
+    assert len(a) == len(b) == 10 and not {"1706.03762", "1502.03167"} & (set(a) | set(b))
+    assert len(set(a) & set(b)) >= 8, (a, b)
+    assert embedded.total_count == milvus.total_count
 
 
 def test_milvus_deep_pages_are_slices_of_one_ranking(

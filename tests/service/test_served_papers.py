@@ -10,6 +10,7 @@ real ../shared papers (``bm25_snapshot``), read through `Library` (the MCP serve
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.library import Library
 from openxiv.service.params import FilterParams
-from openxiv.service.readable import head_text, search_text
+from openxiv.service.readable import head_text, search_text, section_text
 
 UNTITLED = "gr-qc/0001027"  # a plain text that opens with no title: its title is derived
 TEXT_TITLED = "hep-ph/0004165"  # its title is recovered from the text's opening
@@ -108,7 +109,30 @@ def test_sections_are_found_by_printed_number_and_name_first(library: Library) -
     assert named.idx == printed["4"].idx
     roman = {s.number: s for s in library.paper("head", ROMAN).sections if s.number}
     assert library.paper("section", ROMAN, "ii").idx == roman["II"].idx
-    assert library.paper("section", ROMAN, "0").idx == 0  # no section printed "0": the index
+    assert library.paper("section", ROMAN, "idx:0").idx == 0  # a position asked as one
+
+
+def test_a_number_with_sub_sections_serves_them_and_never_falls_back(library: Library) -> None:
+    """``5`` where the paper prints 5.1-5.4 but no "5" serves them together; a number it does not
+    print is a 404 listing the printed ones, not the section at that 0-based position (issue 36)."""
+    head = library.paper("head", NUMBERED)
+    printed = {s.number: s for s in head.sections if s.number}
+    assert "5" not in printed and {"5.1", "5.4"} <= set(printed)
+    five = library.paper("section", NUMBERED, "5")
+    parts = [library.paper("section", NUMBERED, n) for n in ("5.1", "5.2", "5.3", "5.4")]
+    assert (five.number, five.idx) == ("5", parts[0].idx)
+    assert five.name == "; ".join(p.name for p in parts)
+    assert all(
+        f"5.{i} {p.name}" in five.content and p.content.strip() in five.content
+        for i, p in enumerate(parts, 1)
+    )
+    assert section_text(five).startswith(f"=== 5 {five.name} (Paper: {NUMBERED}, section 5) ===")
+    assert section_text(parts[1]).startswith(f"=== 5.2 {parts[1].name} (Paper: {NUMBERED}, section 5.2) ===")
+    with pytest.raises(
+        NotFound, match=r"prints no section numbered '8'; its printed numbers are: 1, 2, 3, 4, 5\.1"
+    ):
+        library.paper("section", NUMBERED, "8")
+    assert library.paper("section", NUMBERED, "#8").idx == 8
 
 
 def test_the_abstract_is_a_section(library: Library) -> None:
@@ -131,6 +155,40 @@ def test_tex_residue_is_out_of_tldrs_and_evidence(library: Library) -> None:
     assert shown and not any("[\\" in t or "[formula]" in t for t in shown), shown
     for s in library.paper("head", CITED).sections:
         assert not s.tldr or ("[\\" not in s.tldr and "[formula]" not in s.tldr), s.tldr
+
+
+def _residue(text: str | None) -> bool:
+    return bool(text) and bool(re.search(r"\[\\[A-Za-z]+\*?=|\[(?:formula|cite|figure|table)\]", text or ""))
+
+
+def test_tex_residue_is_out_of_every_served_text(library: Library, bm25_snapshot: Path) -> None:
+    """One rule for every text served (issue 36, item 5): hit abstracts, find passages, section,
+    raw, preview and json text show TeX residue as ``…`` like tldrs and evidence already did."""
+    (db,) = bm25_snapshot.glob("snapshots/*/corpus.sqlite")
+    with sqlite3.connect(db) as conn:
+        stored = dict(
+            conn.execute("SELECT arxiv_id, abstract FROM papers WHERE abstract IS NOT NULL").fetchall()
+        )
+        query = "SELECT s.text FROM sections s JOIN papers p ON p.id = s.paper_id WHERE p.arxiv_id = ?"
+        texts = [t for (t,) in conn.execute(query, (CITED,))]
+    marked = sorted(aid for aid, abstract in stored.items() if _residue(abstract))
+    assert marked and any(_residue(t) for t in texts)  # what is stored still holds the markers
+    for aid in marked[:5]:
+        head = library.paper("head", aid)
+        assert not _residue(head.abstract) and "…" in (head.abstract or ""), head.abstract
+        hits = _search(library, head.title or aid).result
+        hit = next(h for h in hits if h.arxiv_id == aid)
+        assert hit.abstract == head.abstract == library.paper("brief", aid).abstract
+        assert library.paper("json", aid).abstract == head.abstract
+    served = [
+        library.paper("section", CITED, f"idx:{s.idx}").content for s in library.paper("head", CITED).sections
+    ]
+    served += [library.paper("raw", CITED).raw, library.paper("preview", CITED).content]
+    served += [s["text"] for s in library.paper("json", CITED).sections]
+    found = library.find(CITED, "magnetic field mass")
+    served += [f.text for f in found.result]
+    assert found.result and served and not any(_residue(t) for t in served)
+    assert any("…" in t for t in served)
 
 
 def test_full_width_digit_ids_are_normalised(library: Library) -> None:

@@ -101,6 +101,8 @@ def test_cli_until_flag_and_its_errors(db: Path, tmp_path: Path, monkeypatch: py
     assert "until:    2025-03-18 (left out: 72 submitted later, 0 without a date)" in out.output
     info = json.loads(runner.invoke(index, ["info", "--index", str(tmp_path / "ix"), "--json"]).stdout)
     assert info["corpus"]["cutoff"]["until"] == "2025-03-18"
+    text = runner.invoke(index, ["info", "--index", str(tmp_path / "ix")]).stdout  # the text shows it too
+    assert "until        2025-03-18 (left out: 72 submitted later, 0 without a date)" in text
     bad = runner.invoke(index, [*args, "--until", "2025-13-01"])
     assert bad.exit_code == 2 and "until" in bad.output.lower()
     none_left = runner.invoke(index, [*args, "--until", "1980-01-01"])

@@ -6,10 +6,15 @@ with ``rule(messages)``; a streamed answer is sent as server-sent events, one ch
 ``finish_reason`` ``length`` when the text has more words than ``max_tokens`` (it is then cut there)
 and ``stop`` otherwise. ``status`` makes every request fail with that HTTP status. ``requests`` keeps
 each request body received.
+
+``hold()`` makes every request wait until ``release()``, and ``delay`` (seconds) makes each answer
+that late (a slow LLM): ``waiting`` counts the requests held right now, ``disconnected`` those whose
+client went away meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -27,10 +32,15 @@ Rule = Callable[[list[dict[str, str]]], str]
 
 
 class ChatServer:
-    def __init__(self, rule: Rule, *, status: int = 200) -> None:
+    def __init__(self, rule: Rule, *, status: int = 200, delay: float = 0.0) -> None:
         self.rule = rule
+        self.delay = delay
         self.status = status
         self.requests: list[dict[str, Any]] = []
+        self._open = threading.Event()
+        self._open.set()
+        self.waiting = 0
+        self.disconnected = 0
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -42,6 +52,8 @@ class ChatServer:
     async def _chat(self, request: Request) -> Response:
         body = orjson.loads(await request.body())
         self.requests.append(body)
+        if not await self._held(request):
+            return Response(status_code=499)
         if self.status != 200:
             return Response(b'{"error": "scripted failure"}', status_code=self.status)
         words = self.rule(body["messages"]).split(" ")
@@ -67,6 +79,26 @@ class ChatServer:
             yield b"data: " + orjson.dumps(end) + b"\n\ndata: [DONE]\n\n"
 
         return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    def hold(self) -> None:
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
+
+    async def _held(self, request: Request) -> bool:
+        """Wait while held and for ``delay``; ``False`` when the client disconnected meanwhile."""
+        self.waiting += 1
+        until = time.monotonic() + self.delay
+        try:
+            while not self._open.is_set() or time.monotonic() < until:
+                if await request.is_disconnected():
+                    self.disconnected += 1
+                    return False
+                await asyncio.sleep(0.05)
+            return True
+        finally:
+            self.waiting -= 1
 
     def __enter__(self) -> ChatServer:
         self._thread.start()

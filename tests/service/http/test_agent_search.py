@@ -167,3 +167,21 @@ def test_llm_failure_is_an_error_event_or_a_502(llm_server: tuple[LiveServer, Ch
     assert [e["event"] for e in events] == ["start", "sources", "answer_start", "error"]
     assert events[-1]["stage"] == "answer" and "HTTP 500" in events[-1]["message"]
     assert chat.base_url in events[-1]["message"]
+
+
+def test_no_sources_no_llm_call(llm_server: tuple[LiveServer, ChatServer]) -> None:
+    """A search that finds nothing asks no LLM: the answer says nothing was found (issue #36, item 6)."""
+    live, chat = llm_server
+    nothing = "zqxjvwkqzz"
+    found = httpx.post(live.url + "/search", json={"query": nothing, "top_k": 5}, timeout=60).json()
+    assert found["total_count"] == 0 and found["result"] == [], found
+    asked = len(chat.requests)
+    reader = _reader(live.url)
+    result = reader.agent_search(nothing, top_k=5)
+    events = list(reader.agent_search_stream(nothing, top_k=5))
+    assert len(chat.requests) == asked
+    assert result["sources"] == [] and result["answer"].startswith(
+        f"No papers in this corpus match '{nothing}'"
+    )
+    assert "".join(e["text"] for e in events if e["event"] == "answer_delta") == result["answer"]
+    assert events[-1]["event"] == "done" and events[-1]["sources"] == 0

@@ -134,11 +134,35 @@ def test_v1_paper_and_sections(client: httpx.Client) -> None:
     printed = client.get("/v1/papers/1502.03167/sections/1").json()  # printed "1 ...", not idx 1
     assert printed["name"] == next(s["name"] for s in paper["sections"] if s["number"] == "1")
     unprinted = next(i for i in range(len(names)) if str(i) not in {s["number"] for s in paper["sections"]})
-    by_index = client.get(f"/v1/papers/1502.03167/sections/{unprinted}").json()  # no such number: the index
+    by_index = client.get(f"/v1/papers/1502.03167/sections/idx:{unprinted}").json()  # asked as an index
     assert by_index["name"] == names[unprinted]
     missing = client.get("/v1/papers/1502.03167/sections/Appendix Z")
     assert missing.status_code == 404
     assert "Introduction" in missing.json()["detail"]  # lists what exists
+
+
+def test_a_printed_number_is_never_an_index(client: httpx.Client) -> None:
+    """1502.03167 prints 3, 3.1, 3.2, 4.1, 4.2, 4.2.1, ... but no "4" (issue 36, item 4): ``4`` serves
+    4.1 and 4.2 (with 4.2.x) together instead of falling back to idx 4 (which is 3.2); a number it
+    does not print is a 404 listing the printed ones; a 0-based position is asked as ``idx:N``."""
+    sections = client.get("/v1/papers/1502.03167").json()["sections"]
+    printed = {s["number"]: s for s in sections if s["number"]}
+    assert "4" not in printed and {"4.1", "4.2", "4.2.1"} <= set(printed)
+    four = client.get("/arxiv/", params={"type": "section", "arxiv_id": "1502.03167", "section": "4"}).json()
+    assert four["number"] == "4" and four["idx"] == printed["4.1"]["idx"]
+    assert four["name"] == f"{printed['4.1']['name']}; {printed['4.2']['name']}"
+    v1 = {s: client.get(f"/v1/papers/1502.03167/sections/{s}").json() for s in ("4.1", "4.2.1", "3.2")}
+    for part in ("4.1", "4.2.1"):
+        assert (
+            f"{part} {printed[part]['name']}" in four["content"] and v1[part]["text"][:200] in four["content"]
+        )
+    assert v1["3.2"]["text"][:200] not in four["content"]
+    missing = client.get("/v1/papers/1502.03167/sections/7")
+    assert missing.status_code == 404
+    detail = missing.json()["detail"]
+    assert "prints no section numbered '7'" in detail and "1, 2, 3, 3.1" in detail and "idx:7" in detail
+    assert client.get("/v1/papers/1502.03167/sections/idx:4").json()["number"] == "3.2"
+    assert client.get("/v1/papers/1502.03167/sections/%234").json()["number"] == "3.2"
 
 
 def test_v1_old_style_id(client: httpx.Client) -> None:

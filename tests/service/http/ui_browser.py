@@ -12,6 +12,7 @@ and checking the page does not overflow sideways.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import socket
@@ -57,6 +58,7 @@ class WebDriver:
         *,
         mobile: bool = False,
         log: Path | None = None,
+        record: bool = False,
     ) -> None:
         self.port = _free_port()
         out = log.open("ab") if log else subprocess.DEVNULL
@@ -69,7 +71,9 @@ class WebDriver:
         chrome: dict[str, Any] = {"binary": chromium, "args": args}
         if mobile:  # a real phone viewport: headless windows are never narrower than 500 px
             chrome["mobileEmulation"] = {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}}
-        caps = {"browserName": "chrome", "goog:chromeOptions": chrome}
+        caps: dict[str, Any] = {"browserName": "chrome", "goog:chromeOptions": chrome}
+        if record:  # every network request (DevTools events) and the console, for `requests`/`console`
+            caps["goog:loggingPrefs"] = {"performance": "ALL", "browser": "ALL"}
         value = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})
         self.session = f"/session/{value['sessionId']}"
 
@@ -144,6 +148,20 @@ class WebDriver:
             {"cmd": "Page.captureScreenshot", "params": {"format": "png", "captureBeyondViewport": True}},
         )
         path.write_bytes(base64.b64decode(shot["data"]))
+
+    def requests(self) -> list[str]:
+        """The addresses the browser asked for since the last call (``record=True``): every
+        ``Network.requestWillBeSent``, blocked ones included."""
+        urls = []
+        for entry in self.cmd("POST", "/se/log", {"type": "performance"}):
+            message = json.loads(entry["message"])["message"]
+            if message["method"] == "Network.requestWillBeSent":
+                urls.append(str(message["params"]["request"]["url"]))
+        return urls
+
+    def console(self) -> list[str]:
+        """Console messages since the last call (``record=True``), e.g. a refused load."""
+        return [str(e["message"]) for e in self.cmd("POST", "/se/log", {"type": "browser"})]
 
     def quit(self) -> None:
         try:

@@ -40,6 +40,8 @@ def _env(index: BuiltIndex, **extra: str) -> dict[str, str]:
         "OPENXIV_SHARED": str(SHARED.root),
         "OPENXIV_DATA_DIR": str(index.root.parent),
     }
+    if "PYTHONPATH" in os.environ:  # the code under test when it is not the installed checkout's
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return env | extra
 
 

@@ -108,7 +108,9 @@ def test_paper_prints_metadata_sections_and_text(run: Run, client: httpx.Client)
         "/arxiv/", params={"type": "section", "arxiv_id": PAPER, "section": "introduction"}
     ).json()
     assert section.exit_code == 0 and want["content"].strip() in section.output
-    assert section.output.startswith(f"=== {want['name']} (Paper: {PAPER}, section {want['idx']}) ===")
+    label = f"{want['number']} {want['name']}" if want["number"] else want["name"]
+    where = f"section {want['number']}" if want["number"] else f"idx {want['idx']}"
+    assert section.output.startswith(f"=== {label} (Paper: {PAPER}, {where}) ===")
     printed = json.loads(run("paper", PAPER, "--section", "2", "--json").output)  # printed "2 ...", not idx 2
     assert printed["name"] == next(s["name"] for s in head["sections"] if s["number"] == "2")
 

@@ -4,6 +4,9 @@ and a ``between`` range with equal ends on the command line (item 3), on the BM2
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +38,7 @@ READS = [
     ("paper", PAPER, "--section", "Introduction"),
     ("paper", LISTED, "--brief"),
     ("paper", LISTED, "--full"),
+    ("paper", PAPER, "--find", "magnetic field mass"),
 ]
 
 
@@ -69,3 +73,20 @@ def test_a_between_range_with_equal_ends_is_that_period(bm25_snapshot: Path) -> 
     body = json.loads(equal.output)
     assert body["result"] and all(h["date"].startswith("2025-04") for h in body["result"])
     assert body == json.loads(exact.output)
+
+
+def test_a_closed_pipe_ends_quietly_with_0(bm25_snapshot: Path) -> None:
+    """``openxiv search ... | head -1`` (issue 36, item 7): when the reader has closed the pipe,
+    openxiv ends with 0 and says nothing, as ``grep`` and ``git`` do (Click's own answer is exit 1).
+    The read end is closed before openxiv writes, so its first write meets it, whatever the timing."""
+    for args in (["search", "model", "-k", "100"], ["search", "model", "--json"], ["paper", PAPER]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            proc = subprocess.run(
+                [str(Path(sys.executable).parent / "openxiv"), *args, "--index", str(bm25_snapshot)],
+                stdout=write, stderr=subprocess.PIPE, timeout=300, check=False,
+            )  # fmt: skip
+        finally:
+            os.close(write)
+        assert proc.returncode == 0 and proc.stderr == b"", (args, proc.stderr.decode(errors="replace"))
