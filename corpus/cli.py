@@ -109,7 +109,6 @@ def _write_report(path: Path, inputs: Sequence[Path], summary: IngestSummary, st
 @setting_option("passage_words", type=click.IntRange(min=1))
 @setting_option("passage_overlap", type=click.IntRange(min=0))
 @setting_option("ingest_workers", type=click.IntRange(min=1))
-@setting_option("ingest_workers", "--workers", deprecated_for="--ingest-workers", type=click.IntRange(min=1))
 @setting_option("ingest_split_bytes")
 @click.option(
     "--ray",

@@ -10,7 +10,8 @@ The metadata of a paper is declared once, in `PaperFields`; every record of a pa
 - `Section` and `Passage` are its full text as stored.
 
 All are frozen and carry no database session, so they are safe to pass between threads. The
-mapping between them and the database rows is in `openxiv.corpus.writer` (`paper_from_row`).
+mapping between them and the database rows is in `openxiv.corpus.reads` (`paper_from_row`) and
+`openxiv.corpus.writer` (the rows written).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The corpus database: SQLAlchemy 2.x declarative models on SQLite.
 
 The row classes are named ``*Row`` (`PaperRow`, `AuthorRow`, ...): `openxiv.corpus.records.Paper` is
-the record the rest of openxiv reads, and `openxiv.corpus.writer` maps one to the other.
+the record the rest of openxiv reads; `openxiv.corpus.reads` maps a row to a record, `openxiv.corpus.writer`
+a record to a row.
 
 One row per paper (canonical arXiv id, unique), with its ordered authors and categories in child
 tables (for filtering) and, denormalised on the paper row, as JSON arrays (so a paper reads in one

@@ -37,12 +37,12 @@ from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.ingest import ingest_items
 from openxiv.corpus.migrations import create_or_migrate, data_version, legacy_title_norm, missing_columns
 from openxiv.corpus.normalize import normalize_title
-from openxiv.corpus.reads import papers_by_id, passages_by_id
+from openxiv.corpus.reads import IN_CHUNK, RECORD_COLUMNS, paper_from_row, papers_by_id, passages_by_id
 from openxiv.corpus.records import Paper, PaperRecord, Passage, ReadError, Section
 from openxiv.corpus.runs import IngestSummary, run_status_counts
 from openxiv.corpus.schema import Base, IngestError, IngestRun, SourceRow
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.writer import IN_CHUNK, PAS, RECORD_COLUMNS, SEC, P, paper_from_row
+from openxiv.corpus.writer import PAS, SEC, P
 
 __all__ = ["IngestSummary", "Store"]
 

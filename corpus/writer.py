@@ -1,8 +1,7 @@
-"""Batch upsert of paper records into the corpus database (used by `Store.ingest`), and the one
-mapping between a ``papers`` row and a record: `record_from_values` reads a row into a `Paper` (what
-the store serves) or a `PaperState` (what the writer merges into), `_paper_row` writes one. The
-``papers`` columns are the schema's (`PAPER_COLUMNS`, from `openxiv.corpus.schema.PaperRow`); what
-each record reads is derived from its fields (`record_columns`).
+"""Batch upsert of paper records into the corpus database (used by `Store.ingest`): `_paper_row` writes
+a record as a ``papers`` row, in the schema's columns (`openxiv.corpus.reads.PAPER_COLUMNS`); the
+reverse mapping, a row read into a record, is `openxiv.corpus.reads.record_from_values`, which the
+writer also uses for the stored papers it merges with.
 
 A batch is merged in memory against the stored papers it touches (one query each for papers and
 sources), then written with ``executemany`` inside the caller's transaction: new papers get ids
@@ -14,39 +13,32 @@ sections, passages) are rewritten only when they changed; so are the references
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from itertools import repeat
 from json.encoder import encode_basestring
-from typing import Any, TypeVar, cast
+from typing import cast
 
-import orjson
-from sqlalchemy import Boolean, Connection, Date, Row, Table, delete, func, select
+from sqlalchemy import Connection, Table, delete, func, select
 
 from openxiv.corpus.merge import PaperState, content_hash, merge_record
 from openxiv.corpus.normalize import normalize_names, normalize_title
 from openxiv.corpus.passages import chunk_sections
-from openxiv.corpus.records import Paper, PaperFields, PaperRecord, best_date
+from openxiv.corpus.reads import (
+    COLUMN_FIELDS,
+    DATE_COLUMNS,
+    IN_CHUNK,
+    PAPER_COLUMNS,
+    paper_rows,
+    record_columns,
+    record_from_values,
+)
+from openxiv.corpus.records import PaperRecord, best_date
 from openxiv.corpus.references import ReferenceOffers
 from openxiv.corpus.schema import AuthorRow, CategoryRow, PaperRow, PassageRow, SectionRow, SourceRow
 
-__all__ = [
-    "DATE_COLUMNS",
-    "IN_CHUNK",
-    "PAPER_COLUMNS",
-    "RECORD_COLUMNS",
-    "BatchCounts",
-    "in_marks",
-    "json_list",
-    "paper_from_row",
-    "paper_from_values",
-    "paper_rows",
-    "record_columns",
-    "record_from_values",
-    "write_batch",
-]
+__all__ = ["BatchCounts", "write_batch"]
 
 P: Table = cast(Table, PaperRow.__table__)
 A: Table = cast(Table, AuthorRow.__table__)
@@ -71,116 +63,8 @@ class _Stored:
     passages_hash: str | None
 
 
-PAPER_COLUMNS = tuple(c.name for c in P.columns)
-"""The ``papers`` columns, in the schema's order: what the writer inserts (`_paper_row`)."""
-DATE_COLUMNS = frozenset(c.name for c in P.columns if isinstance(c.type, Date))
-"""``papers`` columns SQLite stores as ISO text and SQLAlchemy reads as `date`."""
-_BOOL_COLUMNS = frozenset(c.name for c in P.columns if isinstance(c.type, Boolean))
-"""``papers`` columns SQLite stores as 0/1 and SQLAlchemy reads as `bool`."""
-_JSON_LISTS = ("authors", "categories")
-"""Fields stored as JSON arrays (``<name>_json``); every other `PaperFields` field is a column of its own."""
-_COLUMN_FIELDS = tuple(f.name for f in fields(PaperFields) if f.name not in _JSON_LISTS)
-
-R = TypeVar("R", Paper, PaperState)
-
-
-def _own_columns(cls: type[Paper] | type[PaperState]) -> tuple[str, ...]:
-    """The fields of ``cls`` beyond `PaperFields` that are ``papers`` columns of the same name."""
-    names = {f.name for f in fields(cls)}
-    return tuple(c for c in PAPER_COLUMNS if c in names and c not in _COLUMN_FIELDS)
-
-
-_OWN = {cls: _own_columns(cls) for cls in (Paper, PaperState)}
-
-
-def record_columns(cls: type[Paper] | type[PaperState]) -> tuple[str, ...]:
-    """The ``papers`` columns `record_from_values` reads into ``cls``, with the row id first."""
-    return ("id", *_COLUMN_FIELDS, *(f"{name}_json" for name in _JSON_LISTS), *_OWN[cls])
-
-
-RECORD_COLUMNS = record_columns(Paper)
-"""The ``papers`` columns `paper_from_row` reads (with the row id): what a paper query selects."""
-
-
-def record_from_values(cls: type[R], values: Mapping[Any, Any], sources: Sequence[str]) -> R:
-    """The ``cls`` record of a ``papers`` row's values by column name (`record_columns`), typed as
-    SQLAlchemy gives them (dates as `date`, booleans as `bool`: `paper_rows` converts SQLite's values).
-    By name, so a select may omit columns an older database lacks (an index snapshot's copy of the
-    corpus made before a column existed, e.g. ``title_source``): that field keeps its default."""
-    return cls(
-        **{name: values[name] for name in _COLUMN_FIELDS if name in values},
-        authors=json_list(values["authors_json"]),
-        categories=json_list(values["categories_json"]),
-        sources=tuple(sources),
-        **{name: values[name] for name in _OWN[cls]},
-    )
-
-
-def paper_from_row(row: Row[Any], sources: Sequence[str]) -> Paper:
-    """The `Paper` a ``papers`` row holds (any result row with the `RECORD_COLUMNS`)."""
-    return record_from_values(Paper, row._mapping, sources)
-
-
-def paper_from_values(values: Mapping[Any, Any], sources: Sequence[str]) -> Paper:
-    """The `Paper` of a ``papers`` row's values by column name (`record_from_values`)."""
-    return record_from_values(Paper, values, sources)
-
-
-def json_list(text: str) -> tuple[str, ...]:
-    """A stored JSON array as a tuple: orjson reads it (a third of `json`'s CPU, most of building a
-    page of search hits' papers); `json` reads what orjson refuses (a lone surrogate escape), so the
-    values are `json`'s in every case."""
-    try:
-        return tuple(orjson.loads(text))
-    except orjson.JSONDecodeError:
-        return tuple(json.loads(text))
-
-
 _LOAD_COLUMNS = (*record_columns(PaperState), "passages_hash")
 """What `_load` reads of a stored paper an ingest batch merges with."""
-
-
-IN_CHUNK = 900
-"""Values bound per ``IN (...)``: under SQLite's default limit of 999 host parameters."""
-
-
-def in_marks(n: int) -> str:
-    """The ``n`` placeholders of an ``IN (...)`` list: ``?, ?, ...``."""
-    return ", ".join("?" * n)
-
-
-def paper_rows(
-    execute: Callable[[str, tuple[Any, ...]], Iterable[Sequence[Any]]],
-    columns: Sequence[str],
-    canonical: Sequence[str],
-) -> Iterator[tuple[dict[str, Any], list[str]]]:
-    """Each stored paper among the ``canonical`` ids: its ``columns`` (``id`` first) by name, dates
-    as `date` and booleans as `bool` (SQLite keeps ISO text and 0/1), and its sources in name order. In plain SQL through
-    ``execute(sql, params)`` (a DB-API cursor's ``execute``, or a SQLAlchemy connection's
-    ``exec_driver_sql`` inside the writer's transaction): SQLAlchemy's expanding ``IN`` and its row
-    processing cost more than SQLite's look-ups, both for a page of search hits (`openxiv.corpus.reads`)
-    and for the stored papers an ingest batch merges with (`_load`)."""
-    names = tuple(columns)
-    select = ", ".join(names)
-    dates = [i for i, name in enumerate(names) if name in DATE_COLUMNS]
-    bools = [i for i, name in enumerate(names) if name in _BOOL_COLUMNS]
-    for start in range(0, len(canonical), IN_CHUNK):
-        part = tuple(canonical[start : start + IN_CHUNK])
-        rows = list(execute(f"SELECT {select} FROM papers WHERE arxiv_id IN ({in_marks(len(part))})", part))
-        if not rows:
-            continue
-        sources: dict[int, list[str]] = {}
-        sql = f"SELECT paper_id, source FROM paper_sources WHERE paper_id IN ({in_marks(len(rows))}) ORDER BY source"
-        for pid, name in execute(sql, tuple(r[0] for r in rows)):
-            sources.setdefault(pid, []).append(name)
-        for row in rows:
-            values = dict(zip(names, row, strict=True))
-            for i in dates:
-                if row[i] is not None:
-                    values[names[i]] = date.fromisoformat(row[i])
-            for i in bools:
-                values[names[i]] = bool(row[i])
-            yield values, sources.get(row[0], [])
 
 
 def _load(conn: Connection, ids: Sequence[str]) -> dict[str, _Stored]:
@@ -210,8 +94,8 @@ def _json_strings(values: Sequence[str]) -> str:
     return "[" + ", ".join(map(encode_basestring, values)) + "]"
 
 
-_DATE_FIELDS = tuple(name for name in _COLUMN_FIELDS if name in DATE_COLUMNS)
-_PLAIN_FIELDS = tuple(name for name in _COLUMN_FIELDS if name not in DATE_COLUMNS)
+_DATE_FIELDS = tuple(name for name in COLUMN_FIELDS if name in DATE_COLUMNS)
+_PLAIN_FIELDS = tuple(name for name in COLUMN_FIELDS if name not in DATE_COLUMNS)
 
 
 def _paper_row(pid: int, st: PaperState, passages_hash: str | None) -> tuple[object, ...]:

@@ -30,7 +30,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import setting_option, settings_from_flags
 
 if TYPE_CHECKING:
-    from openxiv.evaluator.shared import SharedData
+    from openxiv.corpus.shared import SharedData
 
 __all__ = ["demo"]
 
@@ -88,7 +88,7 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 300.0
 @click.option("--skip-build", is_flag=True, help="Reuse the existing corpus and index in --data.")
 def demo(settings: Settings, skip_build: bool) -> None:
     """Ingest ../shared, index it, serve it, run the baseline agent and write its evaluation report."""
-    from openxiv.evaluator.shared import SharedData
+    from openxiv.corpus.shared import SharedData
 
     data_dir = settings.data_dir
     layout = SharedData(settings.shared.resolve()) if settings.shared else SharedData.default()

@@ -17,7 +17,6 @@ from openxiv.corpus.extras import MissingExtra
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import (
     db_option,
-    deprecated_alias,
     emit_json,
     index_option,
     json_option,
@@ -91,9 +90,6 @@ def index() -> None:
 @settings_from_flags
 @db_option()
 @index_option(help="Where the snapshot is built.")
-@setting_option(
-    "index_dir", "--out", deprecated_for="--index", type=click.Path(file_okay=False, path_type=Path)
-)
 @encoder_options(["papers", "passages", "both", "none"], "Embedding cache file")
 @click.option("--keep", type=int, default=2, show_default=True, help="Snapshots kept (the live one always).")
 @click.option(
@@ -199,18 +195,13 @@ def _summary(report: BuildReport, root: Path) -> None:
 @index.command()
 @settings_from_flags
 @index_option()
-@click.argument("index_arg", metavar="[INDEX_DIR]", required=False, type=click.Path(path_type=Path))
 @json_option(help="Print the manifest as JSON.")
-@click.pass_context
-def info(ctx: click.Context, settings: Settings, index_arg: Path | None, json_out: str | None) -> None:
-    """Show the manifest of the index's live snapshot (or of a snapshot directory).
-
-    The positional INDEX_DIR is the deprecated spelling of --index (still works, with a warning)."""
+def info(settings: Settings, json_out: str | None) -> None:
+    """Show the manifest of the index's live snapshot (or of a snapshot directory)."""
     from openxiv.indexer.manifest import read as read_manifest
     from openxiv.indexer.snapshot import BadIndexError, list_snapshots, resolve_snapshot
 
-    old = deprecated_alias(ctx, "index_dir", index_arg, "the INDEX_DIR argument", "--index")
-    index_dir = settings.replace(index_dir=old).index_root
+    index_dir = settings.index_root
     try:
         snap = resolve_snapshot(index_dir)
         manifest = read_manifest(snap)

@@ -74,7 +74,7 @@ def resolve_snapshot(index_dir: Path) -> Path:
     if snap is None:
         raise BadIndexError(
             f"{index_dir} holds no index: no {layout.CURRENT} file and no {layout.MANIFEST} "
-            "(build one with `openxiv index build --db DB --out DIR`)"
+            "(build one with `openxiv index build --db DB --index DIR`)"
         )
     if not snap.is_dir():
         raise BadIndexError(f"{index_dir}/{layout.CURRENT} names {snap.name}, which does not exist; rebuild")

@@ -37,18 +37,13 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.data import SharedData, load_queries
+from harness.requests import FILTERS, MODES, PAGES
 
 from openxiv.corpus.settings.model import get_settings, shared_dir
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import build_filters
 from openxiv.service.search import deepxiv_search, search_json
 from openxiv.service.spec import SearchSpec
-
-MODES = (None, "rrf", "zscore", "bm25")
-"""The default (``weighted`` fusion with feedback), the two other fusions (feedback too) and BM25 alone."""
-PAGES = ((10, 0), (5, 10), (20, 3))
-FILTERS = ((), ("cs.CL",))
-
 
 Body = Callable[[str, int, int, str | None, tuple[str, ...]], bytes]
 """One request (query, top_k, offset, mode, categories) -> the response body."""

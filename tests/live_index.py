@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 SHARED = SharedData.default()
 BIN = Path(sys.executable).parent
@@ -219,7 +219,7 @@ def build_milvus(src: BuiltIndex, dest: Path) -> MilvusIndex:
         "build",
         "--db",
         str(src.db),
-        "--out",
+        "--index",
         str(dest / "index"),
         "--backend",
         "milvus",

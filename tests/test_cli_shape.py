@@ -1,4 +1,4 @@
-"""The command line reads as one tool: one spelling per idea, deprecated spellings that still work,
+"""The command line reads as one tool: one spelling per idea (the deprecated ones removed),
 ``--json [PATH]`` with one meaning, and one table of exit statuses (docs/cli.md)."""
 
 from __future__ import annotations
@@ -46,85 +46,56 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         cli, ["index", "build", "--db", str(db), "--index", str(root), "--embed", "none", "--no-progress"]
     )
     assert res.exit_code == EXIT_OK, res.output
-    assert "deprecated" not in res.output
     return db, root
 
 
-def test_index_info_by_option_by_env_and_by_the_old_positional(built: tuple[Path, Path]) -> None:
+def test_index_info_by_option_and_by_env(built: tuple[Path, Path]) -> None:
     _, root = built
     runner = CliRunner()
     new = runner.invoke(cli, ["index", "info", "--index", str(root), "--json"])
-    assert new.exit_code == 0 and "deprecated" not in new.output
+    assert new.exit_code == 0, new.output
     manifest = json.loads(new.stdout)
     assert Manifest.of(manifest).counts.papers == 40
     env = runner.invoke(cli, ["index", "info", "--json"], env={"OPENXIV_INDEX_DIR": str(root)})
     assert json.loads(env.stdout) == manifest
-    old = runner.invoke(
-        cli, ["index", "info", str(root), "--json"], env={"OPENXIV_INDEX_DIR": "/nonexistent"}
-    )
-    assert old.exit_code == 0 and json.loads(old.stdout) == manifest  # the argument beats the variable
-    assert "the INDEX_DIR argument is deprecated; use --index" in old.stderr
 
 
-def test_index_build_out_still_works_and_warns(built: tuple[Path, Path], tmp_path: Path) -> None:
-    db, _ = built
-    runner = CliRunner()
-    old = runner.invoke(
-        cli,
-        [
-            "index",
-            "build",
-            "--db",
-            str(db),
-            "--out",
-            str(tmp_path / "ix"),
-            "--embed",
-            "none",
-            "--no-progress",
-        ],
-    )
-    assert old.exit_code == 0, old.output
-    assert "--out is deprecated; use --index" in old.stderr
-    assert (tmp_path / "ix" / "CURRENT").is_file()
-    both = runner.invoke(
-        cli, ["index", "build", "--db", str(db), "--out", str(tmp_path / "a"), "--index", str(tmp_path / "b")]
-    )
-    assert both.exit_code == EXIT_USAGE and "disagree" in both.output
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (["index", "build", "--out", "ix"], "No such option '--out'"),
+        (["index", "info", "ix"], "unexpected extra argument (ix)"),
+        (["ingest", "--db", "c.sqlite", "in.jsonl", "--workers", "2"], "No such option '--workers'"),
+    ],
+)
+def test_the_spellings_deprecated_for_a_release_are_gone(
+    args: list[str], refused: str, tmp_path: Path
+) -> None:
+    """``index build --out`` (now ``--index``), ``index info DIR`` (``--index DIR``) and ingest's
+    ``--workers`` (``--ingest-workers``; ``--workers`` is ``serve``'s processes) warned for a release
+    and are removed (CHANGELOG.md): a usage error that names them, nothing built or read."""
+    res = CliRunner().invoke(cli, args, env={"OPENXIV_DATA_DIR": str(tmp_path)})
+    assert res.exit_code == EXIT_USAGE and refused in res.output, res.output
 
 
-def test_ingest_workers_has_its_own_spelling_and_the_old_one_warns(tmp_path: Path) -> None:
+def test_ingest_workers_is_its_own_setting(tmp_path: Path) -> None:
     """``--workers`` is the server's processes (``serve``); ingest's parse processes are
-    ``--ingest-workers`` (``OPENXIV_INGEST_WORKERS``), and its old ``--workers`` still works."""
+    ``--ingest-workers`` (``OPENXIV_INGEST_WORKERS``)."""
     if not LISTING.is_file():
         pytest.skip(f"shared data not found ({LISTING}); set OPENXIV_SHARED")
     listing = tmp_path / "head.jsonl.gz"
     with gzip.open(LISTING, "rt", encoding="utf-8") as src, gzip.open(listing, "wt", encoding="utf-8") as dst:
         dst.writelines(itertools.islice(src, 5))
     runner = CliRunner()
-    new = runner.invoke(
-        cli, ["ingest", "--db", str(tmp_path / "a.sqlite"), str(listing), "--ingest-workers", "2"]
+    one = runner.invoke(
+        cli, ["ingest", "--db", str(tmp_path / "a.sqlite"), str(listing), "--ingest-workers", "1"]
     )
-    assert new.exit_code == EXIT_OK and "deprecated" not in new.stderr, new.output
-    old = runner.invoke(cli, ["ingest", "--db", str(tmp_path / "b.sqlite"), str(listing), "--workers", "2"])
-    assert old.exit_code == EXIT_OK, old.output
-    assert "--workers is deprecated; use --ingest-workers" in old.stderr
+    two = runner.invoke(
+        cli, ["ingest", "--db", str(tmp_path / "b.sqlite"), str(listing), "--ingest-workers", "2"]
+    )
+    assert one.exit_code == EXIT_OK and two.exit_code == EXIT_OK, one.output + two.output
     with Store.open_readonly(tmp_path / "a.sqlite") as a, Store.open_readonly(tmp_path / "b.sqlite") as b:
         assert a.fingerprint() == b.fingerprint() and a.stats()["papers"] == 5
-    both = runner.invoke(
-        cli,
-        [
-            "ingest",
-            "--db",
-            str(tmp_path / "c.sqlite"),
-            str(listing),
-            "--workers",
-            "2",
-            "--ingest-workers",
-            "1",
-        ],
-    )
-    assert both.exit_code == EXIT_USAGE and "disagree" in both.output
     bad = runner.invoke(cli, ["ingest", "--db", str(tmp_path / "d.sqlite"), str(listing)],
                         env={"OPENXIV_INGEST_WORKERS": "0"})  # fmt: skip
     assert bad.exit_code == EXIT_USAGE and "OPENXIV_INGEST_WORKERS" in bad.output

@@ -188,6 +188,16 @@ class Settings(BaseSettings):
     recall and lose known items (docs/indexing.md)."""
     candidates: int = 1000
     """Hits taken from each side before fusion."""
+    passage_norm: Literal["idf", "fixed"] = "idf"
+    """How BM25 passage scores are scaled before they meet paper-text scores
+    (`openxiv.indexer.engine.passage_calibration`): `idf` puts them on the paper text's idf level per
+    query (the query terms' idf summed over paper texts, over the same sum over passages), so having a
+    full text gives no advantage by itself; `fixed` is one factor for every query (0.8, the rule before
+    issue 37). Chosen on the dev sets (BENCHMARKS.md, "Passage calibration")."""
+    passage_norm_scale: float = Field(1.0, gt=0.0)
+    """Factor on the `idf` calibration (1: the two collections' idf levels made equal; the only scale
+    measured that puts an on-topic paper first on the short examples of issue 37, see BENCHMARKS.md,
+    "Passage calibration (issue 37)")."""
     prf_docs: int = Field(10, ge=0)
     """Pseudo-relevance feedback: the query's best BM25 papers (paper text) whose words make an
     expanded query, ranked as a third list in the fusion (0 = off; docs/indexing.md, "Pseudo-relevance

@@ -48,7 +48,6 @@ __all__ = [
     "IntList",
     "SettingOption",
     "db_option",
-    "deprecated_alias",
     "emit_json",
     "index_option",
     "input_option",
@@ -134,27 +133,20 @@ def _expand_home(ctx: click.Context, param: click.Parameter, value: Path | None)
 
 class SettingOption(click.Option):
     """A click option backed by the `Settings` field ``setting`` (made by `setting_option`);
-    `settings_from_flags` turns a command's such options into its ``settings``. ``replaced_by`` is set
-    on a deprecated spelling: the new spelling it warns about."""
+    `settings_from_flags` turns a command's such options into its ``settings``."""
 
-    def __init__(self, *args: Any, setting: str, replaced_by: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, setting: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.setting = setting
-        self.replaced_by = replaced_by
 
 
-def setting_option(
-    name: str, *decls: str, help: str | None = None, deprecated_for: str | None = None, **kwargs: Any
-) -> Decorator[Any]:
+def setting_option(name: str, *decls: str, help: str | None = None, **kwargs: Any) -> Decorator[Any]:
     """An option for the setting ``name``: ``--<name>`` (or ``decls``), its environment variable shown in
     the help, type and range from the field, help from its docstring (``help`` is added in front).
 
     The default is ``None`` whatever the field's default: an unset flag leaves the value to the
     settings (`settings_from_flags` applies it on ``Settings.from_env()``, the one place the value is
     decided). ``kwargs`` override the derived click arguments (e.g. a narrower ``type``).
-
-    ``deprecated_for="--new"`` makes ``decls`` an old spelling of the option ``--new`` (declared too):
-    it still works, reads no variable, and says it is deprecated on stderr when given.
     """
     if name not in Settings.model_fields:
         raise KeyError(f"{name!r} is not a setting")
@@ -172,17 +164,8 @@ def setting_option(
         "show_envvar": True,
         "help": f"{text} Default: {_default_text(name)}.",
     }
-    dest = name
-    if deprecated_for:
-        dest = "_old_" + decls[0].lstrip("-").replace("-", "_")
-        options.update(
-            envvar=None,
-            show_envvar=False,
-            replaced_by=deprecated_for,
-            help=f"Deprecated spelling of {deprecated_for} (still works, with a warning).",
-        )
     options.update(kwargs)
-    return click.option(*decls, dest, **options)
+    return click.option(*decls, name, **options)
 
 
 def settings_from_flags(f: F) -> F:
@@ -199,9 +182,6 @@ def settings_from_flags(f: F) -> F:
         @index_option()
         @setting_option("fusion")
         def search(settings: Settings) -> None: ...
-
-    A deprecated spelling (``setting_option(..., deprecated_for=...)``) is warned about on stderr and
-    must agree with the new one when both are given (`deprecated_alias`).
     """
     params: list[click.Parameter] = getattr(f, "__click_params__", [])
     flags = [p for p in params if isinstance(p, SettingOption) and p.name]
@@ -210,11 +190,7 @@ def settings_from_flags(f: F) -> F:
 
     @functools.wraps(f)
     def command(*args: Any, **kwargs: Any) -> Any:
-        values = {p.setting: kwargs.pop(str(p.name)) for p in flags if p.replaced_by is None}
-        for old in (p for p in flags if p.replaced_by is not None):
-            value = kwargs.pop(str(old.name))
-            ctx = click.get_current_context()
-            values[old.setting] = deprecated_alias(ctx, old.setting, value, old.opts[0], str(old.replaced_by))
+        values = {p.setting: kwargs.pop(str(p.name)) for p in flags}
         return f(*args, settings=Settings.from_env().replace(**values), **kwargs)
 
     return cast(F, command)
@@ -348,21 +324,3 @@ class IntList(click.ParamType):
         if not numbers or min(numbers) < self.min:
             self.fail(f"expected at least one integer, all >= {self.min}, got {value!r}", param, ctx)
         return tuple(sorted(numbers))
-
-
-# --- deprecated spellings --------------------------------------------------------------------------
-
-
-def deprecated_alias(ctx: click.Context, name: str, old_value: Any, old: str, new: str) -> Any:
-    """The value of parameter ``name``, given the value of its deprecated spelling ``old`` (warned about).
-
-    The old spelling still works; given together with the new one on the command line, they must agree.
-    """
-    value = ctx.params.get(name)
-    if old_value is None:
-        return value
-    click.echo(f"openxiv: {old} is deprecated; use {new}", err=True)
-    given = ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
-    if given and value is not None and value != old_value:
-        raise click.UsageError(f"{old} {old_value} and {new} {value} disagree; give only {new}", ctx)
-    return old_value

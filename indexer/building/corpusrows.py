@@ -9,7 +9,7 @@ a frozen `Paper` of nineteen fields (and every passage's text, section name and 
 stage selects the columns it uses, in the same order (papers by ``arxiv_id``, passages by
 ``(arxiv_id, ordinal)``), through `sqlite3` on the read-only copy, and gets tuples whose values are
 the ones the records carried: text columns as stored, the JSON lists and dates decoded as
-`openxiv.corpus.writer.record_from_values` and `openxiv.corpus.records.best_date` decode them, only
+`openxiv.corpus.reads.record_from_values` and `openxiv.corpus.records.best_date` decode them, only
 where a stage needs them (`MetaRow`). A column an older database lacks reads as ``NULL``, the
 default its record field had.
 """
@@ -23,8 +23,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.reads import json_list
 from openxiv.corpus.records import DatePrecision, best_date
-from openxiv.corpus.writer import json_list
 
 __all__ = ["MetaRow", "meta_rows", "paper_rows", "passage_papers", "passage_texts"]
 

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from openxiv.indexer import layout
-from openxiv.indexer.analyzer import STOPWORDS
+from openxiv.indexer.analyzer import STOPWORDS, TOKEN
 from openxiv.indexer.building.bm25stream import StreamingBM25
 from openxiv.indexer.building.stages import (
-    TOKEN_PATTERN,
     BuildContext,
     CorpusRead,
     build_config,
@@ -72,7 +71,7 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
         k1=s.bm25_k1,
         b=s.bm25_b,
         tokenizer={
-            "pattern": TOKEN_PATTERN,
+            "pattern": TOKEN.pattern,
             "lower": True,
             "stopwords": STOPWORDS,
             "stemmer": s.bm25_stemmer,

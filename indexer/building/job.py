@@ -1,8 +1,8 @@
 """`BuildJob`: corpus database -> a new index snapshot, switched in atomically, in named stages.
 
-A job carries its context once (`openxiv.indexer.building.stages.BuildContext`: temporary snapshot
-directory, settings, stage timer, progress, encoder, embedding cache) and runs, each stage timed
-into the manifest's ``build.stages_s``:
+A job carries what its stages read once (`openxiv.indexer.building.stages.BuildSetup`: settings,
+stage timer, progress, encoder, embedding cache; with the temporary snapshot directory, the
+`BuildContext` every stage takes) and runs, each stage timed into the manifest's ``build.stages_s``:
 
 1. ``copy``: a consistent copy of the corpus DB into the snapshot (``Store.copy_to``); everything
    below reads that copy, so an ingest running meanwhile cannot make the parts disagree;
@@ -50,6 +50,7 @@ from openxiv.indexer.building.stages import (
     EMBED_CHOICES,
     BuildContext,
     BuildError,
+    BuildSetup,
     StageTimer,
     build_config,
     read_corpus,
@@ -92,16 +93,17 @@ class BuildJob:
 
     db_path: Path
     root: Path
-    settings: Settings
-    progress: bool = True
-    encoder: Any | None = None
-    cache_path: Path | None = None
+    setup: BuildSetup
     keep: int = 2
     force: bool = True
-    timer: StageTimer = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.timer = StageTimer(self.progress)
+    @property
+    def settings(self) -> Settings:
+        return self.setup.settings
+
+    @property
+    def timer(self) -> StageTimer:
+        return self.setup.timer
 
     def check(self) -> None:
         """`BuildError` for a setting or input the build cannot use; nothing is touched yet."""
@@ -186,10 +188,7 @@ class BuildJob:
                 raise
         finally:
             source.close()
-        cache = self.cache_path or Path(self.settings.data_dir) / "embcache.sqlite"
-        return BuildContext(
-            tmp, self.settings, self.timer, self.progress, self.encoder, Path(cache)
-        ), fingerprint
+        return BuildContext.of(self.setup, tmp), fingerprint
 
     def _stages(self, ctx: BuildContext) -> Manifest:
         """The read stages, then the backend's stages, then ``references``; the manifest they filled."""
@@ -284,14 +283,8 @@ def build_index_report(
     fingerprint with the same index settings. When another build holds the root's lock, ``wait=0``
     raises `BuildError` at once naming it, ``wait=None`` waits for it, ``wait=S`` up to S seconds
     (``on_wait`` hears once who it waits for)."""
-    job = BuildJob(
-        Path(db_path),
-        Path(index_root),
-        settings or Settings.from_env(),
-        progress,
-        encoder,
-        Path(cache_path) if cache_path is not None else None,
-        keep,
-        force,
-    )
+    settings = settings or Settings.from_env()
+    cache = Path(cache_path) if cache_path is not None else Path(settings.data_dir) / "embcache.sqlite"
+    setup = BuildSetup(settings, StageTimer(progress), progress, encoder, cache)
+    job = BuildJob(Path(db_path), Path(index_root), setup, keep, force)
     return job.run(wait, on_wait)

@@ -27,9 +27,8 @@ import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
-from openxiv.indexer.analyzer import STOPWORDS
+from openxiv.indexer.analyzer import STOPWORDS, TOKEN
 from openxiv.indexer.building.stages import (
-    TOKEN_PATTERN,
     BuildContext,
     BuildError,
     CorpusRead,
@@ -263,7 +262,7 @@ def write_milvus(ctx: BuildContext, corpus: CorpusRead) -> Manifest:
             b=settings.bm25_b,
             tokenizer={
                 "analysed_by": "openxiv (bm25s words, lowercase, stop words, PyStemmer) before Milvus",
-                "pattern": TOKEN_PATTERN,
+                "pattern": TOKEN.pattern,
                 "stopwords": STOPWORDS,
                 "stemmer": settings.bm25_stemmer,
                 "milvus_analyzer": ANALYZER,

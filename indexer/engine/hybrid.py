@@ -69,6 +69,7 @@ __all__ = ["HybridBackend"]
 
 class HybridBackend(VectorSimilar, Ranking):
     supports_feedback = True
+    calibrates_passages = True
 
     def __init__(
         self, path: Path, settings: Settings, manifest: Manifest, encoder: Any | None = None
@@ -211,7 +212,7 @@ class HybridBackend(VectorSimilar, Ranking):
             encoding.cancel()  # no paper to rank by vector: a started encoding just ends unused
         check_deadline(asked.deadline, "fuse")
         t = time.perf_counter()
-        rows, scores = self._fuse(sides, asked.sides, method, head)
+        rows, scores = self._fuse(sides, asked.sides, method, head, lexical.passage_factor)
         rows, scores = self._with_prior(rows, scores, mode, keep_head=not topic)
         timings["fuse"] = ms_since(t)
         explained = Explained(asked.text, sides, lexical.passage_scores)
@@ -249,13 +250,18 @@ class HybridBackend(VectorSimilar, Ranking):
             sides["bm25_passages"] = SideResult(hits.papers, hits.scores, winners)
             matches = hits.paper_scores > 0 if matches is None else matches | (hits.paper_scores > 0)
         ms = ms_since(t)
+        factor = (
+            self.calibration.factor(asked.text, self.bm25_papers, self.passages)
+            if hits is not None
+            else self.passage_scale
+        )
         if paper_scores is not None:  # both gates' top 10
             top = sides["bm25_papers"]
-            first10 = first_top(top.rows, top.scores, paper_scores, hits, self.passage_scale, depth, 10)
+            first10 = first_top(top.rows, top.scores, paper_scores, hits, factor, depth, 10)
         shown = matches if matches is not None else allowed
         total = self.meta.n if shown is None else int(shown.sum())
         dense_among = shown if matches is not None and total < matches.size else allowed
-        return Lexical(sides, paper_scores, hits, shown, total, dense_among, first10, ms)
+        return Lexical(sides, paper_scores, hits, shown, total, dense_among, first10, ms, factor)
 
     def _passage_side(
         self, asked: Query, depth: int, allowed: np.ndarray | None, alone: bool
@@ -314,7 +320,7 @@ class HybridBackend(VectorSimilar, Ranking):
         kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
         return is_topic(
             kind, asked.text, lexical.paper_scores, lexical.passage_hits, self.passages,
-            self.passage_scale, dense_scores, lexical.first10,
+            lexical.passage_factor, dense_scores, lexical.first10,
         )  # fmt: skip
 
     def query_profile(self, query: str) -> QueryProfile:
@@ -326,16 +332,17 @@ class HybridBackend(VectorSimilar, Ranking):
         dense = self._dense_stage(asked, depth, lexical, None, None).sides.get("dense_papers")
         assert lexical.paper_scores is not None
         return query_profile(
-            query, lexical.paper_scores, lexical.passage_hits, self.passages, self.passage_scale,
+            query, lexical.paper_scores, lexical.passage_hits, self.passages, lexical.passage_factor,
             dense.scores if dense is not None else None, lexical.first10,
         )  # fmt: skip
 
     def _fuse(
-        self, sides: dict[str, SideResult], wanted: tuple[str, ...], method: str, head: int
+        self, sides: dict[str, SideResult], wanted: tuple[str, ...], method: str, head: int, factor: float
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The families of ``sides`` the mode runs (``wanted``) fused by ``method``; a confident first
+        """The families of ``sides`` the mode runs (``wanted``) fused by ``method``, passage scores
+        times the query's ``factor`` (`openxiv.indexer.engine.passage_calibration`); a confident first
         pass keeps its ``head`` places above feedback."""
-        families = self._families(sides, wanted)
+        families = self._families(sides, wanted, factor)
         if head:  # the feedback side is the last family; the kept head comes from the others
             fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
             return keep_head(plain_head, fed, head)

@@ -65,6 +65,9 @@ class Lexical:
     what feedback's confident head and the query-kind profile both read (``None``: no paper side)."""
     ms: float
     """The BM25 sides' time."""
+    passage_factor: float = 1.0
+    """The factor on this query's passage scores before they meet paper-text scores
+    (`openxiv.indexer.engine.passage_calibration`; the backend's fixed scale without a passage side)."""
 
     @property
     def passage_scores(self) -> np.ndarray | None:

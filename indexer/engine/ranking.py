@@ -20,6 +20,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS, ModeUnavailable, parse_mode
 from openxiv.indexer import layout
 from openxiv.indexer.engine.fusion import Side, merge_max
+from openxiv.indexer.engine.passage_calibration import PassageCalibration
 from openxiv.indexer.engine.prf import FeedbackConfig
 from openxiv.indexer.engine.prior import CategoryPrior, PriorConfig
 from openxiv.indexer.manifest import Manifest
@@ -76,11 +77,15 @@ class Ranking:
             "weight_dense": self.settings.weight_dense,
             "candidates": self.settings.candidates,
             "bm25_passage_scale": self.passage_scale,
+            "passage_norm": self.calibration.method if self.calibrates_passages else "fixed",
+            "passage_norm_scale": self.settings.passage_norm_scale,
             **({"feedback": dataclasses.asdict(self.feedback)} if self.supports_feedback else {}),
             "prior": dataclasses.asdict(PriorConfig.of(self.settings)),
         }
 
     supports_feedback = False
+    calibrates_passages = False
+    """Whether this backend scales passage scores per query (`calibration`); else by ``passage_scale``."""
     """Whether this backend runs pseudo-relevance feedback (`openxiv.indexer.engine.prf`)."""
 
     @property
@@ -126,15 +131,26 @@ class Ranking:
             )
         return wanted, default
 
-    def _families(self, results: dict[str, SideResult], sides: tuple[str, ...]) -> list[Side]:
-        """One fused input per family: a family's sides share a score scale and merge by max."""
+    @property
+    def calibration(self) -> PassageCalibration:
+        """How this view scales passage scores per query (`openxiv.indexer.engine.passage_calibration`;
+        ``fixed`` uses ``passage_scale``)."""
+        s = self.settings
+        return PassageCalibration(s.passage_norm, s.passage_norm_scale, self.passage_scale)
+
+    def _families(
+        self, results: dict[str, SideResult], sides: tuple[str, ...], passage_factor: float | None = None
+    ) -> list[Side]:
+        """One fused input per family: a family's sides share a score scale and merge by max, passage
+        scores multiplied by ``passage_factor`` (the query's calibration; ``passage_scale`` if None)."""
+        factor = self.passage_scale if passage_factor is None else passage_factor
         out = []
         for family, members in FAMILIES.items():
             present = [
                 Side(
                     n,
                     results[n].rows,
-                    results[n].scores * (self.passage_scale if n == "bm25_passages" else 1.0),
+                    results[n].scores * (factor if n == "bm25_passages" else 1.0),
                 )
                 for n in members
                 if n in results and n in sides

@@ -4,7 +4,9 @@
 - `harness.timing`: the one percentile function, latency summaries, peak memory;
 - `harness.server`: an ``openxiv serve`` on a free loopback port, started and stopped;
 - `harness.data`: the shared data (``../shared``) and its gold query sets;
-- `harness.quality`: running gold queries through a backend and scoring them;
+- `harness.quality`: running gold queries through a backend and scoring them, and the known-item margins;
+- `harness.coverage`: the coverage bias of a ranking on short queries (full texts favoured or not);
+- `harness.requests`: the request grid of ``scripts/check_search_identical.py``;
 - `harness.stages`: where the time of one search goes, from the engine's own stage timings;
 - `harness.load`: closed-loop clients against a live server (latency, throughput, server CPU);
 - `harness.scale`, `harness.scale_render`: synthetic corpora at scale and their tables;

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.server import OPENXIV, env
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 from openxiv.indexer.encoders.embed import paper_text
 
 __all__ = [

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from openxiv.corpus.ids import try_canonical_id
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 HEAD_LINES = 2000
 _ID = re.compile(r'^\{"id":\s*"([^"]+)"')

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from openxiv.corpus.facets import FACETS, facet_sentences, facet_text, sentence_facets
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 AS = {"objective": "background", "other": "background"}  # CSFCube's background facet takes both
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from openxiv.corpus.extras import import_pymupdf
 from openxiv.corpus.readers import author_block, pdf_layout
 from openxiv.corpus.readers.pdf import TEXT_FLAGS
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 # pieces that make, break or chain matches: braces across lines, tokens with @ and ://, dotted
 # lower-case names, hyphens before line breaks, capitals between lower-case runs

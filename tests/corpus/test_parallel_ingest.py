@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import text
 
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 
 SMALL_PDFS = 4
 

@@ -17,7 +17,7 @@ from openxiv.corpus.readers.oai import parse_authors, parse_versions
 from openxiv.corpus.readers.plaintext import is_heading, is_junk, read_plaintext, split_text
 from openxiv.corpus.readers.unarxive import clean_markers
 from openxiv.corpus.records import PaperRecord, ReadError
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 HeadFn = Callable[[Path, int], list[str]]
 

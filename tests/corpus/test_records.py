@@ -17,6 +17,7 @@ import pytest
 
 from openxiv.corpus.merge import PaperState, state_from_record
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.reads import PAPER_COLUMNS
 from openxiv.corpus.records import (
     PaperFields,
     PaperRecord,
@@ -24,7 +25,7 @@ from openxiv.corpus.records import (
     field_values,
 )
 from openxiv.corpus.store import Store
-from openxiv.corpus.writer import PAPER_COLUMNS, _paper_row
+from openxiv.corpus.writer import _paper_row
 from openxiv.service import views
 from openxiv.service.models import PaperHeadOut, PaperJson, PaperMetadataOut, V1Paper
 

@@ -19,8 +19,8 @@ from openxiv.corpus.readers import read_path
 from openxiv.corpus.readers.unarxive import references
 from openxiv.corpus.records import PaperRecord
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 
 SAMPLE = SharedData.default().unarxive
 

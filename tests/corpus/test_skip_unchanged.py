@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from openxiv.corpus.cli import ingest
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 
 @pytest.fixture()

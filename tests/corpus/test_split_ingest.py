@@ -24,8 +24,8 @@ from openxiv.corpus.parallel import _split, read_tasks
 from openxiv.corpus.readers import read_file
 from openxiv.corpus.readers.split import spans, split_format
 from openxiv.corpus.records import ReadError
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 
 SPLIT = 16_384
 """Bytes per range in these tests: the ~0.5 MB file is cut into ~30 ranges."""

@@ -139,7 +139,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 
 def test_taxobench_subcommand_on_the_toy_files(tmp_path: Path) -> None:
-    from openxiv.evaluator.shared import SharedData
+    from openxiv.corpus.shared import SharedData
 
     d = SharedData.default().gold("taxobench")
     if not (d / "toy_reference.jsonl").is_file():

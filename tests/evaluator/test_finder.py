@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from openxiv.corpus.shared import SharedData
 from openxiv.evaluator.cli import eval_group
 from openxiv.evaluator.deft import parse_modes, positive_metric, read_taxonomy
 from openxiv.evaluator.finder import read_checklist, read_reports
 from openxiv.evaluator.judge.scripted import ScriptedServer
 from openxiv.evaluator.race import fact_aggregates, race_check, race_item
-from openxiv.evaluator.shared import SharedData
 
 
 @pytest.fixture(scope="module")

@@ -100,7 +100,7 @@ def test_trec_round_trip_and_jsonl(files: tuple[Path, Path], tmp_path: Path) -> 
 
 
 def test_shared_topic_queries_with_a_perfect_and_a_reversed_run(tmp_path: Path) -> None:
-    from openxiv.evaluator.shared import SharedData
+    from openxiv.corpus.shared import SharedData
 
     path = SharedData.default().gold("topic_queries_dev.jsonl")
     if not path.is_file():

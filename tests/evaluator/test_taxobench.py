@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, completeness_score, homogeneity_score, v_measure_score
 
+from openxiv.corpus.shared import SharedData
 from openxiv.evaluator import taxobench_metrics as tm
 from openxiv.evaluator.io import EvalInputError
 from openxiv.evaluator.labelsim import ExactSimilarity
-from openxiv.evaluator.shared import SharedData
 from openxiv.evaluator.taxobench import METRICS, evaluate_taxobench, score_taxobench
 from openxiv.evaluator.taxobench_io import TaxoBenchInputError
 from openxiv.evaluator.trees import TaxoNode, parse_tree, topic_count

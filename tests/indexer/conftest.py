@@ -17,7 +17,7 @@ import pytest
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 from openxiv.indexer.encoders.embed import Encoder, load_encoder, paper_text
 
 DENSE_N = 300

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import manifest as manifest_file
 
 

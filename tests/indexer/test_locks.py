@@ -21,8 +21,8 @@ import pytest
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.building.job import BuildError, build_index, build_index_report
 from openxiv.indexer.locks import BuildLock
@@ -81,7 +81,7 @@ def _build_cmd(db: Path, root: Path, cache: Path, *extra: str) -> list[str]:
         "build",
         "--db",
         str(db),
-        "--out",
+        "--index",
         str(root),
         "--embed",
         "papers",

@@ -23,8 +23,8 @@ from small_index import records as _records
 from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.backend import SearchBackend, SearchFilters
 from openxiv.indexer.building.job import build_index, build_index_report
@@ -288,28 +288,28 @@ def test_cli_build_and_info(shared: SharedData, tmp_path: Path, monkeypatch: pyt
     db = _make_db(tmp_path / "c.sqlite", _records(shared, 40, 0, 2))
     runner = CliRunner()
     out = runner.invoke(
-        index, ["build", "--db", str(db), "--out", str(tmp_path / "ix"), "--embed", "none", "--no-progress"]
+        index, ["build", "--db", str(db), "--index", str(tmp_path / "ix"), "--embed", "none", "--no-progress"]
     )
     assert out.exit_code == 0, out.output
     assert "papers:   42" in out.output and "CURRENT" in out.output
-    info = runner.invoke(index, ["info", str(tmp_path / "ix"), "--json"])
-    assert json.loads(info.stdout)["counts"]["papers"] == 42  # the deprecation note goes to stderr
-    human = runner.invoke(index, ["info", str(tmp_path / "ix")])
+    info = runner.invoke(index, ["info", "--index", str(tmp_path / "ix"), "--json"])
+    assert json.loads(info.stdout)["counts"]["papers"] == 42
+    human = runner.invoke(index, ["info", "--index", str(tmp_path / "ix")])
     assert "bm25s" in human.output and "embedding    none" in human.output
     again = runner.invoke(
-        index, ["build", "--db", str(db), "--out", str(tmp_path / "ix"), "--embed", "none", "--if-changed"]
+        index, ["build", "--db", str(db), "--index", str(tmp_path / "ix"), "--embed", "none", "--if-changed"]
     )
     assert "up to date" in again.output
     bad = runner.invoke(
-        index, ["build", "--db", str(tmp_path / "nope.sqlite"), "--out", str(tmp_path / "ix")]
+        index, ["build", "--db", str(tmp_path / "nope.sqlite"), "--index", str(tmp_path / "ix")]
     )
     assert bad.exit_code != 0 and "not found" in bad.output
     empty = _make_db(tmp_path / "empty.sqlite", iter(()))
     res = runner.invoke(
-        index, ["build", "--db", str(empty), "--out", str(tmp_path / "ix2"), "--embed", "none"]
+        index, ["build", "--db", str(empty), "--index", str(tmp_path / "ix2"), "--embed", "none"]
     )
     assert res.exit_code != 0 and "no papers" in res.output
-    res = runner.invoke(index, ["info", str(tmp_path / "nothing")])
+    res = runner.invoke(index, ["info", "--index", str(tmp_path / "nothing")])
     assert res.exit_code != 0 and "not found" in res.output
 
 

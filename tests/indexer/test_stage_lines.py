@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from openxiv.corpus.readers import read_path
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 
 STAGE = re.compile(r"^\d\d:\d\d:\d\d openxiv index build: (.*)$")
 

@@ -9,8 +9,8 @@ import pytest
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 
 
 @pytest.fixture(scope="session")

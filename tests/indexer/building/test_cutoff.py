@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from small_index import make_db, records
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.building.cutoff import apply_cutoff, submitted_by
 from openxiv.indexer.building.job import build_index_report
 from openxiv.indexer.snapshot import open_index
@@ -95,7 +95,7 @@ def test_cli_until_flag_and_its_errors(db: Path, tmp_path: Path, monkeypatch: py
 
     monkeypatch.setenv("OPENXIV_DATA_DIR", str(tmp_path))
     runner = CliRunner()
-    args = ["build", "--db", str(db), "--out", str(tmp_path / "ix"), "--embed", "none", "--no-progress"]
+    args = ["build", "--db", str(db), "--index", str(tmp_path / "ix"), "--embed", "none", "--no-progress"]
     out = runner.invoke(index, [*args, "--until", "2025-03-18"])
     assert out.exit_code == 0, out.output
     assert "until:    2025-03-18 (left out: 72 submitted later, 0 without a date)" in out.output

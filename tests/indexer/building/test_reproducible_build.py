@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from live_index import listing_texts
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 _BUILD = """
 import json, sys

@@ -27,8 +27,8 @@ import pytest
 
 from openxiv.corpus.readers import read_path
 from openxiv.corpus.settings.model import Settings
+from openxiv.corpus.shared import SharedData
 from openxiv.corpus.store import Store
-from openxiv.evaluator.shared import SharedData
 from openxiv.indexer import layout
 from openxiv.indexer.building.embcache import EmbeddingCache, encode_cached
 from openxiv.indexer.building.job import build_index

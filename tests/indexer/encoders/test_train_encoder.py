@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from small_index import load_script, make_db, records
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 
 @pytest.fixture(scope="module")

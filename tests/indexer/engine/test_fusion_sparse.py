@@ -165,7 +165,7 @@ def test_vectorised_build_equals_bm25s_build() -> None:
     import bm25s
     import Stemmer
 
-    from openxiv.evaluator.shared import SharedData
+    from openxiv.corpus.shared import SharedData
     from openxiv.indexer.engine.sparse import VectorisedBM25
 
     path = SharedData.default().listing("astro")

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 from openxiv.indexer.engine.sparse import SparseIndex
 from openxiv.indexer.engine.topk import SAMPLED_FROM, _above_sampled, top_k_rows
 

@@ -193,7 +193,17 @@ def test_openapi_docs(client: httpx.Client) -> None:
 
 V1_INDEX_KEYS = {"snapshot", "path", "loaded_at", "reloads", "manifest", "stats", "backend"}
 BACKEND_KEYS = {"path", "sides", "papers", "passages", "ranking"}
-RANKING_KEYS = {"fusion", "rrf_k", "weight_bm25", "weight_dense", "candidates", "bm25_passage_scale", "prior"}
+RANKING_KEYS = {
+    "fusion",
+    "rrf_k",
+    "weight_bm25",
+    "weight_dense",
+    "candidates",
+    "bm25_passage_scale",
+    "passage_norm",
+    "passage_norm_scale",
+    "prior",
+}
 
 
 def test_v1_index_keys_are_golden_and_show_the_manifest_once(client: httpx.Client) -> None:

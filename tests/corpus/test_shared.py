@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 
 
 @pytest.fixture(scope="module")
