@@ -40,19 +40,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-GOLD_DIR_DEFAULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "gold"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.training import GOLD_DIR_DEFAULT, gold_ids, save_checkpoint
+
 SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
-
-
-def gold_ids(gold_dir: Path) -> set[str]:
-    """Every arXiv id a dev or example query set names as relevant (excluded from training)."""
-    ids: set[str] = set()
-    for path in sorted(gold_dir.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                ids.update(str(x) for x in row.get("relevant", []))
-    return ids
 
 
 def paper_text(title: str, abstract: str) -> str:
@@ -143,28 +134,6 @@ def pooled(model: Any, tok: Any, texts: list[str], max_tokens: int) -> Any:
     out = model(**enc).last_hidden_state
     mask = enc["attention_mask"].unsqueeze(-1).float()
     return torch.nn.functional.normalize((out * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
-
-
-def save_checkpoint(
-    ckpt_dir: Path, model: Any, opt: Any, step: int, log: list[float], args: argparse.Namespace
-) -> None:
-    """Model, optimiser, step, losses and RNG state, written beside and renamed (never half)."""
-    import torch
-
-    tmp = ckpt_dir.with_suffix(".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    state = {
-        "model": model.state_dict(),
-        "opt": opt.state_dict(),
-        "step": step,
-        "log": log,
-        "rng": torch.get_rng_state(),
-        "args": {k: str(v) for k, v in vars(args).items()},
-    }
-    torch.save(state, tmp / "state.pt")
-    if ckpt_dir.exists():
-        shutil.rmtree(ckpt_dir)
-    tmp.rename(ckpt_dir)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -75,6 +75,10 @@ class AgentSearchRequest(BaseModel):
         description=f"Sources to retrieve, 1-{TOP_K_MAX} (null: {DEFAULT_TOP_K}).",
     )
     language: str | None = Field(default=None, max_length=40, description="Answer language (LLM only).")
+    use_fine_rerank: bool | None = Field(
+        default=None,
+        description="Reorder the first papers with the cross-encoder before picking the sources.",
+    )
 
 
 def _k(req: AgentSearchRequest) -> int:
@@ -159,7 +163,10 @@ async def events(
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
         search = partial(
-            deepxiv_search, holder, SearchSpec(queries=(req.query,), top_k=_k(req)), settings=settings
+            deepxiv_search,
+            holder,
+            SearchSpec(queries=(req.query,), top_k=_k(req), fine_rerank=bool(req.use_fine_rerank)),
+            settings=settings,
         )
         response, _ = await anyio.to_thread.run_sync(search)  # a compute slot for the search only
         hits, total = response.result, response.total_count

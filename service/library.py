@@ -68,6 +68,7 @@ class Library:
         mode: str | None = None,
         contents: bool = True,
         top_k_name: str = "top_k",
+        fine_rerank: bool = False,
     ) -> SearchResponse:
         """One query in the ``POST /search`` response shape. ``top_k_name`` is the caller's name for
         the page size (the MCP tool calls it ``size``), so errors name what the caller sent."""
@@ -81,6 +82,7 @@ class Library:
             filters=filters.build(),
             mode=check_mode(mode),
             contents=contents,
+            fine_rerank=fine_rerank,
         )
         response, _ = deepxiv_search(self.holder, spec, settings=self.settings)
         return response

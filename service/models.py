@@ -128,7 +128,8 @@ class SearchRequest(BaseModel):
     )
     mode: str | None = Field(default=None, description=mode_help())
     use_fine_rerank: bool | None = Field(
-        default=None, description="DeepXiv's; true is said ignored in `warnings` (no second-stage reranker)."
+        default=None,
+        description="DeepXiv's: true reorders the first `OPENXIV_RERANK_DEPTH` papers with the cross-encoder.",
     )
 
 

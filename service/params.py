@@ -57,7 +57,6 @@ from openxiv.service.errors import BadRequest
 __all__ = [
     "DATE_SEARCH_TYPES",
     "DEFAULT_TOP_K",
-    "FINE_RERANK_IGNORED",
     "MAX_BATCH",
     "MAX_FILTER_VALUES",
     "MAX_QUERY_FILTER_WORK",
@@ -76,7 +75,6 @@ __all__ = [
     "clamp_top_k",
     "cut_long_queries",
     "lenient_batch",
-    "note_fine_rerank",
     "parse_period",
     "split_list",
     "unsupported_filters",
@@ -345,18 +343,6 @@ def unsupported_filters(settings: Settings, **given: object) -> list[str]:
             + " (leave the parameter out; an operator can set OPENXIV_LENIENT_FILTERS=1 to ignore it with a warning)"
         )
     return [f"{name} is not applied: the corpus has no {what}" for name, what in asked]
-
-
-FINE_RERANK_IGNORED = (
-    "use_fine_rerank: ignored; openxiv has no second-stage reranker, the hybrid ranking is the final order"
-)
-
-
-def note_fine_rerank(value: bool | None, warnings: list[str]) -> None:
-    """DeepXiv's ``use_fine_rerank=true`` is accepted (its clients send it) and never silently: it is
-    said ignored in ``warnings``. ``false`` or absent asks for nothing and adds nothing."""
-    if value:
-        warnings.append(FINE_RERANK_IGNORED)
 
 
 def cut_long_queries(query: str | list[str], max_chars: int, warnings: list[str]) -> str | list[str]:

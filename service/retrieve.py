@@ -61,6 +61,10 @@ class RetrieveRequest(BaseModel):
         default=None, description=f"Documents per query, 1-{TOP_K_MAX} (missing or 0: {DEFAULT_TOPK})."
     )
     return_scores: bool = Field(False, description="Wrap each document as `{document, score}`.")
+    use_fine_rerank: bool | None = Field(
+        default=None,
+        description="Reorder each query's first papers with the cross-encoder (as `POST /search`).",
+    )
 
 
 def document(hit: Hit) -> dict[str, Any]:
@@ -116,7 +120,12 @@ async def retrieve(
     timings: dict[str, float] = {}
     for start in range(0, len(asked), CHUNK):
         chunk = asked[start : start + CHUNK]
-        spec = SearchSpec(queries=tuple(queries[i] for i in chunk), top_k=topk, batch=True)
+        spec = SearchSpec(
+            queries=tuple(queries[i] for i in chunk),
+            top_k=topk,
+            batch=True,
+            fine_rerank=bool(req.use_fine_rerank),
+        )
         response, took = await anyio.to_thread.run_sync(
             partial(deepxiv_search, holder, spec, settings=settings)
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +41,7 @@ from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.indexer.tables.sentences import SentenceTable
 from openxiv.service.errors import ApiError, BadRequest
+from openxiv.service.fine_rerank import FineRerank, rank_page
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse, V1SearchResponse
 from openxiv.service.params import check_work
@@ -229,14 +230,28 @@ def _rank(index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: fl
 
 
 def run_search(
-    index: OpenIndex, spec: SearchSpec, *, deadline: float | None = None, budget: float | None = None
+    index: OpenIndex,
+    spec: SearchSpec,
+    *,
+    deadline: float | None = None,
+    budget: float | None = None,
+    rerank: FineRerank | None = None,
 ) -> Outcome:
     """``spec``'s query (one) against one snapshot: backend ranking, then papers and evidence from the store.
 
     ``deadline`` (``time.monotonic()``) is passed to the backend, which checks it between its stages,
-    and checked again before the papers are read; ``budget`` only names the limit in the error."""
+    and checked again before the papers are read; ``budget`` only names the limit in the error.
+    With ``rerank`` (the server's reranker, when ``spec.fine_rerank``) the page is cut from the
+    reranked ranking (`openxiv.service.fine_rerank`)."""
     query = spec.query
-    result = _rank(index, spec, deadline, budget)
+    if rerank is None:
+        result = _rank(index, spec, deadline, budget)
+    else:
+
+        def first_stage(k: int, start: int) -> SearchResult:
+            return _rank(index, replace(spec, top_k=k, offset=start), deadline, budget)
+
+        result = rank_page(index, query, top_k=spec.top_k, offset=spec.offset, plan=rerank, rank=first_stage)
     check_deadline(deadline, budget, f"before reading the papers of {query[:60]!r}")
     t0 = time.perf_counter()
     hits = hydrate(index, query, list(result.hits), spec.contents)
@@ -251,8 +266,11 @@ def search(holder: IndexHolder, spec: SearchSpec, *, settings: Settings) -> Outc
     """``spec``'s one query, checked, against the snapshot ``holder`` serves now, within the request's
     budget (``/v1/search`` and the web page); `Outcome.snapshot` names the snapshot that answered."""
     check_work([spec.query], spec.filters)
+    plan = FineRerank.of(settings, spec.fine_rerank)  # loads the reranker before the budget starts
     with holder.acquire() as index:
-        out = run_search(index, spec, deadline=deadline_for(settings), budget=settings.request_budget_s)
+        out = run_search(
+            index, spec, deadline=deadline_for(settings), budget=settings.request_budget_s, rerank=plan
+        )
         out.snapshot = Path(index.path).name
     return out
 
@@ -268,6 +286,7 @@ def deepxiv_search(
     each search), so a batch that runs late stops at once with a 503 instead of holding the worker."""
     queries = spec.queries
     check_work(list(queries), spec.filters)
+    plan = FineRerank.of(settings, spec.fine_rerank)  # loads the reranker before the budget starts
     deadline = deadline_for(settings)
     budget = settings.request_budget_s
     timings: dict[str, float] = {}
@@ -275,7 +294,7 @@ def deepxiv_search(
     with holder.acquire() as index:
         for i, q in enumerate(queries):
             check_deadline(deadline, budget, f"after {i} of {len(queries)} queries")
-            out = run_search(index, spec.one(q), deadline=deadline, budget=budget)
+            out = run_search(index, spec.one(q), deadline=deadline, budget=budget, rerank=plan)
             for k, v in out.timings_ms.items():
                 timings[k] = timings.get(k, 0.0) + v
             hits = [to_deepxiv_hit(h, spec.contents) for h in out.hits]

@@ -37,6 +37,9 @@ class SearchSpec:
     """Add each hit's evidence passage."""
     batch: bool = False
     """The queries came as a list: answer per query and their round-robin merge."""
+    fine_rerank: bool = False
+    """``use_fine_rerank``: reorder each query's first ``Settings.rerank_depth`` papers with the
+    reranker (`openxiv.service.fine_rerank`)."""
 
     @property
     def query(self) -> str:

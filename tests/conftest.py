@@ -63,6 +63,7 @@ KIND_OF_TEST = {
     "test_encoder_snapshot.py": "model",
     "test_shipped_encoder.py": "model",
     "test_remote_search.py": "model",
+    "test_shipped_reranker.py": "model",
 }
 """Tests (``file`` or ``file::test``) of a slow kind that no fixture above shows (they start it
 themselves)."""

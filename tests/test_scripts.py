@@ -18,6 +18,7 @@ KINDS = ("bench_", "check_", "tool_")
 UNPREFIXED = {
     "run_benchmarks.py": "`make bench`'s driver: runs the bench_ scripts",
     "train_encoder.py": "named by the shipped encoder's encoder.json (`made.script`), so its name is data",
+    "train_reranker.py": "named by the shipped reranker's reranker.json (`trained.script`), so its name is data",
 }
 PERCENTILE_HOME = SCRIPTS / "harness" / "timing.py"
 

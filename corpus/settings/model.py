@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     """Seconds a search waits for a model server (query vector, rerank) before it answers without it
     and says so in `warnings` (within `request_budget_s`)."""
     rerank_api: Literal["auto", "tei", "infinity", "cohere", "jina", "vllm", "chat"] = "auto"
-    """The shape of a rerank server named `http://...#model`: `tei` (`texts`),
+    """The shape of a rerank server named by `OPENXIV_RERANK=http://...#model`: `tei` (`texts`),
     `infinity` / `cohere` / `jina` / `vllm` (`documents`), `auto` (found on the first call), or
     `chat`: an OpenAI-compatible chat model orders the list (a versioned listwise prompt)."""
     remote_replay: Literal["off", "record", "replay"] = "off"
@@ -280,6 +280,17 @@ class Settings(BaseSettings):
 
     Unset, the value chosen for the snapshot's encoder, as `kind_max_words` (0.55 for the default
     encoder; 0.65 for one that names none)."""
+    rerank: str = "shipped"
+    """Fine rerank (`use_fine_rerank=true`): `shipped` (the cross-encoder stored in the package,
+    trained by `scripts/train_reranker.py`), `none` (a request asking for it is told it is ignored),
+    the path of a directory exported the same way (`openxiv.indexer.encoders.cross_encoder`), or a
+    rerank server `http://host:port/v1#<model>` (`rerank_api`; docs/models.md)."""
+    rerank_depth: int = Field(100, ge=1, le=1000)
+    """Fine rerank: places of the first stage's ranking the cross-encoder reorders; below them a page
+    keeps the first stage's order (BENCHMARKS.md, "Fine rerank")."""
+    rerank_passages: bool = True
+    """Fine rerank: a full-text hit is also scored on its title + evidence passage (the better of its
+    two scores counts), so a query found in a paper's body is not judged by its abstract alone."""
 
     # --- serving -------------------------------------------------------------------------------
     host: str = "127.0.0.1"

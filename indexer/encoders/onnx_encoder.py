@@ -45,6 +45,7 @@ __all__ = [
     "export_onnx_int8",
     "onnx_description",
     "onnx_threads",
+    "quantize_static_int8",
 ]
 
 ONNX_FILE = "model.int8.onnx"
@@ -141,7 +142,7 @@ def _export_fp32(model_path: Path, target: Path) -> None:
         )
 
 
-def _quantize_static(fp32: Path, target: Path, tokenizer_file: Path) -> None:
+def quantize_static_int8(fp32: Path, target: Path, tokenizer_file: Path) -> None:
     import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
@@ -192,7 +193,7 @@ def export_onnx_int8(model_path: Path, out_dir: Path, label: str, source_fingerp
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 _export_fp32(model_path, tmp / "model.fp32.onnx")
-                _quantize_static(tmp / "model.fp32.onnx", tmp / ONNX_FILE, tmp / TOKENIZER_FILE)
+                quantize_static_int8(tmp / "model.fp32.onnx", tmp / ONNX_FILE, tmp / TOKENIZER_FILE)
         finally:
             root.setLevel(level)
         for leftover in tmp.glob("*.fp32*"):

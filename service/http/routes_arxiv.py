@@ -37,7 +37,6 @@ from openxiv.service.params import (
     check_queries,
     check_size,
     cut_long_queries,
-    note_fine_rerank,
     unsupported_filters,
 )
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
@@ -70,8 +69,8 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
   references were stored is a 409.
 
 `venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
-`authors`. `token` and `source=arxiv` are accepted; `use_fine_rerank=true` is accepted and said
-ignored in `warnings` (there is no second-stage reranker); `source=biorxiv|medrxiv` is
+`authors`. `token` and `source=arxiv` are accepted; `use_fine_rerank=true` reorders the first
+`OPENXIV_RERANK_DEPTH` papers with the cross-encoder (as `POST /search`); `source=biorxiv|medrxiv` is
 501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
 counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
 """
@@ -125,7 +124,7 @@ def arxiv(
     section: Annotated[str | None, Query()] = None,
     characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
     use_fine_rerank: Annotated[
-        bool | None, Query(description="Accepted; true is said ignored in `warnings` (no reranker)")
+        bool | None, Query(description="Reorder the first papers with the cross-encoder")
     ] = None,
     token: Annotated[
         str | None, Query(description="Accepted; checked only when the server has a token")
@@ -217,13 +216,18 @@ def _retrieve(
     ranking = check_mode(mode, "mode") if mode else legacy
     settings = settings_of(request)
     warnings = unsupported_filters(settings, **unappliable)
-    note_fine_rerank(fine_rerank, warnings)
     built = filters.build()
     queries = check_queries(
         cut_long_queries(query, settings.max_query_chars, warnings), settings.max_query_chars
     )
     spec = SearchSpec(
-        queries=tuple(queries), top_k=n, offset=offset, filters=built, mode=ranking, contents=contents
+        queries=tuple(queries),
+        top_k=n,
+        offset=offset,
+        filters=built,
+        mode=ranking,
+        contents=contents,
+        fine_rerank=bool(fine_rerank),
     )
     response, timings = deepxiv_search(holder_of(request), spec, settings=settings, warnings=warnings)
     return json_response(search_json(response), timings)

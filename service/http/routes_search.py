@@ -28,7 +28,6 @@ from openxiv.service.params import (
     clamp_top_k,
     cut_long_queries,
     lenient_batch,
-    note_fine_rerank,
     unsupported_filters,
 )
 from openxiv.service.prefetch import prefetch_query_vectors
@@ -43,7 +42,8 @@ SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's reque
 
 Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
 `categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
-`venue_year`, `mode`. `use_fine_rerank: true` is said ignored in `warnings`. `top_k` above 100 is clamped and empty strings in a batch are skipped (both
+`venue_year`, `mode`. `use_fine_rerank: true` reorders each query's first `OPENXIV_RERANK_DEPTH` papers with the
+cross-encoder (below them the first stage's order; its time is `rerank` in the timings). `top_k` above 100 is clamped and empty strings in a batch are skipped (both
 said in `warnings`); `orgs` and `min_citation` are a 400 (the corpus has no affiliations or
 citation counts). At most 500 queries × filter values per request; a request that runs past the
 server's time budget is answered 503.
@@ -78,7 +78,6 @@ async def post_search(body: SearchRequest, request: Request) -> Response:
 def _post_search(body: SearchRequest, request: Request) -> Response:
     settings = settings_of(request)
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
-    note_fine_rerank(body.use_fine_rerank, warnings)
     top_k = clamp_top_k(body.top_k if body.top_k is not None else DEFAULT_TOP_K, warnings)
     asked = cut_long_queries(lenient_batch(body.query, warnings), settings.max_query_chars, warnings)
     queries = check_queries(asked, settings.max_query_chars)
@@ -90,6 +89,7 @@ def _post_search(body: SearchRequest, request: Request) -> Response:
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
         batch=isinstance(body.query, list),
+        fine_rerank=bool(body.use_fine_rerank),
     )
     response, timings = deepxiv_search(holder_of(request), spec, settings=settings, warnings=warnings)
     return json_response(search_json(response), timings)

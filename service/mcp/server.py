@@ -140,6 +140,9 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
                 description="Ranking: hybrid (default), bm25 (keywords), dense (meaning), weighted, zscore, rrf"
             ),
         ] = None,
+        use_fine_rerank: Annotated[
+            bool, Field(description="Reorder the first papers with the cross-encoder (slower, better order)")
+        ] = False,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search arXiv papers (BM25 + dense hybrid). Returns title, id, date, categories, authors,
         a TLDR and the passage that matched for each paper."""
@@ -153,6 +156,7 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
                 ),
                 mode=mode,
                 top_k_name="size",
+                fine_rerank=use_fine_rerank,
             )
         return tool_result(search_text(response, query.strip(), offset), response)
 

@@ -149,6 +149,12 @@ def results_table(response: Any, offset: int, width: int) -> str:
 @click.option(
     "--contents/--no-contents", default=True, show_default=True, help="Add each hit's evidence passage."
 )
+@click.option(
+    "--fine-rerank/--no-fine-rerank",
+    default=False,
+    show_default=True,
+    help="Reorder the first OPENXIV_RERANK_DEPTH hits with the cross-encoder (use_fine_rerank).",
+)
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
 @json_option(help="Print one JSON object, the POST /search response.")
 def search(
@@ -158,6 +164,7 @@ def search(
     offset: int,
     mode: str | None,
     contents: bool,
+    fine_rerank: bool,
     long_form: bool,
     json_out: str | None,
     **filter_args: Any,
@@ -180,6 +187,7 @@ def search(
             filters=FilterParams(**filter_args),
             mode=mode,
             contents=contents or long_form,
+            fine_rerank=fine_rerank,
         )
         snapshot = library.snapshot
     if json_out is not None:

@@ -253,3 +253,16 @@ def test_recorded_reranks_replay_with_the_server_gone(tmp_path: Path) -> None:
     assert offline.score("query", docs).tobytes() == scores.tobytes()
     with pytest.raises(RerankerUnavailable, match="was not recorded"):
         offline.score("another query", docs)
+
+
+def test_the_rerank_setting_names_a_server(
+    tmp_path: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openxiv.indexer.encoders.cross_encoder import resolve_reranker
+
+    monkeypatch.setenv("OPENXIV_RERANK_API", "cohere")
+    rr = resolve_reranker(server.spec)
+    assert rr is not None and rr.name == f"cohere:{server.model}"
+    np.testing.assert_allclose(
+        rr.score("q", ["a", "b"]), hashed_embed(["a", "b"]) @ hashed_embed(["q"])[0], atol=1e-5
+    )

@@ -131,7 +131,7 @@ def test_return_contents_false_leaves_contents_out(client: httpx.Client) -> None
 
 def test_top_k_default_and_extra_keys_ignored(client: httpx.Client) -> None:
     r = client.post(
-        "/search", json={"query": "graph neural networks", "use_fine_rerank": True, "source": "arxiv"}
+        "/search", json={"query": "graph neural networks", "use_fine_rerank": False, "source": "arxiv"}
     )
     assert r.status_code == 200 and len(r.json()["result"]) == 10
 
