@@ -94,6 +94,11 @@ def main() -> None:
     ap.add_argument("--depths", type=int, nargs="+", default=[100, 200])
     ap.add_argument("--known", type=int, default=120, help="known-item queries (every n-th of 600)")
     ap.add_argument("--every", type=int, default=1, help="every n-th topic query (a shorter run)")
+    ap.add_argument(
+        "--reranker",
+        default="shipped",
+        help="what OPENXIV_RERANK would name: shipped (default here; the server's default is none), a directory or a server",
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     settings = Settings.from_env()
@@ -103,8 +108,8 @@ def main() -> None:
     known_all = load_jsonl(gold / KNOWN_ITEM_FILE)
     step = max(1, len(known_all) // args.known)  # lines come in pairs (exact, keywords) per paper
     known = [q for i, q in enumerate(known_all) if (i // 2) % (step // 2 or 1) == 0][: args.known]
-    reranker = resolve_reranker(settings.rerank)
-    assert reranker is not None, "OPENXIV_RERANK=none: nothing to measure"
+    reranker = resolve_reranker(args.reranker)
+    assert reranker is not None, "--reranker none: nothing to measure"
     load0 = load_average()
     with open_index(args.index, settings) as index:
         index.backend.search("warm up the encoder", top_k=10)

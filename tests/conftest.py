@@ -173,13 +173,18 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", "embedded"))
 
 
+SHIPPED_RERANK = {"OPENXIV_RERANK": "shipped"}
+"""The session's server names the shipped cross-encoder (the default is none): the fronts' rerank
+tests (tests/service/test_fine_rerank.py, test_paper_tools.py) ask it for ``use_fine_rerank``."""
+
+
 @pytest.fixture(scope="session")
 def server(test_index: BuiltIndex, backend: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
     if backend == "milvus":
         mi: MilvusIndex = request.getfixturevalue("milvus_index")
-        live = LiveServer(mi.root, extra_env={"OPENXIV_MILVUS_URI": mi.serve_uri})
+        live = LiveServer(mi.root, extra_env={"OPENXIV_MILVUS_URI": mi.serve_uri, **SHIPPED_RERANK})
     else:
-        live = LiveServer(test_index.root)
+        live = LiveServer(test_index.root, extra_env=SHIPPED_RERANK)
     try:
         yield live
     finally:

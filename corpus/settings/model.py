@@ -280,8 +280,9 @@ class Settings(BaseSettings):
 
     Unset, the value chosen for the snapshot's encoder, as `kind_max_words` (0.55 for the default
     encoder; 0.65 for one that names none)."""
-    rerank: str = "shipped"
-    """Fine rerank (`use_fine_rerank=true`): `shipped` (the cross-encoder stored in the package,
+    rerank: str = "none"
+    """Fine rerank (`use_fine_rerank=true`), off unless named: the shipped model loses to the first stage
+    (BENCHMARKS.md, "Fine rerank"). `shipped` (the cross-encoder stored in the package,
     trained by `scripts/train_reranker.py`), `none` (a request asking for it is told it is ignored),
     the path of a directory exported the same way (`openxiv.indexer.encoders.cross_encoder`), or a
     rerank server `http://host:port/v1#<model>` (`rerank_api`; docs/models.md)."""
