@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.encoders.onnx_encoder import onnx_threads
+from openxiv.indexer.encoders.onnx_encoder import onnx_session
 from openxiv.indexer.encoders.remote_http import is_remote
 from openxiv.indexer.encoders.rerankers import Reranker, RerankerUnavailable
 
@@ -63,7 +63,6 @@ class OnnxCrossEncoder:
     """An exported cross-encoder directory run by ONNX Runtime; satisfies `Reranker`."""
 
     def __init__(self, directory: Path) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.directory = Path(directory)
@@ -75,16 +74,7 @@ class OnnxCrossEncoder:
         actual = sha256_of(self.directory, desc["files"])
         if desc.get("sha256") and actual != desc["sha256"]:
             raise RerankerUnavailable(f"{self.directory}: files do not match the sha256 in {DESCRIPTION}")
-        opts = ort.SessionOptions()
-        n = onnx_threads()
-        opts.intra_op_num_threads = n
-        opts.inter_op_num_threads = 1
-        if n == 1:
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(
-            str(self.directory / ONNX_FILE), opts, providers=["CPUExecutionProvider"]
-        )
+        self.session = onnx_session(self.directory / ONNX_FILE)
         self._inputs = {i.name for i in self.session.get_inputs()}
         self.max_tokens = int(desc.get("max_tokens", 128))
         self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))

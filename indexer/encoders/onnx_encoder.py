@@ -44,6 +44,7 @@ __all__ = [
     "OnnxEncoder",
     "export_onnx_int8",
     "onnx_description",
+    "onnx_session",
     "onnx_threads",
     "quantize_static_int8",
 ]
@@ -219,28 +220,32 @@ def onnx_threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
+def onnx_session(path: Path) -> Any:
+    """An onnxruntime CPU session of ``path`` with `onnx_threads` threads (encoders and rerankers)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    n = onnx_threads()
+    opts.intra_op_num_threads = n
+    opts.inter_op_num_threads = 1
+    if n == 1:
+        # one thread per query while serving: no pool whose spinning steals CPU from other requests
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
 class OnnxEncoder:
     """An exported encoder directory run by ONNX Runtime; mean (or CLS) pooling + normalisation in
     numpy. Every batch is padded to ``max_tokens``, so a row never depends on its batch-mates."""
 
     def __init__(self, directory: Path, max_tokens: int, batch_size: int = 64) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.directory = Path(directory)
         desc = json.loads((self.directory / DESCRIPTION).read_text(encoding="utf-8"))
         self.description: dict[str, Any] = desc
-        opts = ort.SessionOptions()
-        n = onnx_threads()
-        opts.intra_op_num_threads = n
-        opts.inter_op_num_threads = 1
-        if n == 1:
-            # one thread per query while serving: no pool whose spinning steals CPU from other requests
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(
-            str(self.directory / ONNX_FILE), opts, providers=["CPUExecutionProvider"]
-        )
+        self.session = onnx_session(self.directory / ONNX_FILE)
         self._inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
         self.tokenizer.enable_truncation(max_length=max_tokens)
