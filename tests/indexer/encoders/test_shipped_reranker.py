@@ -20,9 +20,9 @@ from openxiv.indexer.encoders.cross_encoder import (
     DESCRIPTION,
     OnnxCrossEncoder,
     resolve_reranker,
-    sha256_of,
     shipped_reranker_dir,
 )
+from openxiv.indexer.encoders.onnx_encoder import sha256_files
 from openxiv.indexer.encoders.rerankers import Reranker, RerankerUnavailable
 
 LISTING = LISTING_CS
@@ -67,7 +67,7 @@ def test_scores_do_not_depend_on_batch_mates() -> None:
 def test_the_description_fingerprints_the_shipped_files_and_records_training() -> None:
     d = shipped_reranker_dir()
     desc = json.loads((d / DESCRIPTION).read_text())
-    assert desc["sha256"] == sha256_of(d, desc["files"])
+    assert desc["sha256"] == sha256_files(d, desc["files"])
     assert desc["trained"]["script"] == "scripts/train_reranker.py"
     assert desc["trained"]["args"] and desc["trained"]["command"].startswith("scripts/train_reranker.py")
     ce = resolve_reranker("shipped")
