@@ -216,47 +216,44 @@ class RemoteEncoder:
         payload = self._payload(texts)
         return payload, self._recorded(payload)
 
+    def _steps(self, text: str) -> list[tuple[list[str], bool]]:
+        """The calls a query vector takes: the probe once before the first (``True``: checked against
+        the snapshot's, so another model under the same name is refused), then the query."""
+        return ([([PROBE_TEXT], True)] if not self._verified else []) + [([self.query_prefix + text], False)]
+
+    def _settle(self, payload: dict[str, Any], answer: Any, fresh: bool, probe: bool) -> np.ndarray:
+        """The vector of one answer: a probe is checked (before a fresh answer is recorded, so a
+        refused one never is), a fresh answer recorded."""
+        vec = self._vectors(answer, 1)[0]
+        if probe:
+            self._check_probe(vec)
+            self._verified = True
+        if fresh:
+            self._record(payload, answer)
+        return vec
+
     def _query_vector(self, text: str) -> np.ndarray:
-        """One call (or its recording) for ``text``; the probe once before the first (checked
-        against the snapshot's: another model under the same name is refused)."""
-        if not self._verified:
-            payload, answer = self._one([PROBE_TEXT])
-            if answer is None:
+        """One call (or its recording) for ``text``, after the probe (`_steps`)."""
+        for texts, probe in self._steps(text):
+            payload, answer = self._one(texts)
+            fresh = answer is None
+            if fresh:
                 answer = post_json_once(
                     self._client, self.endpoint, "embeddings", payload, self.settings.remote_query_timeout
                 )
-                self._check_probe(self._vectors(answer, 1)[0])
-                self._record(payload, answer)
-            self._check_probe(self._vectors(answer, 1)[0])
-            self._verified = True
-        payload, answer = self._one([self.query_prefix + text])
-        if answer is None:
-            answer = post_json_once(
-                self._client, self.endpoint, "embeddings", payload, self.settings.remote_query_timeout
-            )
-            vec = self._vectors(answer, 1)[0]
-            self._record(payload, answer)
-            return vec
-        return self._vectors(answer, 1)[0]
+            vec = self._settle(payload, answer, fresh, probe)
+        return vec
 
     async def _aquery_vector(self, text: str, limit: float) -> np.ndarray:
         """`_query_vector` on the event loop."""
         assert self._aclient is not None
-        if not self._verified:
-            payload, answer = self._one([PROBE_TEXT])
-            if answer is None:
+        for texts, probe in self._steps(text):
+            payload, answer = self._one(texts)
+            fresh = answer is None
+            if fresh:
                 answer = await apost_json_once(self._aclient, self.endpoint, "embeddings", payload, limit)
-                self._check_probe(self._vectors(answer, 1)[0])
-                self._record(payload, answer)
-            self._check_probe(self._vectors(answer, 1)[0])
-            self._verified = True
-        payload, answer = self._one([self.query_prefix + text])
-        if answer is None:
-            answer = await apost_json_once(self._aclient, self.endpoint, "embeddings", payload, limit)
-            vec = self._vectors(answer, 1)[0]
-            self._record(payload, answer)
-            return vec
-        return self._vectors(answer, 1)[0]
+            vec = self._settle(payload, answer, fresh, probe)
+        return vec
 
     def _remember(self, text: str, value: np.ndarray | str) -> None:
         with self._lock:
