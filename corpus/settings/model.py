@@ -349,6 +349,27 @@ class Settings(BaseSettings):
     Checked between the queries of a batch and the stages of each search; past it the worker is free
     again."""
 
+    # --- experiments (service: run ledger, replay, cutoffs, faults; docs/ledger.md) ----------------
+    ledger: Path | None = None
+    """Folder of the run ledger: every API call (tagged `/runs/<run>/q/<question>/...` or by the
+    `X-Openxiv-Run` / `X-Openxiv-Question` headers) appends one record; unset = off."""
+    ledger_segment_mb: int = Field(256, ge=1)
+    """Size at which the ledger starts its next segment file."""
+    ledger_keep: int = Field(16, ge=0)
+    """Ledger segments kept (older ones are deleted and said in the log); 0 = keep all."""
+    ledger_fsync: bool = False
+    """Fsync each ledger commit: survives a power cut too, at an fsync per call (without it a killed
+    server still loses nothing; see docs/ledger.md)."""
+    replay: Path | None = None
+    """A ledger to answer from: each recorded call gets its recorded body byte for byte, any other
+    call a 409; unset = off."""
+    cutoffs: Path | None = None
+    """Per-question date ceilings for tagged calls: a JSON object or JSON lines of question id →
+    date, or a gold file whose items carry dates; unset = off."""
+    faults: str | None = None
+    """Fault and quota injection spec (`seed=7;429=0.1@/search;latency=200ms`, or `@FILE`; see
+    docs/ledger.md); unset = off."""
+
     # --- answer LLM of the agent search (service: POST /arxiv/agent/search) ----------------------
     answer_base_url: str | None = None
     """OpenAI-compatible endpoint, up to `/v1`, that writes the short answer of `POST
