@@ -317,3 +317,12 @@ def taxobench(gold: Path, submission: Path, compare_path: Path | None, similarit
 
 
 register(eval_group, _common, _run, EvalCliError)  # openxiv eval finder / deft (evaluator/judged_cli.py)
+
+
+def _register_grounding() -> None:
+    from openxiv.evaluator.grounding.cli import register_grounding
+
+    register_grounding(eval_group)  # openxiv eval grounding (evaluator/grounding/cli.py)
+
+
+_register_grounding()

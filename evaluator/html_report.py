@@ -149,7 +149,8 @@ def _plots(report: EvalReport) -> str:
 
 
 @gc_paused()
-def render_html(report: EvalReport) -> str:
+def render_html(report: EvalReport, evidence: str = "") -> str:
+    """The page; ``evidence`` is an extra section of ready HTML (the grounding check's claims)."""
     cov = report.coverage
     coverage = f"coverage {cov.answered}/{cov.total} ({cov.fraction:.1%})" if cov is not None else ""
     counts = _table(["count", "value"], [[k, fmt(v)] for k, v in report.counts.items()])
@@ -174,8 +175,9 @@ def render_html(report: EvalReport) -> str:
         counts=counts,
         conventions=conventions,
         inputs=inputs,
+        evidence=evidence,
     )
 
 
-def write_html(report: EvalReport, path: str | Path) -> None:
-    Path(path).write_text(render_html(report), encoding="utf-8")
+def write_html(report: EvalReport, path: str | Path, evidence: str = "") -> None:
+    Path(path).write_text(render_html(report, evidence), encoding="utf-8")
