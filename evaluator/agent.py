@@ -58,20 +58,20 @@ class BaselineAgent:
     def close(self) -> None:
         self._client.close()
 
-    def search(self, query: str) -> list[dict[str, Any]]:
+    def search(self, query: str, url: str | None = None) -> list[dict[str, Any]]:
         body = {"query": query, "top_k": self.policy.top_k, "return_contents": True}
-        response = self._client.post(self.url, json=body)
+        response = self._client.post(url or self.url, json=body)
         response.raise_for_status()
         payload = response.json()
         if not isinstance(payload, dict) or not isinstance(payload.get("result"), list):
             raise RuntimeError(f"{self.url} did not answer with a JSON object holding a 'result' list")
         return list(payload["result"])
 
-    def answer(self, item: dict[str, Any]) -> dict[str, Any]:
-        """One inference-output line for one benchmark item."""
+    def answer(self, item: dict[str, Any], url: str | None = None) -> dict[str, Any]:
+        """One inference-output line for one benchmark item (``url``: this question's, else the agent's)."""
         started = time.perf_counter()
         question = str(item.get("question", ""))
-        hits = self.search(question)
+        hits = self.search(question, url)
         searched = time.perf_counter()
         chosen, state = select(hits, item_type(item), self.policy)
         turn = {
@@ -145,15 +145,21 @@ def candidate_record(index: int, hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The objects of a JSONL input, read by the evaluator's own reader; a bad line is a CLI error."""
+def read_numbered(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of a JSONL input, read by the evaluator's own reader; a bad line is a
+    CLI error."""
     from openxiv.evaluator.io import EvalInputError, iter_jsonl
 
     try:
-        for _, value in iter_jsonl(path):
-            yield value
+        yield from iter_jsonl(path)
     except EvalInputError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The objects of a JSONL input (`read_numbered` without the numbers)."""
+    for _, value in read_numbered(path):
+        yield value
 
 
 def make_wide_items(queries: Iterable[dict[str, Any]], titles: dict[str, str]) -> Iterator[dict[str, Any]]:
@@ -233,10 +239,30 @@ def calibrate_wide(
     return AgentPolicy(top_k=top_k, wide_rel=rel, wide_max=-neg_cap), mean, grid
 
 
-def run_agent(url: str, items: Iterable[dict[str, Any]], policy: AgentPolicy) -> list[dict[str, Any]]:
+QUESTION_SLOT = "{question}"
+"""In ``--url``, replaced per question by its id (``qid``/``id``, else its line number): a run-ledger tag
+(``http://host:8000/runs/RUN/q/{question}/search``, docs/experiments.md)."""
+
+
+def question_tag(item: dict[str, Any], line: int) -> str:
+    """The id `openxiv eval` gives a gold item: its ``qid``/``id``, else its line number."""
+    qid = item.get("qid", item.get("id"))
+    return str(qid) if qid is not None else str(line)
+
+
+def run_agent(
+    url: str, items: Iterable[dict[str, Any]], policy: AgentPolicy, lines: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """Answer every item; a ``{question}`` in ``url`` becomes each item's id (``lines``: the items'
+    line numbers in their file, for items without one; else their position)."""
     bot = BaselineAgent(url, policy)
     try:
-        return [bot.answer(item) for item in items]
+        out = []
+        for k, item in enumerate(items):
+            line = lines[k] if lines is not None else k + 1
+            tagged = url.replace(QUESTION_SLOT, question_tag(item, line)) if QUESTION_SLOT in url else None
+            out.append(bot.answer(item, tagged))
+        return out
     finally:
         bot.close()
 
@@ -290,7 +316,11 @@ def baseline(
     wide_rel: float | None,
     wide_max: int | None,
 ) -> None:
-    """Answer every question with one search and write the benchmark's inference output."""
+    """Answer every question with one search and write the benchmark's inference output.
+
+    A {question} in --url is replaced by each question's id (qid/id, else its line number), so each
+    question's call is tagged in the run ledger: --url 'http://127.0.0.1:8000/runs/RUN/q/{question}/search'
+    (docs/experiments.md)."""
     policy = load_policy(policy_path) if policy_path else AgentPolicy()
     flags: dict[str, Any] = {
         "top_k": top_k,
@@ -299,8 +329,9 @@ def baseline(
         "wide_max": wide_max,
     }
     policy = replace(policy, **{k: v for k, v in flags.items() if v is not None})
+    numbered = list(read_numbered(input_path))
     try:
-        rows = run_agent(url, read_jsonl(input_path), policy)
+        rows = run_agent(url, [o for _, o in numbered], policy, [n for n, _ in numbered])
     except httpx.HTTPError as exc:
         raise click.ClickException(f"search service at {url} failed: {exc}") from exc
     write_jsonl(out, rows)

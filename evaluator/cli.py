@@ -326,3 +326,12 @@ def _register_grounding() -> None:
 
 
 _register_grounding()
+
+
+def _register_ledger() -> None:
+    from openxiv.evaluator.ledger.cli import register_ledger_eval
+
+    register_ledger_eval(eval_group)  # openxiv eval ledger (evaluator/ledger/cli.py)
+
+
+_register_ledger()
