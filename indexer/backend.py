@@ -14,8 +14,12 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "DeadlineExceeded",
+    "FacetCounts",
+    "Navigable",
     "NoVectors",
     "PaperHit",
+    "PassageHit",
+    "PassageResult",
     "SearchBackend",
     "SearchFilters",
     "SearchResult",
@@ -117,6 +121,84 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     """What the caller should know about this answer (e.g. a ``total_count`` that is a lower bound);
     the service passes them on in the response's ``warnings``."""
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    """One passage of a passage ranking (`Navigable.top_passages`)."""
+
+    arxiv_id: str
+    score: float
+    """BM25 on the paper-text scale (a full-text passage's score times the query's passage factor)."""
+    passage_id: int | None
+    """The corpus passage; ``None``: the paper's own text (title + abstract)."""
+
+
+@dataclass(frozen=True)
+class PassageResult:
+    hits: list[PassageHit]
+    """The requested page, best first; several passages of one paper may follow each other."""
+    total_count: int
+    """Passages (and paper texts) holding at least one query term, after filters: the same on every page."""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FacetCounts:
+    """How the papers matching a query (after filters) spread over dates, categories and authors."""
+
+    total: int
+    """Papers counted (those holding a query term, or every paper passing the filters without one)."""
+    years: list[tuple[int, int]]
+    """``(year, papers)``, by year."""
+    months: list[tuple[str, int]]
+    """``("YYYY-MM", papers)``, by month."""
+    undated: int
+    """Papers counted without a date."""
+    categories: list[tuple[str, int]]
+    """``(category, papers)``, most papers first (ties by name); every category with one."""
+    authors: list[tuple[str, int, str]]
+    """The top ``(folded name, papers, one arxiv_id of theirs)``, most papers first (ties by name)."""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Navigable(Protocol):
+    """What a backend offers beside ranking papers: passages as results, facets, an author's papers.
+    The embedded backend has it (`openxiv.indexer.engine.navigation`); a backend without it is
+    answered 409 by the service."""
+
+    def top_passages(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: SearchFilters | None = None,
+        within: tuple[str, ...] = (),
+        deadline: float | None = None,
+    ) -> PassageResult:
+        """The top passages across papers for ``query`` (one ranking; every page a slice of it),
+        ``filters`` applied before the cut; ``within``: only these papers (`UnknownPapers` for one
+        the snapshot lacks)."""
+        ...
+
+    def facet_counts(
+        self,
+        query: str,
+        *,
+        filters: SearchFilters | None = None,
+        top_authors: int = 10,
+        deadline: float | None = None,
+    ) -> FacetCounts:
+        """Counts over the papers ``query`` matches after ``filters`` (every paper passing them for an
+        empty query)."""
+        ...
+
+    def author_papers(self, name: str) -> tuple[list[str], list[str]]:
+        """The folded author names ``name`` matches (the ``authors`` filter's rule) and their papers'
+        ids, newest first (ties by id)."""
+        ...
 
 
 @runtime_checkable

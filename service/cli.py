@@ -27,6 +27,10 @@ COMMANDS: dict[str, str] = {
     "search": "openxiv.service.terminal.cli:search",
     "paper": "openxiv.service.terminal.cli:paper",
     "similar": "openxiv.service.terminal.similar_cli:similar",
+    "facets": "openxiv.service.terminal.nav_cli:facets",
+    "match": "openxiv.service.terminal.nav_cli:match",
+    "author": "openxiv.service.terminal.nav_cli:author",
+    "bibtex": "openxiv.service.terminal.nav_cli:bibtex",
     "mcp": "openxiv.service.mcp.cli:mcp",
     "skill": "openxiv.service.skill:skill",
 }
@@ -44,6 +48,10 @@ HELP: dict[str, str] = {
     "search": "Search an index snapshot from the terminal, without a server.",
     "paper": "Read a paper (metadata and sections, one section, or the full text) from the terminal.",
     "similar": "Papers similar to one or more seed papers (by their stored vectors), from the terminal.",
+    "facets": "Counts by year, month, category and top authors of the papers a query matches.",
+    "match": "The paper of a pasted title, with a confidence.",
+    "author": "The papers of an author, under every spelling of the name.",
+    "bibtex": "BibTeX entries of papers.",
     "mcp": "Serve the index to agents over MCP (stdio, streamable HTTP or SSE).",
     "skill": "Print the guide (SKILL.md) an LLM agent can be given to use openxiv's API and MCP tools.",
 }

@@ -16,10 +16,19 @@ from typing import Any
 from pydantic import BaseModel
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.service.bibtex import BibtexResponse, bibtex
 from openxiv.service.errors import BadRequest
 from openxiv.service.find import FIND_TOP_K, find
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import SearchResponse
+from openxiv.service.navigation import (
+    AuthorPapersResponse,
+    FacetsResponse,
+    TitleMatchResponse,
+    author_view,
+    facets,
+    match_title,
+)
 from openxiv.service.params import (
     OFFSET_MAX,
     TOP_K_MAX,
@@ -27,7 +36,9 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_range,
+    split_list,
 )
+from openxiv.service.passages import PassagesResponse, paper_id_list, passages
 from openxiv.service.reading import PREVIEW_CHARS, read
 from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
@@ -136,3 +147,45 @@ class Library:
             raise BadRequest("arxiv_id: required (an arXiv id such as 1706.03762)")
         top = FIND_TOP_K if top_k is None else top_k
         return find(self.holder, arxiv_id, query, max_query_chars=self.settings.max_query_chars, top_k=top)
+
+    def passages(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: FilterParams = NO_FILTERS,
+        paper_ids: str | list[str] | None = None,
+        top_k_name: str = "top_k",
+    ) -> PassagesResponse:
+        """The top passages across papers for ``query`` (`openxiv.service.passages`)."""
+        return passages(
+            self.holder,
+            query,
+            settings=self.settings,
+            top_k=top_k,
+            offset=offset,
+            filters=filters.build(),
+            paper_ids=paper_id_list(paper_ids),
+            top_k_name=top_k_name,
+        )
+
+    def facets(
+        self, query: str | None, *, filters: FilterParams = NO_FILTERS, top_authors: int = 10
+    ) -> FacetsResponse:
+        """Counts by year, month, category and top authors (`openxiv.service.navigation.facets`)."""
+        return facets(
+            self.holder, query, settings=self.settings, filters=filters.build(), top_authors=top_authors
+        )
+
+    def match_title(self, title: str) -> TitleMatchResponse:
+        """The paper of a pasted title, with a confidence (`openxiv.service.navigation.match_title`)."""
+        return match_title(self.holder, title, settings=self.settings)
+
+    def author(self, name: str, *, top_k: int = 20, offset: int = 0) -> AuthorPapersResponse:
+        """An author's papers, newest first (`openxiv.service.navigation.author_view`)."""
+        return author_view(self.holder, name, top_k=top_k, offset=offset)
+
+    def bibtex(self, arxiv_ids: str | list[str]) -> BibtexResponse:
+        """BibTeX entries of papers (`openxiv.service.bibtex`)."""
+        return bibtex(self.holder, split_list(arxiv_ids, "arxiv_id"))

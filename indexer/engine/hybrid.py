@@ -52,6 +52,7 @@ from openxiv.indexer.engine.doc_terms import DocTerms
 from openxiv.indexer.engine.first_pass import first_top
 from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
+from openxiv.indexer.engine.navigation import Navigation
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
 from openxiv.indexer.engine.prf import confident_head, feedback_list, keep_head
@@ -68,7 +69,7 @@ from openxiv.indexer.manifest import Manifest
 __all__ = ["HybridBackend"]
 
 
-class HybridBackend(VectorSimilar, Ranking):
+class HybridBackend(VectorSimilar, Navigation, Ranking):
     supports_feedback = True
     calibrates_passages = True
 

@@ -24,6 +24,7 @@ from openxiv.service.holder import IndexHolder, reload_triggers
 from openxiv.service.http import (
     routes_agent,
     routes_arxiv,
+    routes_nav,
     routes_refs,
     routes_search,
     routes_tools,
@@ -46,7 +47,7 @@ DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
 * **Agents' tool shapes**: `POST /arxiv/agent/search` (+ `/stream`, NDJSON; DeepXiv's agent
   search) and `POST /retrieve` (Search-R1's retriever).
 * **v1**: `/v1/search`, `/v1/papers/{id}`, `/v1/papers/{id}/sections/{name}`, `/v1/similar`, `/v1/find`,
-  `/v1/index`.
+  `/v1/passages`, `/v1/index`.
 
 Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names the problem.
 """
@@ -88,6 +89,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     install_handlers(app)
     app.include_router(routes_search.router)
     app.include_router(routes_arxiv.router)
+    app.include_router(routes_nav.router)  # before routes_v1 too (/v1/papers/{id}/bibtex)
     app.include_router(routes_refs.router)  # before routes_v1: /v1/papers/{id:path} would take the suffix
     app.include_router(routes_v1.router)
     app.include_router(routes_agent.router)  # DeepXiv's agent search, Search-R1's /retrieve

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.http.helpers import holder_of, json_response, settings_of
+from openxiv.service.http.routes_nav import NAV_TYPES, PAPER_IDS_HELP, arxiv_nav, arxiv_passages
 from openxiv.service.http.routes_tools import FACET_HELP, NEGATIVE_HELP, TOOL_ERRORS, TOOL_TYPES, arxiv_tool
 from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
@@ -39,6 +40,7 @@ from openxiv.service.params import (
     cut_long_queries,
     unsupported_filters,
 )
+from openxiv.service.passages import PassagesResponse
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
 from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search, search_json
@@ -49,7 +51,7 @@ __all__ = ["TYPES", "router"]
 
 router = APIRouter()
 
-TYPES = ("retrieve", *KINDS, *REF_KINDS, *TOOL_TYPES)
+TYPES = ("retrieve", *KINDS, *REF_KINDS, *TOOL_TYPES, *NAV_TYPES)
 
 DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 
@@ -67,6 +69,13 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
   title of a paper in the corpus and the printed text; `cited_by`: `arxiv_id` -> the corpus papers
   whose bibliography cites it. Only unArXive inputs carry bibliographies; a snapshot built before
   references were stored is a 409.
+- `passages`: `query`, `top_k`, `offset`, the filters of `retrieve`, `paper_ids` (only these papers)
+  -> the top passages across papers (`GET /v1/passages`), each with its paper, section, offsets and
+  the query's words marked.
+- `facets`: `query` (optional) and the filters -> counts by year, month, category and top authors
+  of the papers it matches (within this corpus). `match`: `query` = a pasted title -> the best paper
+  with a confidence. `author`: `query` = an author name -> their papers, newest first, every folded
+  spelling. `bibtex`: `arxiv_id` (comma-separated for several) -> BibTeX entries.
 
 `venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
 `authors`. `token` and `source=arxiv` are accepted; `use_fine_rerank=true` reorders the first
@@ -92,11 +101,12 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
             | PaperJson
             | ReferencesResponse
             | CitedByResponse
-            | FindResponse,
+            | FindResponse
+            | PassagesResponse,
         },
     },
     tags=["DeepXiv-compatible"],
-    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by, similar, find)",
+    summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by, similar, find, passages, facets, match, author, bibtex)",
     description=DOC,
 )
 def arxiv(
@@ -141,6 +151,7 @@ def arxiv(
     venue_year: Annotated[int | None, Query(description="Year named in the journal reference")] = None,
     facet: Annotated[str | None, Query(description="type=similar: " + FACET_HELP)] = None,
     negative_ids: Annotated[list[str] | None, Query(description="type=similar: " + NEGATIVE_HELP)] = None,
+    paper_ids: Annotated[list[str] | None, Query(description="type=passages: " + PAPER_IDS_HELP)] = None,
 ) -> Response:
     kind = (
         (type or ("retrieve" if query is not None else "head" if arxiv_id is not None else ""))
@@ -161,6 +172,12 @@ def arxiv(
     )
     if kind != "similar" and (facet is not None or negative_ids is not None):
         raise BadRequest(f"{'facet' if facet is not None else 'negative_ids'}: only for type=similar")
+    if kind != "passages" and paper_ids is not None:
+        raise BadRequest("paper_ids: only for type=passages")
+    if kind == "passages":
+        return arxiv_passages(request, query, top_k, offset, filters, paper_ids)
+    if kind in NAV_TYPES:
+        return arxiv_nav(request, kind, query, arxiv_id, filters, top_k, offset)
     if kind in TOOL_TYPES:
         return arxiv_tool(request, kind, arxiv_id, query, top_k, offset, filters, facet, negative_ids)
     if kind != "retrieve":

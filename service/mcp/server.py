@@ -31,6 +31,7 @@ from openxiv.service.guards.access import AuthMiddleware
 from openxiv.service.holder import reload_triggers
 from openxiv.service.library import Library
 from openxiv.service.mcp.arguments import Authors, Categories, CheckedServer, DateFrom, DateTo, Offset, Size
+from openxiv.service.mcp.nav_tools import NAV_TOOLS, add_nav_tools
 from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
 from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
 from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
@@ -65,6 +66,7 @@ TOOLS = (
     "get_paper_preview",
     *REFERENCE_TOOLS,
     *PAPER_TOOLS,
+    *NAV_TOOLS,
 )
 
 INSTRUCTIONS = """Search and read arXiv papers from a local openxiv corpus (a frozen snapshot).
@@ -72,7 +74,10 @@ Start with search_papers; then get_paper_brief or get_paper_metadata (sections w
 to decide what to read, get_paper_section for one section, get_paper_preview for the first
 characters and get_full_paper only when the whole text is needed (it can be long). find_in_paper
 says where in one paper something is; similar_papers finds papers like one you have; references and
-cited_by follow a paper's bibliography one hop either way."""
+cited_by follow a paper's bibliography one hop either way. search_passages returns the best
+passages across papers (for quoting evidence); facets counts a query's papers by year, category and
+author; match_title finds the paper of a pasted title; author_papers lists an author's papers;
+bibtex gives citation entries."""
 
 ArxivId = Annotated[
     str, Field(description="arXiv id, any spelling: 1706.03762, arXiv:1706.03762v7, hep-th/9901001")
@@ -112,6 +117,7 @@ def build_server(library: Library, log_level: LogLevel = "WARNING", *, load: boo
     _add_reading_tools(server, library)
     add_reference_tools(server, library)
     add_paper_tools(server, library)
+    add_nav_tools(server, library)
     return server
 
 

@@ -156,7 +156,20 @@ def results_table(response: Any, offset: int, width: int) -> str:
     help="Reorder the first OPENXIV_RERANK_DEPTH hits with the cross-encoder (use_fine_rerank).",
 )
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
-@json_option(help="Print one JSON object, the POST /search response.")
+@click.option(
+    "--passages",
+    "as_passages",
+    is_flag=True,
+    help="The top passages across papers instead of papers (GET /v1/passages); not with --mode.",
+)
+@click.option(
+    "--paper-id",
+    "paper_ids",
+    multiple=True,
+    metavar="ARXIV_ID",
+    help="With --passages: only passages of this paper (repeat or comma-separate).",
+)
+@json_option(help="Print one JSON object, the POST /search response (GET /v1/passages with --passages).")
 def search(
     settings: Settings,
     query: str,
@@ -166,6 +179,8 @@ def search(
     contents: bool,
     fine_rerank: bool,
     long_form: bool,
+    as_passages: bool,
+    paper_ids: tuple[str, ...],
     json_out: str | None,
     **filter_args: Any,
 ) -> None:
@@ -174,11 +189,15 @@ def search(
     \b
     openxiv search "retrieval augmented generation" --category cs.CL --date-from 2025 -k 5
     openxiv search "diffusion language models" --json | jq '.result[].arxiv_id'
+    openxiv search "label smoothing" --passages -k 5
     """
     from openxiv.service.params import FilterParams
     from openxiv.service.readable import search_text
     from openxiv.service.search import search_json
 
+    if as_passages or paper_ids:
+        _passages(settings, query, top_k, offset, mode, paper_ids, as_passages, json_out, filter_args)
+        return
     with open_library(settings) as library:
         response = library.search(
             query,
@@ -200,6 +219,35 @@ def search(
         click.echo(results_table(response, offset, _width() or shutil.get_terminal_size().columns))
         for w in response.warnings or []:
             click.echo(f"Note: {w}", err=True)
+
+
+def _passages(
+    settings: Settings,
+    query: str,
+    top_k: int,
+    offset: int,
+    mode: str | None,
+    paper_ids: tuple[str, ...],
+    as_passages: bool,
+    json_out: str | None,
+    filter_args: dict[str, Any],
+) -> None:
+    """``openxiv search --passages``: the passages use case's answer as text or JSON."""
+    from openxiv.service.params import FilterParams
+    from openxiv.service.passages import passages_text
+
+    if not as_passages:
+        raise click.UsageError("--paper-id: only with --passages")
+    if mode is not None:
+        raise click.UsageError("--mode: not with --passages (passages are ranked by BM25)")
+    with open_library(settings) as library:
+        found = library.passages(
+            query, top_k=top_k, offset=offset, filters=FilterParams(**filter_args), paper_ids=list(paper_ids)
+        )
+    if json_out is not None:
+        emit_json(json.loads(found.model_dump_json()), json_out)
+    else:
+        click.echo(wrap_lines(passages_text(found), _width()), nl=False)
 
 
 @click.command("paper")
