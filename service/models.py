@@ -415,6 +415,9 @@ class IndexInfo(BaseModel):
     manifest: dict[str, Any]
     stats: dict[str, Any]
     backend: dict[str, Any]
+    experiments: dict[str, Any] | None = None
+    """The experiment controls that are on (ledger, replay, cutoffs, faults; docs/ledger.md); absent
+    when none is."""
 
 
 class ReloadResponse(BaseModel):
@@ -426,3 +429,5 @@ class ReloadResponse(BaseModel):
 class Health(BaseModel):
     status: str
     snapshot: str | None = None
+    experiments: dict[str, Any] | None = None
+    """The experiment controls that are on (docs/ledger.md); absent when none is."""

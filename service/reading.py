@@ -19,6 +19,7 @@ from openxiv.corpus.records import Paper, Section
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import views
 from openxiv.service.errors import BadRequest, NotFound
+from openxiv.service.experiments.context import beyond_cutoff
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import PreviewResponse, RawResponse, SectionResponse, V1Paper, V1Section
 from openxiv.service.text import (
@@ -67,7 +68,7 @@ def check_id(arxiv_id: str) -> str:
 def load_paper(index: OpenIndex, arxiv_id: str) -> Paper:
     canonical = check_id(arxiv_id)
     paper = index.store.get_paper(canonical)
-    if paper is None:
+    if paper is None or beyond_cutoff(canonical, paper.date):
         raise NotFound(f"paper {canonical} is not in this corpus")
     return titled(index.store, paper)
 

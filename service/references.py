@@ -23,6 +23,8 @@ from openxiv.indexer import layout
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.indexer.tables.references import ReferenceTable
 from openxiv.service.errors import Conflict, NotFound
+from openxiv.service.experiments.context import beyond_cutoff
+from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.reading import check_id
 from openxiv.service.views import abs_url
@@ -104,12 +106,21 @@ def _titles(index: OpenIndex, ids: list[str]) -> dict[str, str | None]:
     return {aid: p.title for aid, p in papers.items()}
 
 
+def _before_cutoff(index: OpenIndex, ids: list[str]) -> list[str]:
+    """``ids`` without the papers after the tagged question's date ceiling (each counted as a leak)."""
+    state = current_call()
+    if state is None or state.ceiling is None or not ids:
+        return ids
+    papers = index.store.get_papers(ids)
+    return [aid for aid in ids if not (aid in papers and beyond_cutoff(aid, papers[aid].date))]
+
+
 def references(index: OpenIndex, arxiv_id: str) -> ReferencesResponse:
     """The bibliography of a corpus paper, each entry with its title when its paper is in the corpus."""
     table = table_of(index)
     canonical = check_id(arxiv_id)
     paper = index.store.get_paper(canonical)
-    if paper is None:
+    if paper is None or beyond_cutoff(canonical, paper.date):
         raise NotFound(f"paper {canonical} is not in this corpus")
     entries = table.references(canonical) or []
     titles = _titles(index, sorted({c for c, _ in entries if c}))
@@ -141,7 +152,9 @@ def cited_by(index: OpenIndex, arxiv_id: str) -> CitedByResponse:
     table = table_of(index)
     canonical = check_id(arxiv_id)
     paper = index.store.get_paper(canonical)
-    citing = table.cited_by(canonical)
+    if paper is not None and beyond_cutoff(canonical, paper.date):
+        paper = None
+    citing = _before_cutoff(index, table.cited_by(canonical))
     if paper is None and not citing:
         raise NotFound(f"paper {canonical} is not in this corpus and no paper of it cites it")
     titles = _titles(index, citing)

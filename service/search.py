@@ -41,6 +41,7 @@ from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.indexer.tables.sentences import SentenceTable
 from openxiv.service.errors import ApiError, BadRequest
+from openxiv.service.experiments.context import current as current_call
 from openxiv.service.fine_rerank import FineRerank, rank_page
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse, V1SearchResponse
@@ -229,6 +230,24 @@ def _rank(index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: fl
         raise BadRequest(f"mode: {exc}") from exc
 
 
+def _within_cutoff(
+    index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: float | None
+) -> SearchSpec:
+    """``spec`` held to the date ceiling of the question this call is tagged with (``--cutoffs``;
+    unchanged without one). The papers after it that the page would have shown are counted as the
+    call's leaks (a second ranking, run only when the ceiling narrows the filters)."""
+    state = current_call()
+    if state is None or state.ceiling is None:
+        return spec
+    capped = state.capped(spec.filters)
+    if capped is None or capped == spec.filters:
+        return spec
+    free = [h.arxiv_id for h in _rank(index, spec, deadline, budget).hits]
+    papers = index.store.get_papers(free) if free else {}
+    state.leak(aid for aid in free if aid in papers and state.after(papers[aid].date))
+    return replace(spec, filters=capped)
+
+
 def run_search(
     index: OpenIndex,
     spec: SearchSpec,
@@ -244,6 +263,7 @@ def run_search(
     With ``rerank`` (the server's reranker, when ``spec.fine_rerank``) the page is cut from the
     reranked ranking (`openxiv.service.fine_rerank`)."""
     query = spec.query
+    spec = _within_cutoff(index, spec, deadline, budget)
     if rerank is None:
         result = _rank(index, spec, deadline, budget)
     else:

@@ -19,12 +19,15 @@ without paper vectors a 409 (`Conflict`) that says how to build one with them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from openxiv.corpus.facets import FACETS, facet_text
 from openxiv.corpus.settings.model import Settings
-from openxiv.indexer.backend import DeadlineExceeded, NoVectors, SearchFilters, UnknownPapers
+from openxiv.indexer.backend import DeadlineExceeded, NoVectors, SearchFilters, SearchResult, UnknownPapers
+from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, Conflict, NotFound
+from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, check_range, split_list
@@ -80,6 +83,23 @@ def check_facet(facet: str | None, name: str = "facet") -> str | None:
     return value
 
 
+def _within_cutoff(
+    index: OpenIndex, filters: SearchFilters | None, rank: Callable[[SearchFilters | None], SearchResult]
+) -> SearchFilters | None:
+    """``filters`` held to the tagged question's date ceiling (``--cutoffs``); the papers after it the
+    page would have shown are counted as leaks (a second ranking, only when the ceiling narrows)."""
+    state = current_call()
+    if state is None or state.ceiling is None:
+        return filters
+    capped = state.capped(filters)
+    if capped == (filters or SearchFilters()):
+        return filters
+    free = [h.arxiv_id for h in rank(filters).hits]
+    papers = index.store.get_papers(free) if free else {}
+    state.leak(aid for aid in free if aid in papers and state.after(papers[aid].date))
+    return capped
+
+
 def similar(
     holder: IndexHolder,
     seeds: tuple[str, ...],
@@ -109,15 +129,19 @@ def similar(
         if facet is not None:
             toward = " ".join(facet_text(papers[s].abstract or papers[s].title or "", facet) for s in seeds)
         try:
-            result = index.backend.similar(
-                seeds,
-                top_k=top_k,
-                offset=offset,
-                filters=filters,
-                deadline=deadline_for(settings),
-                negative_ids=negatives,
-                toward=toward or None,
-            )
+
+            def rank(within: SearchFilters | None) -> SearchResult:
+                return index.backend.similar(
+                    seeds,
+                    top_k=top_k,
+                    offset=offset,
+                    filters=within,
+                    deadline=deadline_for(settings),
+                    negative_ids=negatives,
+                    toward=toward or None,
+                )
+
+            result = rank(_within_cutoff(index, filters, rank))
         except NoVectors as exc:
             raise Conflict(str(exc)) from exc
         except UnknownPapers as exc:  # in the store but not the index: a snapshot at odds with itself

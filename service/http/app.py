@@ -18,6 +18,8 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.service.experiments.asgi import ExperimentsMiddleware
+from openxiv.service.experiments.controls import Controls
 from openxiv.service.guards.access import AdminMiddleware, AuthMiddleware
 from openxiv.service.guards.body import RequestGuardMiddleware
 from openxiv.service.holder import IndexHolder, reload_triggers
@@ -60,8 +62,11 @@ def serve_concurrency(settings: Settings) -> int:
     return configured if configured is not None else max(2, os.cpu_count() or 2)
 
 
-def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
+def create_app(settings: Settings, index_root: str | Path, controls: Controls | None = None) -> FastAPI:
+    """The app over the index at ``index_root``; ``controls`` (default: `Controls.of` the settings, which
+    raises `openxiv.service.experiments.controls.BadControls` on a bad one) are the experiment controls."""
     holder = IndexHolder(Path(index_root), settings)
+    controls = controls if controls is not None else Controls.of(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -73,6 +78,8 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
                 yield
         finally:
             holder.close()
+            if controls is not None:
+                controls.close()
 
     app = FastAPI(
         title="openxiv",
@@ -85,6 +92,7 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     install_docs(app)
     app.state.holder = holder
     app.state.settings = settings
+    app.state.experiments = controls
     app.state.answer_slots = anyio.Semaphore(settings.answer_concurrency)  # agent search's LLM calls
     install_handlers(app)
     app.include_router(routes_search.router)
@@ -108,6 +116,8 @@ def create_app(settings: Settings, index_root: str | Path) -> FastAPI:
     app.add_middleware(
         AdminMiddleware, admin_token=settings.admin_token, loopback=settings.host in LOOPBACK_NAMES
     )
+    if controls is not None:  # off: not installed at all, so answers are as they were
+        app.add_middleware(ExperimentsMiddleware, controls=controls, snapshot=lambda: holder.snapshot)
     app.add_middleware(CatchAllMiddleware)
     return app
 

@@ -15,7 +15,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import ErrorResponse
 
-__all__ = ["ERRORS", "DateQuery", "ListQuery", "holder_of", "json_response", "settings_of"]
+__all__ = ["ERRORS", "DateQuery", "ListQuery", "experiments_of", "holder_of", "json_response", "settings_of"]
 
 ListQuery = Annotated[list[str] | None, Query(description="Repeat or comma-separate.")]
 """A /v1 list filter (``category``, ``author``) in a query string."""
@@ -37,6 +37,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def holder_of(request: Request) -> IndexHolder:
     holder: IndexHolder = request.app.state.holder
     return holder
+
+
+def experiments_of(request: Request) -> dict[str, Any]:
+    """The experiment controls on (`openxiv.service.experiments.controls.Controls.describe`): a
+    ``{"experiments": ...}`` to add to a probe's or /v1/index's answer, empty when none is on."""
+    controls = getattr(request.app.state, "experiments", None)
+    return {"experiments": controls.describe()} if controls is not None else {}
 
 
 def settings_of(request: Request) -> Settings:

@@ -12,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from openxiv.service import reading
 from openxiv.service.errors import NotReady
-from openxiv.service.http.helpers import ERRORS, holder_of, json_response
+from openxiv.service.http.helpers import ERRORS, experiments_of, holder_of, json_response
 from openxiv.service.models import (
     ErrorResponse,
     Health,
@@ -101,8 +101,9 @@ def v1_index(request: Request) -> Response:
             manifest=without_paths(index.manifest.as_json(), root),
             stats=without_paths(stats, root),
             backend=without_paths(dict(index.backend.info()), root),
+            **experiments_of(request),
         )
-    return json_response(info.model_dump_json())
+    return json_response(info.model_dump_json(exclude_unset=True))
 
 
 @router.post(
@@ -138,8 +139,10 @@ async def v1_reload(request: Request, force: bool = False) -> Response:
 
 
 @router.get("/healthz", response_model=Health, tags=["probes"], summary="Liveness (no token needed)")
-async def healthz(request: Request) -> Health:
-    return Health(status="ok", snapshot=holder_of(request).snapshot)
+async def healthz(request: Request) -> Response:
+    """``experiments`` says which experiment controls are on (absent when none is)."""
+    health = Health(status="ok", snapshot=holder_of(request).snapshot, **experiments_of(request))
+    return json_response(health.model_dump_json(exclude_unset=True))
 
 
 @router.get(

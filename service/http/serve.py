@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, get_args
 
 import click
@@ -15,9 +16,20 @@ from openxiv.corpus.settings.options import (
     settings_from_flags,
 )
 from openxiv.corpus.settings.sources import ENV_PREFIX
+from openxiv.service.experiments.controls import BadControls, Controls
 from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
 
-__all__ = ["serve"]
+__all__ = ["experiment_controls", "serve"]
+
+
+def experiment_controls(settings: Settings) -> Controls | None:
+    """The experiment controls the settings turn on; a bad one is a usage error naming its flag (exit 2)."""
+    try:
+        return Controls.of(settings)
+    except BadControls as exc:
+        name = str(exc).split(":", 1)[0].strip()
+        hint = f"--{name}" if name in ("ledger", "replay", "cutoffs", "faults") else None
+        raise click.BadParameter(str(exc), param_hint=hint) from exc
 
 
 @click.command("serve")
@@ -34,6 +46,10 @@ __all__ = ["serve"]
 )
 @setting_option("milvus_uri", help="For an index built with --backend milvus: the Milvus to query.")
 @setting_option("http_parser", type=click.Choice(get_args(Settings.model_fields["http_parser"].annotation)))
+@setting_option("ledger", help="Experiments (docs/ledger.md):")
+@setting_option("replay", help="Experiments:")
+@setting_option("cutoffs", help="Experiments:")
+@setting_option("faults", help="Experiments:")
 def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     """Serve search and paper reading over HTTP (DeepXiv-compatible, plus /v1 and /docs).
 
@@ -42,6 +58,7 @@ def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     deepxiv-sdk:              Reader(base_url="http://127.0.0.1:8000", token="any")
     Reload a rebuilt index:   kill -HUP <pid>  (or, with --admin-token T:
                               curl -X POST -H "Authorization: Bearer T" http://127.0.0.1:8000/v1/admin/reload)
+    Tag an agent's calls:     base URL http://127.0.0.1:8000/runs/<run>/q/<question>  (with --ledger DIR)
     """
     limit_threads(settings)
     import uvicorn
@@ -51,6 +68,7 @@ def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     root = settings.index_root
     snapshot = check_index(root)
     warn_without_token(settings)
+    controls = experiment_controls(settings)
     click.echo(
         f"openxiv: serving {snapshot.name} from {root} on http://{settings.host}:{settings.port}", err=True
     )
@@ -72,7 +90,7 @@ def serve(settings: Settings, log_level: str, access_log: bool) -> None:
     if settings.workers == 1:
         from openxiv.service.http.app import create_app
 
-        uvicorn.run(create_app(settings, root), **common)
+        uvicorn.run(create_app(settings, root, controls), **common)
         return
     # Worker processes build their app from the environment: pass the flags on through it.
     os.environ[ENV_PREFIX + "INDEX_DIR"] = str(root.resolve())
@@ -82,4 +100,10 @@ def serve(settings: Settings, log_level: str, access_log: bool) -> None:
         os.environ[ENV_PREFIX + "ADMIN_TOKEN"] = settings.admin_token
     if settings.milvus_uri:
         os.environ[ENV_PREFIX + "MILVUS_URI"] = settings.milvus_uri
+    if controls is not None:
+        controls.close()  # each worker opens its own (checked above)
+    for name in ("ledger", "replay", "cutoffs", "faults"):
+        value = getattr(settings, name)
+        if value is not None:
+            os.environ[ENV_PREFIX + name.upper()] = str(value.resolve() if isinstance(value, Path) else value)
     uvicorn.run("openxiv.service.http.app:app_from_env", factory=True, workers=settings.workers, **common)
