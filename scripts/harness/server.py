@@ -114,7 +114,8 @@ class LoopbackProcess:
 
 class Server(LoopbackProcess):
     """``openxiv serve`` of the snapshots under ``root`` (access log off); ready once ``/readyz`` is
-    200. ``admin_token`` enables ``POST /v1/admin/reload``; ``threads`` sets its search threadpool."""
+    200. ``admin_token`` enables ``POST /v1/admin/reload``; ``threads`` sets its search threadpool;
+    ``extra`` are more flags of ``openxiv serve`` (e.g. ``--ledger DIR``)."""
 
     what = "openxiv serve"
 
@@ -127,10 +128,11 @@ class Server(LoopbackProcess):
         admin_token: str | None = None,
         threads: int | None = None,
         workers: int = 1,
+        extra: tuple[str, ...] = (),
     ) -> None:
         self.root = root
         self.admin_token = admin_token
-        args = ["serve", "--index", str(root), "--no-access-log", "--workers", str(workers)]
+        args = ["serve", "--index", str(root), "--no-access-log", "--workers", str(workers), *extra]
         super().__init__(
             [*args, "--admin-token", admin_token] if admin_token else args, log, timeout, threads
         )
