@@ -153,7 +153,7 @@ def grounding_report(
         conventions={
             "levels": "exact substring of one stored field (title, abstract, a section); else the same words "
             "after folding case, accents and non-alphanumerics; else fuzzy: trigram-voted windows, "
-            "rapidfuzz partial_ratio (1 - Indel distance / total length) on the folded words",
+            "the closest word span by rapidfuzz ratio (1 - Indel distance / total length) on the folded words",
             "fuzzy_min": f"{fuzzy_min} (a best window below it is not_found)",
             "accept": "fuzzy not counted faithful"
             if accept is None

@@ -2,8 +2,7 @@
 
 A paper's stored text is its fields in reading order (title, abstract, then every full-text section
 as `openxiv.corpus.store.Store.sections` returns it). `PaperText` holds them once per paper with
-their word tokens, so every quote credited to the same paper reuses one tokenisation and one
-n-gram index.
+their word tokens, so every quote credited to the same paper reuses one tokenisation.
 
 The three levels, tried in order, each reporting the field (section), its index and the offsets of
 the span in that field's original text:
@@ -12,11 +11,13 @@ the span in that field's original text:
 2. **normalised**: the quote's words equal a run of the paper's words, after folding case, accents
    (NFKD, combining marks dropped) and everything that is not a letter or digit: punctuation,
    quotation marks, dashes, line breaks and hyphenation spacing do not count.
-3. **fuzzy**: candidate windows from the quote's word trigrams (each trigram found in the paper
-   votes for the window start it implies, trigrams seen more than `MAX_POSTINGS` times vote not),
-   then rapidfuzz's ``partial_ratio_alignment`` (1 − Indel edit distance / total length, over the
-   best-aligned stretch of the window) on the normalised strings of the best `MAX_WINDOWS` windows.
-   The work per quote is bounded by the quote's length and `MAX_WINDOWS`, not by the paper's.
+3. **fuzzy**: candidate windows from the quote's word trigrams (each occurrence of one in the paper
+   votes for the window start it implies; trigrams seen more than `MAX_POSTINGS` times vote not; the
+   paper's trigrams are one integer array, built once, tested against the quote's in one pass),
+   then, in each of the best `MAX_WINDOWS` windows, the word span most similar to the quote by
+   rapidfuzz's ``ratio`` (1 − Indel edit distance / total length) on the folded words, its start
+   and end moved a few words each way. The work per quote is bounded by the quote's length and
+   `MAX_WINDOWS`, not by the paper's.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from rapidfuzz import fuzz
 
 __all__ = ["Field", "Match", "PaperText", "normal_words"]
@@ -94,7 +96,8 @@ class PaperText:
     """``" " + " ".join(words) + " "``: a word run is a substring bounded by spaces."""
     word_at: list[int] = field(init=False)
     """Character offset in ``joined`` where each word starts."""
-    _grams: dict[tuple[str, ...], list[int]] | None = field(default=None, init=False)
+    _vocab: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _grams: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.words, self.spans = [], []
@@ -161,53 +164,75 @@ class PaperText:
         return self._match("normalised", 1.0, first, last, head, tail)
 
     def find_fuzzy(self, qwords: list[str]) -> Match | None:
-        """The best-aligned window among the candidates the quote's trigrams vote for."""
-        n = NGRAM if len(qwords) >= NGRAM else 1
-        grams = self._index(n)
-        votes: Counter[int] = Counter()
-        for j in range(len(qwords) - n + 1):
-            for p in grams.get(tuple(qwords[j : j + n]), ()):
-                votes[p - j] += 1
+        """The best-aligned span among the candidate windows the quote's trigrams vote for."""
+        votes = self._votes(qwords, NGRAM if len(qwords) >= NGRAM else 1)
         if not votes:
             return None
-        target = " ".join(qwords)
-        slack = max(3, len(qwords) // 4)
-        best: Match | None = None
+        best: tuple[float, int, int] | None = None
         for start in _window_starts(votes, len(qwords)):
-            lo = max(0, start - slack)
-            hi = min(len(self.words), start + len(qwords) + slack)
-            window, offsets = self._window(lo, hi)
-            aligned = fuzz.partial_ratio_alignment(target, window)
-            if aligned is None:
-                continue
-            sim = aligned.score / 100.0
-            if best is not None and sim <= best.similarity:
-                continue
-            first, last = _snap(offsets, self.words[lo:hi], aligned.dest_start, aligned.dest_end)
-            best = self._match("fuzzy", sim, lo + first, lo + last)
-        return best
+            found = self._align(" ".join(qwords), start, len(qwords))
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if best is None:
+            return None
+        sim, first, end = best
+        return self._match("fuzzy", sim, first, end - 1)
+
+    def _align(self, target: str, start: int, m: int) -> tuple[float, int, int] | None:
+        """The word span ``[a, b)`` near ``[start, start + m)`` most similar to ``target`` (rapidfuzz
+        ``ratio``: 1 − Indel distance / total length), its start moved first, then its end, each by up
+        to `_reach` words: 2·(2·reach + 1) ratio calls on spans of about the quote's length."""
+        n, reach = len(self.words), _reach(m)
+
+        def score(a: int, b: int) -> float:
+            if a < 0 or b > n or b <= a:
+                return -1.0
+            return fuzz.ratio(
+                target, self.joined[self.word_at[a] : self.word_at[b - 1] + len(self.words[b - 1])]
+            )
+
+        a = max(range(start - reach, start + reach + 1), key=lambda x: (score(x, x + m), -abs(x - start)))
+        b = max(range(a + m - reach, a + m + reach + 1), key=lambda y: (score(a, y), -abs(y - a - m)))
+        sim = score(a, b)
+        return None if sim < 0 else (sim / 100.0, a, b)
 
     # ------------------------------------------------------------------ helpers
-    def _index(self, n: int) -> dict[tuple[str, ...], list[int]]:
-        """Word n-gram → positions (built on first use; trigrams for quotes of 3 words or more)."""
-        if n == NGRAM and self._grams is not None:
-            return self._grams
-        index: dict[tuple[str, ...], list[int]] = defaultdict(list)
-        w = self.words
-        for i in range(len(w) - n + 1):
-            index[tuple(w[i : i + n])].append(i)
-        pruned = {g: ps for g, ps in index.items() if len(ps) <= MAX_POSTINGS}
-        if n == NGRAM:
-            self._grams = pruned
-        return pruned
+    def _votes(self, qwords: list[str], n: int) -> Counter[int]:
+        """Window starts voted for by the quote's word n-grams: each occurrence of the n-gram at quote
+        position j and paper word p votes for p - j; an n-gram found more than `MAX_POSTINGS` times in
+        the paper votes not. The paper's n-grams are one integer array (word ids mixed, built on
+        first use), so a quote costs one vectorised membership test over it."""
+        grams = self.gram_array(n)
+        wanted: dict[int, list[int]] = {}
+        for j in range(len(qwords) - n + 1):
+            ids = [self._vocab.get(w, -1) for w in qwords[j : j + n]]
+            if min(ids) >= 0:
+                wanted.setdefault(_mix(ids, len(self._vocab)), []).append(j)
+        votes: Counter[int] = Counter()
+        if not wanted or grams.size == 0:
+            return votes
+        positions = np.flatnonzero(np.isin(grams, np.fromiter(wanted, dtype=np.int64)))
+        found = grams[positions]
+        values, counts = np.unique(found, return_counts=True)
+        common = {int(v) for v, c in zip(values, counts, strict=True) if c > MAX_POSTINGS}
+        for p, g in zip(positions.tolist(), found.tolist(), strict=True):
+            if g not in common:
+                for j in wanted[g]:
+                    votes[p - j] += 1
+        return votes
 
-    def _window(self, lo: int, hi: int) -> tuple[str, list[int]]:
-        """Words ``lo..hi-1`` joined by spaces, and where each starts in that string."""
-        offsets, pos = [], 0
-        for w in self.words[lo:hi]:
-            offsets.append(pos)
-            pos += len(w) + 1
-        return " ".join(self.words[lo:hi]), offsets
+    def gram_array(self, n: int) -> np.ndarray:
+        if n not in self._grams:
+            if not self._vocab:
+                for w in self.words:
+                    self._vocab.setdefault(w, len(self._vocab))
+            ids = np.fromiter((self._vocab[w] for w in self.words), dtype=np.int64, count=len(self.words))
+            size, base = len(ids) - n + 1, len(self._vocab)
+            mixed = np.zeros(max(size, 0), dtype=np.int64)
+            for k in range(n):
+                mixed = mixed * base + ids[k : k + size] if size > 0 else mixed
+            self._grams[n] = mixed
+        return self._grams[n]
 
     def _match(self, level: str, sim: float, first: int, last: int, head: int = 0, tail: int = 0) -> Match:
         """The span of words ``first..last`` in the original text, less ``head`` characters of the
@@ -224,24 +249,30 @@ class PaperText:
         return Match(level, sim, f.name, f.section_idx, start, end, f.text[start:end])
 
 
-def _snap(offsets: list[int], words: list[str], start: int, end: int) -> tuple[int, int]:
-    """The words an aligned character stretch covers: a word counts when at least half of it is
-    inside (the alignment may start on a stray letter at the end of the previous word)."""
-    first = bisect_right(offsets, start) - 1
-    if start - offsets[first] > len(words[first]) / 2 and first + 1 < len(words):
-        first += 1
-    last = bisect_right(offsets, max(end - 1, 0)) - 1
-    if end - offsets[last] < len(words[last]) / 2 and last > first:
-        last -= 1
-    return first, max(first, last)
+def _mix(ids: list[int], base: int) -> int:
+    """One integer for a word-id n-gram (as `PaperText.gram_array` mixes them)."""
+    out = 0
+    for i in ids:
+        out = out * base + i
+    return out
+
+
+def _reach(m: int) -> int:
+    """How far (words) a fuzzy span's start and end may move from where the votes put them."""
+    return max(3, m // 20)
 
 
 def _window_starts(votes: Counter[int], length: int) -> list[int]:
     """The starts with the most votes, one per neighbourhood (starts closer than half a quote are
-    the same window seen through a dropped or added word)."""
+    the same window seen through a dropped or added word), at most `MAX_WINDOWS`, and none with
+    less than a third of the best one's votes (a stray shared phrase beside the real window)."""
     chosen: list[int] = []
     radius = max(2, length // 2)
-    for start, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
+    ranked = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+    floor = ranked[0][1] / 3
+    for start, n in ranked:
+        if n < floor:
+            break
         if all(abs(start - c) > radius for c in chosen):
             chosen.append(start)
             if len(chosen) == MAX_WINDOWS:
