@@ -28,6 +28,7 @@ from openxiv.service.http import (
     routes_arxiv,
     routes_nav,
     routes_refs,
+    routes_s2,
     routes_search,
     routes_tools,
     routes_ui,
@@ -49,7 +50,10 @@ DESCRIPTION = """Self-hosted literature search over a local arXiv corpus.
 * **Agents' tool shapes**: `POST /arxiv/agent/search` (+ `/stream`, NDJSON; DeepXiv's agent
   search) and `POST /retrieve` (Search-R1's retriever).
 * **v1**: `/v1/search`, `/v1/papers/{id}`, `/v1/papers/{id}/sections/{name}`, `/v1/similar`, `/v1/find`,
-  `/v1/passages`, `/v1/index`.
+  `/v1/passages`, `/v1/facets`, `/v1/match`, `/v1/authors`, `/v1/bibtex`, `/v1/index`.
+* **Semantic Scholar-compatible**: `/graph/v1/paper/search`, `/paper/search/match`, `/paper/{id}`,
+  `/paper/batch`, `/paper/{id}/references|citations`, `/snippet/search` and
+  `/recommendations/v1/papers` (S2's shapes and `{"error": ...}` errors).
 
 Errors are `{"status": "error", "detail": "..."}` with a 4xx status that names the problem.
 """
@@ -102,6 +106,7 @@ def create_app(settings: Settings, index_root: str | Path, controls: Controls | 
     app.include_router(routes_v1.router)
     app.include_router(routes_agent.router)  # DeepXiv's agent search, Search-R1's /retrieve
     app.include_router(routes_tools.router)
+    app.include_router(routes_s2.router)  # /graph/v1 and /recommendations/v1 (Semantic Scholar's shapes)
     app.include_router(routes_unserved.router)
     app.include_router(routes_ui.router)  # the web page at /ui; GET / redirects there
     # Middleware added last runs first: catch-all, admin guard, search token, then body/text checks.
