@@ -30,8 +30,9 @@ export HF_HUB_OFFLINE := 1
 # Infinity, the third-party model server of the `modelserver` tests and scripts/bench_modelserver.py:
 # its own venv (its pins conflict with the product's), never the product's dependencies
 INFINITY_VENV ?= .venv-infinity
+ARB_VENV ?= .venv-arb
 
-.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke infinity-venv test-modelserver
+.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke infinity-venv test-modelserver arb-venv test-arb
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -92,6 +93,15 @@ infinity-venv:  ## Infinity (infinity-emb, a model server from PyPI) in its own 
 
 test-modelserver: install infinity-venv  ## the tests against a real model server (Infinity on loopback)
 	OPENXIV_TEST_INFINITY_VENV=$(abspath $(INFINITY_VENV)) $(BIN)/pytest -q -m modelserver
+
+arb-venv:  ## the AutoResearchBench agent's packages (its requirements.txt, from PyPI) in their own venv $(ARB_VENV); ARB_DIR = its checkout
+	test -n "$(ARB_DIR)" -a -f "$(ARB_DIR)/requirements.txt" || (echo "set ARB_DIR to a checkout of github CherYou/AutoResearchBench" && false)
+	test -x $(ARB_VENV)/bin/python || $(PYTHON) -m venv $(ARB_VENV)
+	$(ARB_VENV)/bin/pip install --quiet -r $(ARB_DIR)/requirements.txt
+
+test-arb: install arb-venv  ## the experiments tests with the unmodified AutoResearchBench agent (tests/service/experiments/test_agents_live.py)
+	OPENXIV_TEST_ARB_DIR=$(abspath $(ARB_DIR)) OPENXIV_TEST_ARB_PYTHON=$(abspath $(ARB_VENV))/bin/python \
+		$(BIN)/pytest -q tests/service/experiments/test_agents_live.py
 
 test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
 	$(BIN)/pytest -q -m "not slow"

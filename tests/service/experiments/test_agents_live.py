@@ -1,0 +1,202 @@
+"""The unmodified AutoResearchBench agent and deepxiv-sdk through a tagged base URL (issue 40): their
+calls land in the ledger, a per-question cutoff holds back later papers though neither sends
+``date_to``, and ``--replay`` gives them the same bytes with another index loaded.
+
+The AutoResearchBench agent is the benchmark's own ``inference.py`` (github CherYou/AutoResearchBench),
+run as a subprocess in its own venv with its own packages (qwen-agent, aiohttp, openai): give its
+checkout as ``OPENXIV_TEST_ARB_DIR`` and the venv's python as ``OPENXIV_TEST_ARB_PYTHON`` (``make
+arb-venv`` makes one); without them the agent's test is skipped. Its planner and its paper summariser
+are LLMs; here one scripted chat server on loopback plays both (search with the question's first
+words, then keep the first paper), so the agent's real search client, parsing and candidate
+bookkeeping run, and the only thing pointed at openxiv is ``PAPER_SEARCH_API_URL``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from live_index import BuiltIndex, LiveServer
+
+from openxiv.corpus.shared import SharedData
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))
+from chat_server import ChatServer
+
+pytestmark = pytest.mark.live_server
+
+CUTOFF = "2016-12-31"
+SUMMARISER = "You are an expert in the field of AI academia."
+
+
+def agent_rule(messages: list[dict[str, str]]) -> str:
+    """The planner: search once with the question's first twelve words, then keep paper 1 and stop;
+    the summariser (the tool's own LLM call per paper): one fixed sentence."""
+    if messages[0]["content"] == SUMMARISER:
+        return "A paper about the query."
+    if any(m["role"] == "assistant" for m in messages):
+        return "<candidates>[1]</candidates>\n<answer>Done</answer>"
+    question = messages[1]["content"].removeprefix("User Query: ")
+    call = {"name": "PaperSearchTool", "arguments": {"query": " ".join(question.split()[:12])}}
+    return f"<tool_call>{json.dumps(call)}</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def arb() -> tuple[Path, Path]:
+    checkout, python = os.environ.get("OPENXIV_TEST_ARB_DIR"), os.environ.get("OPENXIV_TEST_ARB_PYTHON")
+    if not checkout or not (Path(checkout) / "inference.py").is_file():
+        pytest.skip("OPENXIV_TEST_ARB_DIR does not name an AutoResearchBench checkout (with inference.py)")
+    if not python or not Path(python).is_file():
+        pytest.skip("OPENXIV_TEST_ARB_PYTHON does not name the agent venv's python (make arb-venv)")
+    return Path(checkout), Path(python)
+
+
+@pytest.fixture(scope="module")
+def questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first two public deep-search example questions; their cutoffs: question 1 (line 1) at
+    2016-12-31, question 2 none."""
+    gold = SharedData.default().gold("autoresearchbench") / "academic_deepsearch_example.jsonl"
+    if not gold.is_file():
+        pytest.skip(f"AutoResearchBench examples not found ({gold})")
+    tmp = tmp_path_factory.mktemp("arb")
+    lines = gold.read_text(encoding="utf-8").splitlines()[:2]
+    (tmp / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp / "cutoffs.json").write_text(json.dumps({"1": CUTOFF}), encoding="utf-8")
+    return tmp / "questions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def chat() -> Iterator[ChatServer]:
+    with ChatServer(agent_rule) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def recording(test_index: BuiltIndex, questions: Path) -> Iterator[tuple[LiveServer, Path]]:
+    ledger = questions.parent / "ledger"
+    env = {"OPENXIV_LEDGER": str(ledger), "OPENXIV_CUTOFFS": str(questions.parent / "cutoffs.json")}
+    live = LiveServer(test_index.root, extra_env=env, log=questions.parent / "serve.log")
+    try:
+        yield live, ledger
+    finally:
+        live.stop()
+
+
+def run_agent(
+    arb: tuple[Path, Path], base: str, chat: ChatServer, questions: Path, n: int, out: Path
+) -> dict[str, Any]:
+    """The agent on question ``n`` (1-based line) with ``PAPER_SEARCH_API_URL`` under ``base``."""
+    checkout, python = arb
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENXIV_", "PYTHON"))}
+    env.update(
+        PAPER_SEARCH_API_URL=f"{base}/runs/arb/q/{n}/search",
+        PAPER_SEARCH_OPENAI_API_KEY="unused",
+        PAPER_SEARCH_OPENAI_API_BASE=chat.base_url,
+        PAPER_SEARCH_SUMMARY_MODEL_NAME="gpt-4o",
+    )
+    cmd = [str(python), "inference.py", "--input-file", str(questions), "--output-file", str(out)]
+    cmd += ["--model", "gpt-4o", "--api-key", "unused", "--api-base", chat.base_url, "--max-turns", "3"]
+    cmd += ["--eval-start", str(n - 1), "--eval-end", str(n), "--max-workers", "1"]
+    done = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = out.read_text(encoding="utf-8").splitlines()
+    return dict(json.loads(line))
+
+
+def candidates(result: dict[str, Any]) -> list[str]:
+    (run,) = result["inference_results"]
+    return [c["arxiv_id"] for c in run["final_candidates"]]
+
+
+def dates(url: str, ids: list[str]) -> dict[str, str]:
+    return {aid: httpx.get(f"{url}/v1/papers/{aid}", timeout=30).json()["date"] for aid in ids}
+
+
+def test_the_agent_is_recorded_held_to_its_cutoff_and_replayed_over_another_index(
+    arb: tuple[Path, Path],
+    chat: ChatServer,
+    questions: Path,
+    recording: tuple[LiveServer, Path],
+    bm25_snapshot: Path,
+) -> None:
+    from openxiv.corpus.ledger.store import LedgerReader
+
+    live, ledger = recording
+    tmp = questions.parent
+    first = {n: run_agent(arb, live.url, chat, questions, n, tmp / f"rec{n}.jsonl") for n in (1, 2)}
+    reader = LedgerReader(ledger)
+    calls = {n: list(reader.records(run="arb", question=str(n))) for n in (1, 2)}
+    for n in (1, 2):
+        (search,) = calls[n]
+        assert search.kind == "search" and search.route == "/search" and search.status == 200
+        assert search.params["return_contents"] is True and "date_to" not in search.params
+        assert len(search.returned) == 10 and set(candidates(first[n])) <= {r.id for r in search.returned}
+    held, free = calls[1][0], calls[2][0]
+    assert held.cutoff == CUTOFF and held.leaks > 0 and free.cutoff is None and free.leaks == 0
+    assert all(d <= CUTOFF for d in dates(live.url, [r.id for r in held.returned]).values())
+    assert any(d > CUTOFF for d in dates(live.url, [r.id for r in free.returned]).values())
+    assert all(d > CUTOFF for d in dates(live.url, list(held.leaked)).values())
+
+    again = tmp / "replayed"
+    env = {"OPENXIV_REPLAY": str(ledger), "OPENXIV_LEDGER": str(again)}
+    replay = LiveServer(bm25_snapshot, extra_env=env, log=tmp / "replay.log")
+    try:
+        second = {n: run_agent(arb, replay.url, chat, questions, n, tmp / f"rep{n}.jsonl") for n in (1, 2)}
+        other = httpx.post(
+            replay.url + "/runs/arb/q/1/search", json={"query": "not asked before"}, timeout=30
+        )
+    finally:
+        replay.stop()
+    assert other.status_code == 409 and "not in the replayed ledger" in other.json()["detail"]
+    for n in (1, 2):
+        assert candidates(second[n]) == candidates(first[n])
+        rep, *unrecorded = LedgerReader(again).records(run="arb", question=str(n))
+        assert [r.status for r in unrecorded] == ([409] if n == 1 else [])
+        assert (
+            rep.replayed
+            and rep.body_sha256 == calls[n][0].body_sha256
+            and rep.request_key == calls[n][0].request_key
+        )
+
+
+def test_deepxiv_sdk_through_a_tagged_base_url(
+    recording: tuple[LiveServer, Path], bm25_snapshot: Path, questions: Path
+) -> None:
+    from deepxiv_sdk import Reader
+    from deepxiv_sdk.exceptions import APIError, NotFoundError
+
+    from openxiv.corpus.ledger.store import LedgerReader
+
+    live, ledger = recording
+    free = Reader(base_url=f"{live.url}/runs/sdk/q/2", token="any")
+    held = Reader(base_url=f"{live.url}/runs/sdk/q/1", token="any")
+    query = "attention is all you need transformer"
+    later = [h["arxiv_id"] for h in free.search(query, size=10)["result"] if h["date"] > CUTOFF]
+    assert later
+    got = held.search(query, size=10)["result"]
+    assert got and all(h["date"] <= CUTOFF for h in got)
+    with pytest.raises(NotFoundError):
+        held.head(later[0])
+    assert free.head(later[0])["arxiv_id"] == later[0]
+    recorded = {r.kind: r for r in LedgerReader(ledger).records(run="sdk", question="1")}
+    assert recorded["search"].leaks >= len(later) and recorded["head"].leaked == (later[0],)
+
+    replay = LiveServer(
+        bm25_snapshot, extra_env={"OPENXIV_REPLAY": str(ledger)}, log=questions.parent / "sdk-replay.log"
+    )
+    try:
+        again = Reader(base_url=f"{replay.url}/runs/sdk/q/1", token="any")
+        assert again.search(query, size=10)["result"] == got
+        with pytest.raises(NotFoundError):
+            again.head(later[0])
+        with pytest.raises(APIError, match="409"):
+            again.search("a query never recorded", size=10)
+    finally:
+        replay.stop()
