@@ -41,16 +41,25 @@ from openxiv.indexer.engine.ranking import ms_since
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
 from openxiv.indexer.engine.topk import top_k_rows
 
-__all__ = ["Navigation", "counts_by_key", "date_counts", "same_person"]
+__all__ = ["Navigation", "counts_by_key", "date_counts", "posting_keys", "same_person"]
 
 
-def counts_by_key(mask: np.ndarray, ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Per key of CSR postings (``ptr``, ``rows``), how many of its rows ``mask`` holds."""
+def posting_keys(ptr: np.ndarray) -> np.ndarray:
+    """The key of every posting of CSR postings with offsets ``ptr`` (int32: a key per posting)."""
+    n_keys = max(int(ptr.size) - 1, 0)
+    return np.repeat(np.arange(n_keys, dtype=np.int32), np.diff(np.asarray(ptr)))
+
+
+def counts_by_key(
+    mask: np.ndarray, ptr: np.ndarray, rows: np.ndarray, keys: np.ndarray | None = None
+) -> np.ndarray:
+    """Per key of CSR postings (``ptr``, ``rows``), how many of its rows ``mask`` holds; ``keys``:
+    `posting_keys` of ``ptr`` when the caller keeps them."""
     n_keys = int(ptr.size) - 1
     if n_keys <= 0 or rows.size == 0:
         return np.zeros(max(n_keys, 0), dtype=np.int64)
     hit = np.asarray(mask, dtype=bool)[np.asarray(rows)]
-    keys = np.repeat(np.arange(n_keys, dtype=np.int64), np.diff(np.asarray(ptr)))
+    keys = posting_keys(ptr) if keys is None else keys
     return np.bincount(keys[hit], minlength=n_keys)
 
 
@@ -85,6 +94,14 @@ class Navigation:
     bm25_papers: SparseIndex
     passages: PassageIndex | None
     calibration: Any
+
+    def _posting_keys(self, name: str) -> np.ndarray:
+        """`posting_keys` of the category or author postings, made on first use and kept (4 bytes a
+        posting: a facet count then costs a gather and a bincount, not a repeat per request)."""
+        kept: dict[str, np.ndarray] = self.__dict__.setdefault("_facet_keys", {})
+        if name not in kept:
+            kept[name] = posting_keys(self.meta.cat_ptr if name == "categories" else self.meta.author_ptr)
+        return kept[name]
 
     def _allowed(self, filters: SearchFilters | None, within: tuple[str, ...]) -> np.ndarray | None:
         """The filter mask, narrowed to the rows of ``within`` when given."""
@@ -164,12 +181,12 @@ class Navigation:
         check_deadline(deadline, "counts")
         meta = self.meta
         years, months, undated = date_counts(np.asarray(meta.dates)[matches])
-        per_cat = counts_by_key(matches, meta.cat_ptr, meta.cat_rows)
+        per_cat = counts_by_key(matches, meta.cat_ptr, meta.cat_rows, self._posting_keys("categories"))
         cats = sorted(
             ((meta.categories[k], int(per_cat[k])) for k in np.flatnonzero(per_cat).tolist()),
             key=lambda kv: (-kv[1], kv[0]),
         )
-        per_author = counts_by_key(matches, meta.author_ptr, meta.author_rows)
+        per_author = counts_by_key(matches, meta.author_ptr, meta.author_rows, self._posting_keys("authors"))
         authors = []
         if top_authors > 0 and per_author.size:
             best = np.lexsort((np.arange(per_author.size), -per_author))[:top_authors]

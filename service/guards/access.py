@@ -1,7 +1,8 @@
 """Who may do what: the search token, the separate admin token, Host/Origin checks, secrets in logs.
 
 - **Search token** (``Settings.api_token``): when set, every path but `OPEN_PATHS` and the admin
-  routes needs ``Authorization: Bearer <token>`` or ``?token=<token>``. The web page (``/ui``) also
+  routes needs ``Authorization: Bearer <token>``, ``?token=<token>`` or ``x-api-key: <token>`` (the
+  header Semantic Scholar clients send their key in). The web page (``/ui``) also
   takes the cookie its token form (``/ui/login``) sets: an HMAC of the token (`ui_cookie_value`), so
   the cookie is not the token; ``HttpOnly``, ``SameSite=Strict``, path ``/ui``, so it never
   authenticates an API call. A browser without it is sent to the form; ``GET /`` (a redirect to
@@ -119,6 +120,9 @@ class AuthMiddleware:
     def _allowed(self, scope: Scope) -> bool:
         given = _bearer(scope)
         if given is not None and hmac.compare_digest(given, self.token):
+            return True
+        key = _header(scope, b"x-api-key")  # how Semantic Scholar clients send their key
+        if key is not None and hmac.compare_digest(key.strip().encode(), self.token):
             return True
         if is_ui_path(scope.get("path", "")):
             cookie = _cookie(scope, UI_COOKIE)

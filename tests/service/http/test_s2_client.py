@@ -124,3 +124,14 @@ def test_errors_reach_the_client_as_its_exceptions(s2: SemanticScholar, client: 
     ):
         r = client.request(method, path, params=params, json={} if method == "POST" else None)
         assert r.status_code == 400 and named in r.json()["error"], (path, r.text)
+
+
+def test_a_token_server_takes_the_clients_api_key(test_index: BuiltIndex) -> None:
+    live = LiveServer(test_index.root, token="s2-key")
+    try:
+        keyed = SemanticScholar(api_url=live.url, api_key="s2-key", retry=False, timeout=60)
+        assert keyed.get_paper(f"ARXIV:{PAPER}", fields=["title"]).title == "Attention Is All You Need"
+        wrong = httpx.get(f"{live.url}/graph/v1/paper/{PAPER}", headers={"x-api-key": "other"})
+        assert wrong.status_code == 401
+    finally:
+        live.stop()
