@@ -127,13 +127,13 @@ def _paragraph_claims(par: str) -> list[Claim]:
     quoted_sentences: set[int] = set()
     for qs, qe, body, block in sorted(quotes):
         k = next(i for i, (s, e) in enumerate(sentences) if s <= qs <= e)
-        quoted_sentences.add(k)
         ids = _credit(qs, qe, groups, sentences[k]) or (par_ids if block or len(par_ids) == 1 else [])
         body, hint = _strip_citations(body), None
         if block:
             body, hint = _section_suffix(body)
         for part in split_omissions(body):
             claims.append(Claim(part, ids, section_hint=hint, meta={"offset": qs, "block": block}))
+            quoted_sentences.add(k)  # a sentence with a checked quote is not also a citation claim
     block_ids = {i for c in claims if c.meta.get("block") for i in c.cited}
     for k, (s, e) in enumerate(sentences):
         ids = list(dict.fromkeys(c for cs, _, c in cites if s <= cs < e))

@@ -63,13 +63,18 @@ def _named(gold: Any, path: Path | None, runs: list[str]) -> dict[str, list[str]
             f"the answers belong to one run; the selection has {len(runs)} ({', '.join(runs[:5])}): give --run",
             param_hint="'--answers'",
         )
+    from openxiv.evaluator.grounding.inputs import GroundingInputError, read_answers
     from openxiv.evaluator.io import EvalInputError, read_submission
-    from openxiv.evaluator.ledger.score import named_by_item
+    from openxiv.evaluator.ledger.score import named_by_item, named_in_reports
 
     try:
         return named_by_item(gold, read_submission(path))
     except EvalInputError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--answers'") from None
+        first = str(exc)
+    try:  # reports and agent search responses: the papers they cite
+        return named_in_reports(gold, read_answers(path))
+    except GroundingInputError:
+        raise click.BadParameter(first, param_hint="'--answers'") from None
 
 
 def register_ledger_eval(group: click.Group) -> None:
@@ -83,8 +88,9 @@ def register_ledger_eval(group: click.Group) -> None:
         "--run", "runs", multiple=True, help="Only this run (repeatable; default: every tagged run)."
     )
     @click.option("--answers", type=_FILE, default=None,
-                  help="The run's answers (AutoResearchBench inference output or simple JSONL): papers "
-                  "named but never returned or read are listed.")  # fmt: skip
+                  help="The run's answers (AutoResearchBench inference output, simple JSONL, or JSONL "
+                  "reports / agent search responses with qid or id: the papers they cite): papers named "
+                  "but never returned or read are listed.")  # fmt: skip
     @json_option(help="Write the full JSON report.")
     @click.option("--html", "html_out", type=_OUTPUT, default=None,
                   help="Write a self-contained HTML report, with each question's timeline.")  # fmt: skip

@@ -15,12 +15,13 @@ from typing import Any
 from openxiv.corpus.ids import try_canonical_id
 from openxiv.corpus.ledger.records import LedgerRecord
 from openxiv.corpus.ledger.store import LedgerReader
+from openxiv.evaluator.grounding.inputs import Answer
 from openxiv.evaluator.io import GoldItem, SubmissionItem
 from openxiv.evaluator.ledger.trace import Trace, analyse, estimate_tokens
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows, breakdown
 
-__all__ = ["METRICS", "LedgerCalls", "named_by_item", "score_ledger"]
+__all__ = ["METRICS", "LedgerCalls", "named_by_item", "named_in_reports", "score_ledger"]
 
 METRICS = [
     "evidence_seen_recall",
@@ -99,6 +100,24 @@ def named_by_item(gold: Sequence[GoldItem], answers: Iterable[SubmissionItem]) -
                 c = try_canonical_id(cand.arxiv_id) if cand.arxiv_id else None
                 if c and c not in named:
                     named.append(c)
+    return out
+
+
+def named_in_reports(gold: Sequence[GoldItem], answers: Iterable[Answer]) -> dict[str, list[str]]:
+    """The arXiv ids each gold question's report or agent search response cites (every citation and
+    source), matched by its id or its question text."""
+    by_question = {" ".join(g.question.split()): g.item_id for g in gold}
+    ids = {g.item_id for g in gold}
+    out: dict[str, list[str]] = {}
+    for a in answers:
+        key = a.item_id if a.item_id in ids else by_question.get(" ".join(a.label.split()))
+        if key is None:
+            continue
+        named = out.setdefault(key, [])
+        for claim in a.claims:
+            for cid in [*claim.cited, *claim.meta.get("sources", [])]:
+                if cid not in named:
+                    named.append(cid)
     return out
 
 

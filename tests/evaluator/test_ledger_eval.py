@@ -179,3 +179,22 @@ def test_answers_need_one_run(ledger: tuple[Path, list[list[str]]], wide_gold: P
     assert "--gold" in res.output and "invalid JSON" in res.output
     res = run(runs, "export", "--ledger", str(path), code=2)
     assert "nothing to export" in res.output
+
+
+def test_a_report_names_the_papers_it_cites(
+    ledger: tuple[Path, list[list[str]]], wide_gold: Path, tmp_path: Path
+) -> None:
+    """An LLM agent's report (JSONL with qid and an answer citing [arXiv:ID]) as the answers."""
+    path, gold = ledger
+    g1 = gold[0]
+    report = (
+        f'The first is "{g1[0]}" [arXiv:{g1[0]}], and a paper it never saw says so too [arXiv:2512.99998].'
+    )
+    answers = tmp_path / "reports.jsonl"
+    answers.write_text(json.dumps({"qid": "1", "answer": report}) + "\n")
+    out = tmp_path / "r.json"
+    run(eval_group, "ledger", "--ledger", str(path), "--gold", str(wide_gold), "--run", "r1", "--answers",
+        str(answers), "--json", str(out), "-q")  # fmt: skip
+    q1 = next(r for r in json.loads(out.read_text())["per_item"] if r["item_id"] == "r1/1")
+    assert q1["named"] == 2 and q1["named_unseen_rate"] == 0.5
+    assert q1["details"]["extra"] == ["2512.99998: named in the answer, never returned or read"]
