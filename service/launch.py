@@ -19,12 +19,14 @@ import click
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer import layout
 from openxiv.indexer.snapshot import current_snapshot
+from openxiv.service.experiments.controls import BadControls, Controls
 from openxiv.service.holder import serve_threads
 
 __all__ = [
     "LOOPBACK_NAMES",
     "QuietProbes",
     "check_index",
+    "experiment_controls",
     "limit_threads",
     "log_config",
     "warn_without_token",
@@ -104,3 +106,19 @@ def limit_threads(settings: Settings) -> None:
     ``OPENXIV_SERVE_THREADS``): set before FAISS or torch start their thread pools, and inherited by
     worker processes."""
     os.environ.setdefault("OMP_NUM_THREADS", str(serve_threads(settings)))
+
+
+def experiment_controls(settings: Settings, *, replay: bool = True) -> Controls | None:
+    """The experiment controls the settings turn on (docs/ledger.md); a bad one is a usage error naming
+    its flag (exit 2). ``replay=False``: a front that cannot replay (MCP) refuses ``--replay``."""
+    if not replay and settings.replay is not None:
+        raise click.BadParameter(
+            "replay: MCP answers carry session headers a ledger does not keep; replay through the HTTP API",
+            param_hint="--replay",
+        )
+    try:
+        return Controls.of(settings)
+    except BadControls as exc:
+        name = str(exc).split(":", 1)[0].strip()
+        hint = f"--{name}" if name in ("ledger", "replay", "cutoffs", "faults") else None
+        raise click.BadParameter(str(exc), param_hint=hint) from exc

@@ -16,20 +16,15 @@ from openxiv.corpus.settings.options import (
     settings_from_flags,
 )
 from openxiv.corpus.settings.sources import ENV_PREFIX
-from openxiv.service.experiments.controls import BadControls, Controls
-from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
+from openxiv.service.launch import (
+    check_index,
+    experiment_controls,
+    limit_threads,
+    log_config,
+    warn_without_token,
+)
 
-__all__ = ["experiment_controls", "serve"]
-
-
-def experiment_controls(settings: Settings) -> Controls | None:
-    """The experiment controls the settings turn on; a bad one is a usage error naming its flag (exit 2)."""
-    try:
-        return Controls.of(settings)
-    except BadControls as exc:
-        name = str(exc).split(":", 1)[0].strip()
-        hint = f"--{name}" if name in ("ledger", "replay", "cutoffs", "faults") else None
-        raise click.BadParameter(str(exc), param_hint=hint) from exc
+__all__ = ["serve"]
 
 
 @click.command("serve")

@@ -17,7 +17,13 @@ from openxiv.corpus.settings.options import (
     setting_option,
     settings_from_flags,
 )
-from openxiv.service.launch import check_index, limit_threads, log_config, warn_without_token
+from openxiv.service.launch import (
+    check_index,
+    experiment_controls,
+    limit_threads,
+    log_config,
+    warn_without_token,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -76,6 +82,11 @@ __all__ = ["mcp"]
     "--api-token",
     help="http: require this bearer token (header 'Authorization: Bearer ...' or ?token=).",
 )
+@setting_option(
+    "ledger", help="http: record every call, tagged by /runs/<run>/q/<question>/mcp (docs/ledger.md)."
+)
+@setting_option("cutoffs", help="http:")
+@setting_option("faults", help="http:")
 @log_level_option("warning", help="Log level (logs go to stderr; stdout carries the protocol on stdio).")
 def mcp(
     settings: Settings,
@@ -109,6 +120,12 @@ def mcp(
 
     root = settings.index_root
     snapshot = check_index(root)
+    controls = experiment_controls(settings, replay=False)
+    if controls is not None and transport != "http":
+        controls.close()
+        raise click.BadParameter(
+            "experiments (ledger, cutoffs, faults) need --transport http", param_hint="--transport"
+        )
     library = Library(root, settings)
     level = cast(LogLevel, log_level.upper())
     load = transport != "sse"  # the SSE app keeps the snapshot open itself (service/mcp/sse.py)
@@ -143,6 +160,12 @@ def mcp(
         app = guarded(
             http_app(server, settings.host, settings.api_token, settings.mcp_max_sessions), settings
         )
+        if controls is not None:  # tags read first, so the path the SDK's app sees is /mcp
+            from openxiv.service.experiments.asgi import ExperimentsMiddleware
+
+            app = ExperimentsMiddleware(
+                app, controls=controls, snapshot=lambda: library.snapshot, front="mcp"
+            )
     uvicorn.run(
         app,
         host=settings.host,
