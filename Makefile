@@ -99,9 +99,9 @@ arb-venv:  ## the AutoResearchBench agent's packages (its requirements.txt, from
 	test -x $(ARB_VENV)/bin/python || $(PYTHON) -m venv $(ARB_VENV)
 	$(ARB_VENV)/bin/pip install --quiet -r $(ARB_DIR)/requirements.txt
 
-test-arb: install arb-venv  ## the experiments tests with the unmodified AutoResearchBench agent (tests/service/experiments/test_agents_live.py)
+test-arb: install arb-venv  ## the experiments tests with the unmodified AutoResearchBench agent (tests/service/experiments/test_agents_live.py, tests/evaluator/test_ledger_arb.py)
 	OPENXIV_TEST_ARB_DIR=$(abspath $(ARB_DIR)) OPENXIV_TEST_ARB_PYTHON=$(abspath $(ARB_VENV))/bin/python \
-		$(BIN)/pytest -q tests/service/experiments/test_agents_live.py
+		$(BIN)/pytest -q tests/service/experiments/test_agents_live.py tests/evaluator/test_ledger_arb.py
 
 test-fast: install  ## the inner loop: every test but the slow kinds (live server, model, browser, Ray, Milvus)
 	$(BIN)/pytest -q -m "not slow"
