@@ -54,6 +54,8 @@ def run(index: Path) -> dict[str, Any]:
     right = asked = 0
     facet_papers, passage_papers = [], []
     qs = queries()
+    with library.holder.acquire() as index:
+        library_info = dict(index.backend.info())
     try:
         library.passages(qs[0])  # warm-up: the first call of each path pays numba and page-cache costs
         library.facets(qs[0])
@@ -80,6 +82,7 @@ def run(index: Path) -> dict[str, Any]:
                 times["author"].append(ms)
     finally:
         library.close()
+    info = library_info
     base = percentile(times["search"], 50)
     return {
         "queries": len(qs),
@@ -92,6 +95,8 @@ def run(index: Path) -> dict[str, Any]:
         "papers_per_10_passages": round(percentile(passage_papers, 50), 1),
         "facet_papers_p50": int(percentile(facet_papers, 50)),
         "load": load_average(),
+        "papers": info["papers"],
+        "passages": info["passages"],
     }
 
 
@@ -111,8 +116,10 @@ the author view of its first author.
 {rows}
 
 Title match: {r["match_right"]} of {r["match_asked"]} truncated titles matched their paper. The top 10
-passages came from {r["papers_per_10_passages"]} papers at the median (several passages of one paper
-where they are the best).
+passages came from {r["papers_per_10_passages"]} distinct papers at the median. The index is
+{r["papers"]:,} papers and {r["passages"]:,} passages; passages, facets, title match and the author view
+read no vectors, so a BM25-only snapshot (`openxiv index build --db data/corpus.sqlite --index
+data/bm25index --embed none`) times them as the served one would.
 """
 
 

@@ -41,7 +41,7 @@ from openxiv.indexer.engine.ranking import ms_since
 from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
 from openxiv.indexer.engine.topk import top_k_rows
 
-__all__ = ["Navigation", "counts_by_key", "date_counts", "posting_keys", "same_person"]
+__all__ = ["Navigation", "counts_by_key", "date_counts", "posting_keys", "same_person", "top_keys"]
 
 
 def posting_keys(ptr: np.ndarray) -> np.ndarray:
@@ -76,15 +76,37 @@ def same_person(query: str, folded_name: str) -> bool:
 
 
 def date_counts(days: np.ndarray) -> tuple[list[tuple[int, int]], list[tuple[str, int]], int]:
-    """``days`` (days since 1970, `NO_DATE` unknown) counted by year and by month, and the undated."""
-    known = days[days != NO_DATE].astype("datetime64[D]")
-    months, per_month = np.unique(known.astype("datetime64[M]"), return_counts=True)
-    years, per_year = np.unique(known.astype("datetime64[Y]"), return_counts=True)
+    """``days`` (days since 1970, `NO_DATE` unknown) counted by year and by month, and the undated.
+    The distinct days are counted first (a few thousand at most), then turned into months."""
+    values = np.asarray(days)
+    known = values[values != NO_DATE]
+    distinct, per_day = np.unique(known, return_counts=True)
+    months = distinct.astype("datetime64[D]").astype("datetime64[M]")
+    month_keys, where = np.unique(months, return_inverse=True)
+    per_month = np.bincount(where.ravel(), weights=per_day, minlength=month_keys.size).astype(np.int64)
+    years: dict[int, int] = {}
+    for m, c in zip(month_keys.tolist(), per_month.tolist(), strict=True):
+        years[m.year] = years.get(m.year, 0) + int(c)
     return (
-        [(int(str(y)), int(c)) for y, c in zip(years, per_year, strict=True)],
-        [(str(m), int(c)) for m, c in zip(months, per_month, strict=True)],
-        int(days.size - known.size),
+        sorted(years.items()),
+        [(str(m), int(c)) for m, c in zip(month_keys.astype("datetime64[M]"), per_month, strict=True)],
+        int(values.size - known.size),
     )
+
+
+def top_keys(counts: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` keys with the most counts (more than 0), most first, ties by key: a partition, not a
+    sort of every key."""
+    if k <= 0 or counts.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if counts.size > k:
+        kth = np.partition(counts, counts.size - k)[counts.size - k]
+        above = np.flatnonzero(counts > kth)
+        cand = np.concatenate([above, np.flatnonzero(counts == kth)[: k - above.size]])
+    else:
+        cand = np.arange(counts.size)
+    cand = cand[counts[cand] > 0]
+    return cand[np.lexsort((cand, -counts[cand]))]
 
 
 class Navigation:
@@ -188,14 +210,10 @@ class Navigation:
         )
         per_author = counts_by_key(matches, meta.author_ptr, meta.author_rows, self._posting_keys("authors"))
         authors = []
-        if top_authors > 0 and per_author.size:
-            best = np.lexsort((np.arange(per_author.size), -per_author))[:top_authors]
-            for k in best.tolist():
-                if per_author[k] <= 0:
-                    break
-                posted = np.asarray(meta.author_rows[meta.author_ptr[k] : meta.author_ptr[k + 1]])
-                example = int(posted[np.asarray(matches)[posted]][0])
-                authors.append((meta.authors[k], int(per_author[k]), str(meta.arxiv_ids[example])))
+        for k in top_keys(per_author, top_authors).tolist():
+            posted = np.asarray(meta.author_rows[meta.author_ptr[k] : meta.author_ptr[k + 1]])
+            example = int(posted[np.asarray(matches)[posted]][0])
+            authors.append((meta.authors[k], int(per_author[k]), str(meta.arxiv_ids[example])))
         return FacetCounts(
             total=int(np.count_nonzero(matches)),
             years=years,

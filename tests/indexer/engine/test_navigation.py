@@ -8,7 +8,7 @@ from datetime import date
 import numpy as np
 
 from openxiv.indexer.engine.meta import NO_DATE, day_number
-from openxiv.indexer.engine.navigation import counts_by_key, date_counts, same_person
+from openxiv.indexer.engine.navigation import counts_by_key, date_counts, same_person, top_keys
 
 
 def test_counts_by_key_counts_the_masked_rows_of_each_key() -> None:
@@ -35,3 +35,10 @@ def test_same_person_needs_a_whole_word_not_only_initials() -> None:
     assert not same_person("Ashish Vaswani", "a v titova")  # only the query's initials
     assert same_person("Vasw", "ashish vaswani")  # a 4-letter start, as the filter allows
     assert same_person("A. V.", "a v titova")  # initials asked: the filter's rule alone
+
+
+def test_top_keys_most_first_ties_by_key_zero_left_out() -> None:
+    counts = np.array([3, 5, 0, 5, 1, 3, 3])
+    assert top_keys(counts, 4).tolist() == [1, 3, 0, 5]  # the 3s tie at the cut: the lowest keys
+    assert top_keys(counts, 10).tolist() == [1, 3, 0, 5, 6, 4]  # no key without a count
+    assert top_keys(counts, 0).tolist() == []
