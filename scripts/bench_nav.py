@@ -54,8 +54,8 @@ def run(index: Path) -> dict[str, Any]:
     right = asked = 0
     facet_papers, passage_papers = [], []
     qs = queries()
-    with library.holder.acquire() as index:
-        library_info = dict(index.backend.info())
+    with library.holder.acquire() as snapshot:
+        library_info = dict(snapshot.backend.info())
     try:
         library.passages(qs[0])  # warm-up: the first call of each path pays numba and page-cache costs
         library.facets(qs[0])
