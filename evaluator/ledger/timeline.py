@@ -74,7 +74,8 @@ def _step_row(step: Step, start: datetime | None) -> str:
 def _trace_block(trace: Trace, label: str) -> str:
     start = _time(trace.steps[0].record.time) if trace.steps else None
     m = trace.metrics()
-    summary = f"{trace.run} / {trace.question}: {m['calls']} calls, {m['tokens_returned']} tokens"
+    calls = f"{m['calls']} call" + ("" if m["calls"] == 1 else "s")
+    summary = f"{trace.run} / {trace.question}: {calls}, {m['tokens_returned']} tokens"
     if trace.gold:
         summary += f", evidence seen {sum(p.first_call is not None or p.first_read_call is not None for p in trace.gold.values())}/{len(trace.gold)}"
     if label:

@@ -95,3 +95,18 @@ def test_an_extractive_answer_is_not_checked_twice(server: LiveServer, test_inde
     quoted = [c for c in as_text["per_item"][0]["claims"] if c["quoted"]]
     assert quoted and all(c["cited"] for c in quoted)
     assert {c["verdict"] for c in quoted} <= {"exact", "normalised"}, quoted
+
+
+def test_an_agent_search_stream_is_read_as_one_answer(
+    server: LiveServer, test_index: BuiltIndex, tmp_path: Path
+) -> None:
+    """The NDJSON stream (`/arxiv/agent/search/stream`) as it arrived: its sources event is checked."""
+    with httpx.Client(timeout=60) as http:
+        r = http.post(server.url + "/arxiv/agent/search/stream", json={"query": QUERIES[1], "top_k": 4})
+    assert r.status_code == 200 and r.text.count("\n") > 3
+    path = tmp_path / "stream.ndjson"
+    path.write_text(r.text)
+    report = grounding(test_index.db, tmp_path / "g.json", path)
+    (row,) = report["per_item"]
+    assert row["kind"] == "agent_search" and row["quotes"] >= 4
+    assert {c["verdict"] for c in row["claims"]} <= {"exact", "normalised"}
