@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from html import escape
+from importlib import resources
 from typing import Any
 
 from openxiv.evaluator.grounding.check import CHECKED, Checked
@@ -18,7 +19,7 @@ from openxiv.evaluator.grounding.inputs import Answer
 from openxiv.evaluator.report import Coverage, EvalReport
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES, aggregate_rows
 
-__all__ = ["METRICS", "claim_record", "evidence_html", "grounding_report"]
+__all__ = ["METRICS", "claim_record", "evidence_css", "evidence_html", "grounding_report"]
 
 METRICS = [
     "faithfulness",
@@ -225,4 +226,12 @@ def evidence_html(answers: list[tuple[Answer, list[Checked]]], texts: Any, limit
         if shown >= limit
         else ""
     )
-    return f"<section><h2>Evidence</h2>{''.join(blocks)}{note}</section>"
+    return f"<style>{evidence_css()}</style><section><h2>Evidence</h2>{''.join(blocks)}{note}</section>\n"
+
+
+def evidence_css() -> str:
+    """The styles of the evidence and timeline tables (verdict colours, the marked span), added to a
+    page beside the report's own stylesheet, which stays as it was for every other report."""
+    return (
+        resources.files("openxiv.evaluator").joinpath("templates", "evidence.css").read_text(encoding="utf-8")
+    )

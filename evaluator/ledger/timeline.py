@@ -13,6 +13,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from openxiv.evaluator.grounding.report import evidence_css
 from openxiv.evaluator.ledger.trace import Step, Trace
 
 __all__ = ["render_page", "timeline_section"]
@@ -101,7 +102,7 @@ def timeline_section(traces: list[tuple[Trace, str]], title: str = "Timelines") 
     """One section, one collapsible timeline per (run, question) (``label``: the question's text)."""
     blocks = "".join(_trace_block(t, label) for t, label in traces)
     note = '<p class="note">One row per call, in the order the ledger recorded them. Rows shaded: failed or added nothing new.</p>'
-    return f"<section><h2>{escape(title)}</h2>{note}{blocks}</section>"
+    return f"<style>{evidence_css()}</style><section><h2>{escape(title)}</h2>{note}{blocks}</section>\n"
 
 
 def render_page(title: str, summary_html: str, traces: list[tuple[Trace, str]]) -> str:
