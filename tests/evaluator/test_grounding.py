@@ -219,3 +219,17 @@ def test_checking_without_the_cli(fulltext_db: Path) -> None:
         (checked,) = check_claims(lib, claims)
     assert checked.verdict in ("exact", "normalised") and checked.paper == b
     assert checked.not_in_corpus == ("2601.99999",)
+
+
+def test_other_reports_html_is_unchanged_by_the_evidence_slot() -> None:
+    """The evidence section and its styles appear only in reports that have one: every other report's
+    page is byte for byte what it was (no blank line where the slot is, no extra style)."""
+    from openxiv.evaluator.html_report import render_html
+    from openxiv.evaluator.ranked import score_ranked
+
+    report = score_ranked({"q1": {"2301.00001": 1}}, {"q1": [("2301.00001", 1.0)]}, (1, 10), n_boot=10)
+    page = render_html(report)
+    assert "</section>\n<section>\n<h2>Counts</h2>" in page
+    assert "Evidence" not in page and "mark {" not in page and "$evidence" not in page
+    with_evidence = render_html(report, "<section><h2>Evidence</h2></section>\n")
+    assert "</section>\n<section><h2>Evidence</h2></section>\n<section>\n<h2>Counts</h2>" in with_evidence
