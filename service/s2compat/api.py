@@ -97,6 +97,7 @@ def _view(index: OpenIndex, ids: Sequence[str], fields: Fields) -> tuple[dict[st
         references=(lambda a: table.references(a) or []) if table is not None else (lambda _: None),
         cited_by=table.cited_by if table is not None else (lambda _: None),
         titles=titles,
+        citation_count=getattr(index, "citation_count", None),  # snapshots that keep counts (issue 41 item 1)
     )
     return found, view
 

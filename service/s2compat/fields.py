@@ -123,6 +123,8 @@ class PaperView:
     references: Callable[[str], list[tuple[str | None, str | None]] | None] = lambda _: None
     cited_by: Callable[[str], list[str] | None] = lambda _: None
     titles: Callable[[list[str]], dict[str, Paper]] = lambda _: {}
+    citation_count: Callable[[str], int | None] | None = None
+    """The snapshot's in-corpus citation count when it keeps one; else the citing papers are counted."""
 
     def render(self, paper: Paper, fields: Fields) -> dict[str, Any]:
         """``paper`` with the ``fields`` asked, in S2's names."""
@@ -137,7 +139,7 @@ class PaperView:
             "publicationVenue": lambda: None,
             "year": lambda: paper.date.year if paper.date else None,
             "referenceCount": lambda: _count(self.references(paper.arxiv_id)),
-            "citationCount": lambda: _count(self.cited_by(paper.arxiv_id)),
+            "citationCount": lambda: self._citations(paper.arxiv_id),
             "influentialCitationCount": lambda: None,
             "isOpenAccess": lambda: True,
             "openAccessPdf": lambda: {
@@ -165,6 +167,10 @@ class PaperView:
             "textAvailability": lambda: "fulltext" if paper.has_fulltext else "abstract",
         }
         return {name: values[name]() for name in fields.top}
+
+    def _citations(self, arxiv_id: str) -> int | None:
+        counted = self.citation_count(arxiv_id) if self.citation_count is not None else None
+        return counted if counted is not None else _count(self.cited_by(arxiv_id))
 
     def _linked(self, ids: list[str] | None, fields: Fields, name: str) -> list[dict[str, Any]]:
         inner = Fields(("paperId", *[f for f in fields.nested.get(name, ("title",)) if f != "paperId"]))

@@ -80,6 +80,8 @@ def test_references_and_citations_from_the_bibliographies(refs_s2: SemanticSchol
     cited = refs_s2.get_paper_citations("ARXIV:1512.03385")
     assert {c.paper.paperId for c in cited} >= {"2212.11772", citing}
     assert refs_s2.get_paper(citing, fields=["referenceCount"]).referenceCount == 40
+    counted = refs_s2.get_paper("1512.03385", fields=["citationCount"]).citationCount
+    assert counted == len(list(cited))  # within this corpus
 
 
 def test_recommendations_are_the_similar_papers(s2: SemanticScholar, client: httpx.Client) -> None:
