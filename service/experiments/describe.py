@@ -18,7 +18,20 @@ from openxiv.corpus.ledger.records import Read, Returned
 __all__ = ["Described", "describe", "request_key"]
 
 SEARCH_POSTS = {"/search", "/arxiv/retrieve", "/"}
-READ_KINDS = {"head", "brief", "section", "raw", "preview", "json", "find", "references", "cited_by", "paper"}
+READ_KINDS = {
+    "head", "brief", "section", "raw", "preview", "json", "find", "references", "cited_by", "paper", "bibtex"
+}  # fmt: skip
+SIMPLE = {
+    "/v1/similar": "similar",
+    "/v1/find": "find",
+    "/v1/index": "index",
+    "/v1/passages": "passages",
+    "/v1/facets": "facets",
+    "/v1/match": "match",
+    "/v1/authors": "author",
+    "/v1/bibtex": "bibtex",
+}
+"""Routes whose kind is fixed (``/arxiv/`` takes its kind from ``type``)."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +85,15 @@ def _kind(method: str, route: str, params: dict[str, Any]) -> str:
         rest = route[len("/v1/papers/") :]
         if "/sections/" in rest:
             return "section"
-        for kind in ("references", "cited_by"):
+        for kind in ("references", "cited_by", "bibtex"):
             if rest.endswith("/" + kind):
                 return kind
         return "paper"
-    simple = {"/v1/similar": "similar", "/v1/find": "find", "/v1/index": "index"}
-    if route in simple:
-        return simple[route]
+    if route in SIMPLE:
+        return SIMPLE[route]
+    if route.startswith(("/graph/v1/", "/recommendations/v1/")):  # Semantic Scholar's shapes
+        rest = route.split("/", 3)[3]
+        return "s2:" + ("search" if rest == "paper/search" else rest.split("/", 1)[0])
     if route.startswith("/mcp"):
         return f"mcp:{params.get('name') or params.get('method') or 'message'}"
     return "other"
@@ -90,7 +105,7 @@ def _path_read(route: str, kind: str) -> Read | None:
     if kind == "section":
         aid, _, name = rest.partition("/sections/")
         return Read(aid, "section", section=name)
-    if kind in ("references", "cited_by"):
+    if kind in ("references", "cited_by", "bibtex"):
         return Read(rest[: -len(kind) - 1], kind)
     return Read(rest, "paper")
 
@@ -180,7 +195,15 @@ def describe(
         params = _mcp(params)
     kind = _kind(method.upper(), route, params)
     returned: list[Returned] = []
-    if kind in ("search", "similar", "agent_search", "retrieve") or kind.startswith("mcp:"):
+    if kind in (
+        "search",
+        "similar",
+        "agent_search",
+        "retrieve",
+        "passages",
+        "match",
+        "author",
+    ) or kind.startswith("mcp:"):
         for value in _json_values(response, content_type):
             found = _hits(value.get("result", value) if kind.startswith("mcp:") else value, _offset(params))
             returned.extend(r for r in found if r not in returned)
