@@ -367,7 +367,7 @@ class Settings(BaseSettings):
     """Per-question date ceilings for tagged calls: a JSON object or JSON lines of question id →
     date, or a gold file whose items carry dates; unset = off."""
     faults: str | None = None
-    """Fault and quota injection spec (`seed=7;429=0.1@/search;latency=200ms`, or `@FILE`; see
+    """Fault and quota injection spec (`seed=7; 429=0.1 route=/search; latency=0.2s`, or `@FILE`; see
     docs/ledger.md); unset = off."""
 
     # --- answer LLM of the agent search (service: POST /arxiv/agent/search) ----------------------

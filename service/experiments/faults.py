@@ -2,7 +2,7 @@
 
 A spec is clauses separated by ``;``, each ``name=value`` followed by options::
 
-    seed=7; 429=0.2 retry_after=3 route=/search; 503=0.05; latency=250ms p=0.5;
+    seed=7; 429=0.2 retry_after=3 route=/search; 503=0.05; latency=0.25s p=0.5;
     timeout=0.01 after=30s; quota=minute:20 shape=arxiv run=r1; quota=day:500
 
 - ``seed=N``: the seed (default 0). Whether a clause fires on a call is a hash of the seed, the
@@ -10,7 +10,7 @@ A spec is clauses separated by ``;``, each ``name=value`` followed by options::
   spec gives the same sequence for the same calls, whatever else the server is serving meanwhile.
 - ``429=P`` / ``500=P`` / ``502=P`` / ``503=P`` / ``504=P``: answer that status with probability P
   (a 429 carries ``Retry-After``, ``retry_after`` seconds, default 1).
-- ``latency=250ms`` (or ``2s``): delay the answer, with probability ``p`` (default 1). The wait is on
+- ``latency=0.25s`` (or ``2s``, or milliseconds with ``ms``): delay the answer, with probability ``p`` (default 1). The wait is on
   the event loop: it holds no compute slot.
 - ``timeout=P``: with probability P, hold the request ``after`` seconds (default 60) and then answer
   504, as a gateway that gave up would.

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from live_index import BuiltIndex, LiveServer
+from live_index import BIN, BuiltIndex, LiveServer
 
 from openxiv.corpus.shared import SharedData
 
@@ -143,6 +143,18 @@ def test_the_agent_is_recorded_held_to_its_cutoff_and_replayed_over_another_inde
     assert all(d <= CUTOFF for d in dates(live.url, [r.id for r in held.returned]).values())
     assert any(d > CUTOFF for d in dates(live.url, [r.id for r in free.returned]).values())
     assert all(d > CUTOFF for d in dates(live.url, list(held.leaked)).values())
+
+    # what the evaluator reads from this ledger: evidence-seen recall for both questions of the run
+    report = tmp / "eval.json"
+    cmd = [str(BIN / "openxiv"), "eval", "ledger", "--ledger", str(ledger), "-g", str(questions)]
+    done = subprocess.run(
+        [*cmd, "--json", str(report), "-q", "--resamples", "10"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    scored = json.loads(report.read_text())
+    assert scored["counts"]["calls_scored"] == 2 and scored["counts"]["rows_with_calls"] == 2
+    assert {row["item_id"] for row in scored["per_item"]} == {"arb/1", "arb/2"}
+    assert scored["aggregates"]["evidence_seen_recall"]["n"] == 2
 
     again = tmp / "replayed"
     env = {"OPENXIV_REPLAY": str(ledger), "OPENXIV_LEDGER": str(again)}

@@ -157,6 +157,12 @@ def test_a_cutoff_holds_back_later_papers_without_date_to_and_counts_the_leaks(
     assert [r.cutoff for r in got] == ["2016-12-31"] * len(got)
     assert got[0].leaks == len(later) and set(got[0].leaked) == set(later)
     assert got[1].leaks >= 1 and all(r.leaks == 1 and r.leaked == (later[0],) for r in got[2:])
+    agent = client.post("/runs/r3/q/old/arxiv/agent/search", json={"query": ASTRO, "top_k": 10})
+    sources = agent.json()["sources"]
+    assert agent.status_code == 200 and sources and all(src["date"] <= "2016-12-31" for src in sources)
+    (answered,) = records(ledger, run="r3")
+    assert answered.kind == "agent_search" and set(later) <= set(answered.leaked)
+    assert [r.id for r in answered.returned] == [src["arxiv_id"] for src in sources]
 
 
 def test_a_seeded_fault_spec_gives_the_same_sequence_twice(bm25_snapshot: Path, tmp_path: Path) -> None:
