@@ -157,7 +157,9 @@ def facets(
                 text, filters=built, top_authors=top_authors, deadline=deadline_for(settings)
             )
         except DeadlineExceeded as exc:
-            raise OverBudget(f"request time budget exhausted while counting facets ({exc})") from exc
+            raise OverBudget(
+                f"request time budget (OPENXIV_REQUEST_BUDGET_S) exhausted while counting facets ({exc})"
+            ) from exc
         authors = [
             AuthorCount(name=_spelled(index, name, example), folded=name, count=n)
             for name, n, example in counts.authors
@@ -198,7 +200,9 @@ def match_title(
                 asked, top_k=MATCH_CANDIDATES, mode="bm25", deadline=deadline_for(settings)
             )
         except DeadlineExceeded as exc:
-            raise OverBudget(f"request time budget exhausted while matching a title ({exc})") from exc
+            raise OverBudget(
+                f"request time budget (OPENXIV_REQUEST_BUDGET_S) exhausted while matching a title ({exc})"
+            ) from exc
         ids += [h.arxiv_id for h in ranked.hits if h.arxiv_id not in ids]
         papers = index.store.get_papers(ids)
         found = [titled(index.store, papers[a]) for a in ids if a in papers]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from live_index import BuiltIndex
 
 PAPER = "1706.03762"  # Attention Is All You Need, from its real PDF: "label smoothing" in Regularization
 BN = "1502.03167"
@@ -187,3 +188,22 @@ def test_bibtex_for_any_paper(client: httpx.Client) -> None:
     ]
     one = client.get(f"/v1/papers/{listing}/bibtex").text
     assert one.startswith("@") and f"eprint = {{{listing}}}" in one and "& " not in one.replace("\\& ", "")
+
+
+def test_past_the_time_budget_is_a_503_on_every_front_of_the_engine(test_index: BuiltIndex) -> None:
+    from fastapi.testclient import TestClient
+
+    from openxiv.service.http.app import create_app
+
+    settings = test_index.settings.replace(request_budget_s=1e-6)
+    with TestClient(create_app(settings, test_index.root)) as c:
+        for path, params in (
+            ("/v1/passages", {"q": "attention heads"}),
+            ("/v1/facets", {"q": "attention heads"}),
+            ("/v1/match", {"title": "attention is all you need"}),
+        ):
+            r = c.get(path, params=params)
+            assert r.status_code == 503 and "OPENXIV_REQUEST_BUDGET_S" in r.json()["detail"], path
+        s2 = c.get("/graph/v1/snippet/search", params={"query": "attention heads"})
+        assert s2.status_code == 503 and "OPENXIV_REQUEST_BUDGET_S" in s2.json()["error"]
+        assert c.get("/healthz").status_code == 200
