@@ -323,6 +323,24 @@ class Store:
         with self.engine.connect() as conn:
             return list(conn.execute(q).scalars())
 
+    def papers_containing(self, needle: str, limit: int = 5) -> list[str]:
+        """Ids of papers whose stored abstract or a full-text section holds ``needle`` character for
+        character (the grounding check's look-up of a quote in papers nobody cited). A scan of every
+        stored text: seconds on a whole corpus, so for occasional look-ups only."""
+        if not needle.strip():
+            return []
+        in_sections = (
+            select(P.c.arxiv_id).join(SEC, SEC.c.paper_id == P.c.id).where(func.instr(SEC.c.text, needle) > 0)
+        )
+        in_abstracts = select(P.c.arxiv_id).where(func.instr(P.c.abstract, needle) > 0)
+        found: list[str] = []
+        with self.engine.connect() as conn:
+            for q in (in_abstracts, in_sections):
+                for pid in conn.execute(q.limit(limit)).scalars():
+                    if pid not in found:
+                        found.append(pid)
+        return sorted(found)[:limit]
+
     def stats(self) -> dict[str, Any]:
         """Counts: papers, papers_with_fulltext, sections, passages, skipped (all runs), and more.
 

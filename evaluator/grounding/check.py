@@ -7,7 +7,7 @@ Quoted claims get one verdict each:
 | ``exact`` | the quote is in a cited paper, character for character | yes |
 | ``normalised`` | the quote's words are in a cited paper (case, accents, punctuation, spacing aside) | yes |
 | ``fuzzy`` | a cited paper has a close span (similarity ≥ ``fuzzy_min``), not the same words | with ``accept`` |
-| ``misattributed`` | not in the cited paper, but in another paper the same answer cites | no |
+| ``misattributed`` | in another paper the answer cites (any paper, with ``search_corpus``), not the cited | no |
 | ``not_found`` | no span of the cited paper comes close | no |
 | ``not_in_corpus`` | no cited paper is in the corpus (nothing to check against) | not counted |
 | ``uncited`` | the quote is credited to no paper | not counted |
@@ -37,15 +37,22 @@ CHECKED = frozenset({"exact", "normalised", "fuzzy", "misattributed", "not_found
 class PaperSource(Protocol):
     def get_paper(self, arxiv_id: str) -> Paper | None: ...
     def sections(self, arxiv_id: str) -> list[Section]: ...
+    def papers_containing(self, needle: str, limit: int = 5) -> list[str]: ...
 
 
 class Library:
     """Papers' stored texts read through the corpus store, the last ``keep`` kept tokenised."""
 
-    def __init__(self, store: PaperSource, keep: int = 64) -> None:
+    def __init__(self, store: PaperSource, keep: int = 64, search_corpus: bool = False) -> None:
         self.store = store
         self.keep = keep
+        self.search_corpus = search_corpus
+        """Look for a quote found in no cited paper in every stored text (`Store.papers_containing`)."""
         self._cache: OrderedDict[str, PaperText | None] = OrderedDict()
+
+    def containing(self, needle: str) -> list[str]:
+        """Papers whose stored text holds ``needle`` verbatim (a scan of the corpus)."""
+        return self.store.papers_containing(needle)
 
     def text(self, arxiv_id: str) -> PaperText | None:
         if arxiv_id in self._cache:
@@ -110,6 +117,8 @@ def _check_quote(
 ) -> Checked:
     if not claim.cited:
         pid, m = _best(lib, others, claim.text, fuzzy_min)
+        if (m is None or not m.found()) and lib.search_corpus:
+            pid, m = _uncited_source(lib, claim, fuzzy_min) or (pid, m)
         return Checked(claim, "uncited", m if m is not None and m.level != "none" else None, pid)
     inside = [c for c in claim.cited if lib.text(c) is not None]
     outside = tuple(c for c in claim.cited if c not in inside)
@@ -129,8 +138,30 @@ def _check_quote(
         return Checked(claim, "misattributed", om, opid, outside)
     if outside:  # the quote may come from the cited paper we do not hold
         return Checked(claim, "not_in_corpus", m if m.level != "none" else None, pid, outside, abstract_only)
+    if m.level != "fuzzy" and lib.search_corpus:
+        found = _uncited_source(lib, claim, fuzzy_min)
+        if found is not None:
+            return Checked(claim, "misattributed", found[1], found[0], outside)
     verdict = "fuzzy" if m.level == "fuzzy" else "not_found"
     return Checked(claim, verdict, m, pid, outside, abstract_only)
+
+
+NEEDLE_WORDS = 8
+
+
+def _uncited_source(lib: Library, claim: Claim, fuzzy_min: float) -> tuple[str, Match] | None:
+    """A paper of the corpus nobody cited that holds the quote: the papers whose stored text has the
+    quote's middle `NEEDLE_WORDS` words verbatim, each then checked with the whole quote."""
+    words = claim.text.split()
+    mid = max(0, (len(words) - NEEDLE_WORDS) // 2)
+    for cid in lib.containing(" ".join(words[mid : mid + NEEDLE_WORDS])):
+        text = lib.text(cid)
+        if cid in claim.cited or text is None:
+            continue
+        m = text.find(claim.text, fuzzy_min)
+        if m.found():
+            return cid, m
+    return None
 
 
 def check_claims(

@@ -57,6 +57,10 @@ def register_grounding(group: click.Group) -> None:
     @click.option("--accept", default=0.9, show_default=True, type=click.FloatRange(0, 1),
                   help="Fuzzy matches at least this similar count as faithful in faithfulness_fuzzy "
                   "(never in faithfulness).")  # fmt: skip
+    @click.option("--search-corpus", is_flag=True,
+                  help="A quote found in no paper the answer cites is looked for in every stored text "
+                  "(a scan of the corpus per such quote: seconds each on the whole corpus); found, it is "
+                  "misattributed to that paper.")  # fmt: skip
     @json_option(help="Write the full JSON report (every claim with its verdict, section and offsets).")
     @click.option(
         "--html", "html_out", type=_OUTPUT, default=None, help="Write a self-contained HTML report."
@@ -66,7 +70,7 @@ def register_grounding(group: click.Group) -> None:
     @click.option("--resamples", default=DEFAULT_RESAMPLES, show_default=True, type=click.IntRange(10),
                   help="Bootstrap resamples for the confidence intervals.")  # fmt: skip
     @click.option("--quiet", "-q", is_flag=True, help="Do not print the terminal table.")
-    def grounding(submissions: tuple[Path, ...], db: Path, fuzzy_min: float, accept: float,
+    def grounding(submissions: tuple[Path, ...], db: Path, fuzzy_min: float, accept: float, search_corpus: bool,
                   json_out: str | None, html_out: Path | None, md_out: Path | None, seed: int,
                   resamples: int, quiet: bool) -> None:  # fmt: skip
         """Grounding check, no LLM: is each quoted span in the paper it is credited to?
@@ -88,7 +92,7 @@ def register_grounding(group: click.Group) -> None:
                 raise click.BadParameter(str(exc), param_hint="'--submission'") from None
         store = _open_store(db)
         try:
-            lib = Library(store)
+            lib = Library(store, search_corpus=search_corpus)
             checked = [(a, check_claims(lib, a.claims, fuzzy_min, accept)) for a in answers]
             inputs = {"submission": ",".join(str(p) for p in submissions), "corpus_db": str(db)}
             report = grounding_report(checked, inputs, fuzzy_min, accept, seed, resamples)

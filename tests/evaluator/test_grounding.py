@@ -233,3 +233,23 @@ def test_other_reports_html_is_unchanged_by_the_evidence_slot() -> None:
     assert "Evidence" not in page and "mark {" not in page and "$evidence" not in page
     with_evidence = render_html(report, "<section><h2>Evidence</h2></section>\n")
     assert "</section>\n<section><h2>Evidence</h2></section>\n<section>\n<h2>Counts</h2>" in with_evidence
+
+
+def test_search_corpus_finds_the_paper_nobody_cited(fulltext_db: Path, planted: Path, tmp_path: Path) -> None:
+    """With --search-corpus, a true quote credited to a paper that does not hold it (and whose own
+    paper the answer never cites) is found in the corpus: misattributed, to the paper it came from;
+    the quotes from the paper outside the corpus stay not_found / not_in_corpus."""
+    out = tmp_path / "g.json"
+    run("-s", str(planted), "--db", str(fulltext_db), "--search-corpus", "--json", str(out), "-q")
+    claims = [c for row in json.loads(out.read_text())["per_item"] for c in row["claims"]]
+    rows = [json.loads(line) for line in planted.read_text().splitlines()]
+    wrong = next(c for c in rows[2]["claims"] if c["kind"] == "wrong paper")
+    source = next(c for c in rows[3]["claims"] if c["kind"] == "true quote")[
+        "arxiv_id"
+    ]  # G's second sentence
+    got = next(c for c in claims if c["text"] == wrong["quote"])
+    assert got["verdict"] == "misattributed" and got["paper"] == source and got["level"] == "exact"
+    changed = [(c["expected"], c["verdict"]) for c in claims if c["expected"] != c["verdict"]]
+    assert changed == [("not_found", "misattributed")]
+    uncited = next(c for c in claims if c["verdict"] == "uncited")
+    assert uncited["paper"] is not None and uncited["level"] == "exact"  # where the uncited quote is
