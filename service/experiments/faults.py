@@ -212,6 +212,11 @@ class FaultPlan:
         detail = f"Daily limit reached ({int(c.value)} requests per {c.window} for this run)."
         return _error(429, label, detail, 0.0, {"Retry-After": retry, "Daily-Limit": str(int(c.value))})
 
+    def calls_of(self, run: str | None, route: str) -> int:
+        """How many calls of ``run`` to ``route`` the plan has decided so far."""
+        with self._lock:
+            return self._calls.get((run, route), 0)
+
     def describe(self) -> dict[str, object]:
         """What ``/healthz`` and ``/v1/index`` say about the active spec."""
         return {"active": True, "seed": self.seed, "spec": self.text}

@@ -280,3 +280,37 @@ def test_bad_cutoff_dates_name_the_line(tmp_path: Path) -> None:
     controls = Controls.of(Settings(data_dir=tmp_path, cutoffs=path))
     assert controls is not None and controls.cutoffs is not None
     assert {k: v.isoformat() for k, v in controls.cutoffs.items()} == {"a": "2020-12-31", "b": "2021-02-28"}
+
+
+def test_injected_latency_holds_no_compute_slot_and_a_timeout_is_a_504(
+    bm25_snapshot: Path, tmp_path: Path
+) -> None:
+    """One compute slot (``serve_concurrency=1``): a call delayed by the fault spec waits on the event
+    loop, so an undelayed call sent after it is answered first; a ``timeout`` clause holds the call,
+    then answers 504."""
+    import threading
+    import time
+
+    spec = "latency=5s run=slow; timeout=1 run=hang after=0.5s"
+    settings = Settings(
+        data_dir=tmp_path, embed="none", faults=spec, ledger=tmp_path / "l", serve_concurrency=1
+    )
+    done: list[str] = []
+    with TestClient(create_app(settings, bm25_snapshot)) as c:
+
+        def call(run: str) -> None:
+            r = c.post(f"/runs/{run}/search", json={"query": ASTRO, "top_k": 3})
+            done.append(f"{run}:{r.status_code}")
+
+        call("warm")  # caches filled, so the undelayed call is quick
+        slow = threading.Thread(target=call, args=("slow",))
+        slow.start()
+        plan = c.app.state.experiments.faults  # type: ignore[attr-defined]
+        while plan.calls_of("slow", "/search") == 0:  # the slow call is in its wait
+            time.sleep(0.01)
+        call("fast")
+        slow.join(30)
+        call("hang")
+    assert done == ["warm:200", "fast:200", "slow:200", "hang:504"]
+    faults = {r.run: r.fault for r in records(tmp_path / "l")}
+    assert faults == {"warm": None, "fast": None, "hang": "timeout", "slow": "latency:5000"}
