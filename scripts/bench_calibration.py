@@ -38,7 +38,7 @@ from openxiv.evaluator.ranked import score_query
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.coverage import EXAMPLES, coverage_bias, full_text_mask, short_queries
+from harness.coverage import EXAMPLES, TextMatch, coverage_bias, full_text_mask, short_queries, text_match
 from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, SharedData, load_jsonl, load_queries
 from harness.quality import RECALL_NOISE, evaluate, keeps_known_items, run_queries
 from harness.report import write_section
@@ -56,7 +56,7 @@ BM25_VARIANTS = (BEFORE, "idf x1.0")
 KS = (10, 100, 1000)
 
 
-def measure(backend: Any, mode: str | None, gold: Path) -> dict[str, Any]:
+def measure(backend: Any, mode: str | None, gold: Path, match: TextMatch) -> dict[str, Any]:
     topics = [q for f in TOPIC_FILES for q in load_jsonl(gold / f)]
     known = load_jsonl(gold / KNOWN_ITEM_FILE)
     trun, _ = run_queries(backend, topics, mode, max(KS))
@@ -70,7 +70,7 @@ def measure(backend: Any, mode: str | None, gold: Path) -> dict[str, Any]:
         got = evaluate(subset, {q["qid"]: krun[q["qid"]] for q in subset}, (1, 10))
         row.update({f"{short}_mrr@10": got["mrr@10"], f"{short}_success@1": got["success@1"]})
         row[f"{short}_success@10"] = got["success@10"]
-    row["bias"] = coverage_bias(backend, short_queries(gold), mode)
+    row["bias"] = coverage_bias(backend, short_queries(gold), match, mode)
     return row
 
 
@@ -114,7 +114,8 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
     head = (
         "| ranking | calibration | topic R@10 | topic R@100 | topic R@1000 | exact MRR@10 | exact S@1 | exact S@10 "
         "| keywords MRR@10 | keywords S@1 | keywords S@10 | coverage bias | full-text share top 10 / matching "
-        "| first hit on-topic |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+        "| coverage bias (index match) | first hit on-topic |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n"
     )
     body = ""
     for name, r in rows.items():
@@ -124,7 +125,7 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
             f"{r['topic_recall@1000']:.3f} | {r['exact_mrr@10']:.3f} | {r['exact_success@1']:.3f} | "
             f"{r['exact_success@10']:.3f} | {r['kw_mrr@10']:.3f} | {r['kw_success@1']:.3f} | "
             f"{r['kw_success@10']:.3f} | {b['ratio']:.2f} | {b['top_share']:.3f} / {b['base_share']:.3f} | "
-            f"{b['first_on_topic']:.3f} |\n"
+            f"{b['index']['ratio']:.2f} | {b['first_on_topic']:.3f} |\n"
         )
     return head + body
 
@@ -256,16 +257,23 @@ def verdict(rows: dict[str, dict[str, Any]]) -> tuple[str, str]:
     return text, chosen
 
 
-def measure_all(backend: Any, gold: Path) -> dict[str, dict[str, Any]]:
-    """Every variant of the shipped ranking, then `BM25_VARIANTS` in ``bm25`` mode."""
+def measure_all(opened: Any, gold: Path, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every variant of the shipped ranking (or those ``names``), then `BM25_VARIANTS` in ``bm25`` mode."""
+    backend = opened.backend
+    match = text_match(opened, [sq.query for sq in short_queries(gold)])
     rows: dict[str, dict[str, Any]] = {}
     backend.search("warm up the encoder and the numba kernels", top_k=10)
     for name, changes in VARIANTS.items():
-        rows[name] = {"ranking": "shipped", **measure(backend.tuned(**changes), None, gold)}
+        if names and name not in names:
+            continue
+        rows[name] = {"ranking": "shipped", **measure(backend.tuned(**changes), None, gold, match)}
         print(name, json.dumps({k: v for k, v in rows[name].items() if not isinstance(v, (list, dict))}))
         print("   ", rows[name]["bias"]["ratio"], rows[name]["bias"]["first_on_topic"], flush=True)
     for name in BM25_VARIANTS:
-        rows[f"{name} (bm25)"] = {"ranking": "bm25", **measure(backend.tuned(**VARIANTS[name]), "bm25", gold)}
+        if names and name not in names:
+            continue
+        changes = VARIANTS[name]
+        rows[f"{name} (bm25)"] = {"ranking": "bm25", **measure(backend.tuned(**changes), "bm25", gold, match)}
     return rows
 
 
@@ -282,6 +290,7 @@ def main() -> None:
         type=int,
         help="only count what changes on check_search_identical's requests (this many queries)",
     )
+    parser.add_argument("--variants", nargs="*", help="measure only these variants (names of VARIANTS)")
     args = parser.parse_args()
     load = os.getloadavg()
     gold = SharedData.default().gold()
@@ -296,7 +305,7 @@ def main() -> None:
         if args.from_json:
             rows = json.loads(args.from_json.read_text(encoding="utf-8"))
         else:
-            rows = measure_all(opened.backend, gold)
+            rows = measure_all(opened, gold, args.variants)
         store = opened.store
 
         def title(arxiv_id: str | None) -> str:
