@@ -50,8 +50,9 @@ BEFORE = "fixed 0.8"
 VARIANTS: dict[str, dict[str, Any]] = {
     BEFORE: {"passage_norm": "fixed"},
     **{f"idf x{x}": {"passage_norm": "idf", "passage_norm_scale": x} for x in (1.0, 1.1, 1.2, 1.3, 1.5, 1.7)},
+    "quantile": {"passage_norm": "quantile", "passage_norm_scale": 1.0},
 }
-BM25_VARIANTS = (BEFORE, "idf x1.0")
+BM25_VARIANTS = (BEFORE, "idf x1.0", "quantile")
 """Also run in ``bm25`` mode (papers + passages, no dense side, no feedback or prior)."""
 KS = (10, 100, 1000)
 
@@ -201,22 +202,70 @@ def explain_diff(backend: Any, n: int) -> str:
     )
 
 
+def explain_digests(backend: Any, before: Path, after: Path, n: int) -> str:
+    """Which of check_search_identical's requests differ between two of its runs (``before``,
+    ``after``: ``--out`` files over the same requests), against whether the ``quantile`` calibration
+    maps the request's passage side (`quantile_hits` under its filter: both populations large enough)
+    or falls back to the ``idf`` factor, which the ranking before it used too."""
+    from openxiv.indexer.engine.passage_calibration import quantile_hits
+    from openxiv.service.params import build_filters
+
+    a = before.read_text(encoding="utf-8").splitlines()
+    b = after.read_text(encoding="utf-8").splitlines()
+    papers, passages = backend.bm25_papers, backend.passages
+    counts: dict[tuple[str, str, str], int] = {}
+    requests = [
+        (q, mode, cats) for q in load_queries(SharedData.default(), n) for mode in MODES for cats in FILTERS
+    ]
+    assert len(requests) == len(a) == len(b), "run both files with the same --queries"
+    mapped: dict[tuple[str, tuple[str, ...]], bool] = {}
+    for (q, mode, cats), x, y in zip(requests, a, b, strict=True):
+        assert x.split("\t")[1:] == y.split("\t")[1:], "the two files list other requests"
+        key = (q, cats)
+        if key not in mapped:
+            allowed = backend.meta.mask(build_filters(categories=list(cats) or None))
+            scores = papers.masked_scores(q, allowed)
+            hits = passages.search(q, 1, allowed)
+            mapped[key] = quantile_hits(q, scores, hits, papers, passages) is not None
+        kind = (
+            mode or "default",
+            "identical" if x == y else "differs",
+            "mapped" if mapped[key] else "idf factor",
+        )
+        counts[kind] = counts.get(kind, 0) + 1
+    lines = [f"- `{m}` {same}, {how}: {c}" for (m, same, how), c in sorted(counts.items())]
+    return (
+        f"{len(a)} bodies; queries mapped by rank: {sum(mapped.values())} of {len(mapped)} (query, filter)\n"
+        + "\n".join(lines)
+    )
+
+
 def calibration_cost(backend: Any, gold: Path) -> str:
-    """The calibration's own time per query (`passage_factor`), on every dev query."""
-    from openxiv.indexer.engine.passage_calibration import passage_factor
+    """The calibrations' own time per query on every dev query: `passage_factor` (``idf``) and
+    `quantile_hits` (``quantile``: every term's postings on both sides, the populations sorted; the
+    BM25 scores it reads are the search's own and not timed)."""
+    from openxiv.indexer.engine.passage_calibration import passage_factor, quantile_hits
 
     queries = [q["query"] for f in (*TOPIC_FILES, KNOWN_ITEM_FILE) for q in load_jsonl(gold / f)]
-    papers, passages = backend.bm25_papers, backend.passages.sparse
-    ms = []
+    queries += [sq.query for sq in short_queries(gold)]
+    papers, passages = backend.bm25_papers, backend.passages
+    idf_ms, q_ms = [], []
     for q in queries:
         t = time.perf_counter()
-        passage_factor(q, papers, passages, 1.0, 0.8)
-        ms.append((time.perf_counter() - t) * 1000)
+        passage_factor(q, papers, passages.sparse, 1.0, 0.8)
+        idf_ms.append((time.perf_counter() - t) * 1000)
+        scores, hits = papers.masked_scores(q), passages.search(q, 1)
+        t = time.perf_counter()
+        quantile_hits(q, scores, hits, papers, passages)
+        q_ms.append((time.perf_counter() - t) * 1000)
     return (
-        f"The calibration's own cost (`passage_factor`: the query's terms looked up in both vocabularies, "
-        f"their document frequencies read): p50 {percentile(ms, 50) * 1000:.0f} µs, p95 "
-        f"{percentile(ms, 95) * 1000:.0f} µs over the {len(ms)} dev queries (1-minute load average "
-        f"{os.getloadavg()[0]:.1f}); no pass over papers or passages, so it does not grow with the corpus."
+        f"The calibrations' own cost over the {len(queries)} dev queries (1-minute load average "
+        f"{os.getloadavg()[0]:.1f}): `idf` (`passage_factor`: the query's terms looked up in both vocabularies, "
+        f"their document frequencies read) p50 {percentile(idf_ms, 50) * 1000:.0f} µs, p95 "
+        f"{percentile(idf_ms, 95) * 1000:.0f} µs, no pass over papers or passages; `quantile` (`quantile_hits`: "
+        f"the query terms' postings on both sides, then the two populations sorted) p50 "
+        f"{percentile(q_ms, 50):.2f} ms, p95 {percentile(q_ms, 95):.2f} ms, which grows with the postings as "
+        "BM25's own pass does."
     )
 
 
@@ -290,11 +339,24 @@ def main() -> None:
         type=int,
         help="only count what changes on check_search_identical's requests (this many queries)",
     )
+    parser.add_argument(
+        "--explain",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="explain two check_search_identical --out files by whether quantile maps each request",
+    )
     parser.add_argument("--variants", nargs="*", help="measure only these variants (names of VARIANTS)")
     args = parser.parse_args()
     load = os.getloadavg()
     gold = SharedData.default().gold()
     opened = open_index(args.index, Settings.from_env())
+    if args.explain:
+        try:
+            print(explain_digests(opened.backend, args.explain[0], args.explain[1], args.diff or 300))
+        finally:
+            opened.close()
+        return
     if args.diff:
         try:
             print(explain_diff(opened.backend, args.diff))
@@ -313,7 +375,9 @@ def main() -> None:
             return getattr(paper, "title", "") or ""
 
         rule, chosen = verdict(rows)
-        shown = examples(rows, [BEFORE, chosen], title)
+        shown = examples(
+            rows, list(dict.fromkeys(n for n in (BEFORE, "idf x1.0", chosen) if n in rows)), title
+        )
         cost = calibration_cost(opened.backend, gold)
     finally:
         opened.close()

@@ -222,12 +222,15 @@ class Settings(BaseSettings):
     recall and lose known items (docs/indexing.md)."""
     candidates: int = 1000
     """Hits taken from each side before fusion."""
-    passage_norm: Literal["idf", "fixed"] = "idf"
+    passage_norm: Literal["idf", "fixed", "quantile"] = "idf"
     """How BM25 passage scores are scaled before they meet paper-text scores
     (`openxiv.indexer.engine.passage_calibration`): `idf` puts them on the paper text's idf level per
-    query (the query terms' idf summed over paper texts, over the same sum over passages), so having a
-    full text gives no advantage by itself; `fixed` is one factor for every query (0.8, the rule before
-    issue 37). Chosen on the dev sets (BENCHMARKS.md, "Passage calibration")."""
+    query (the query terms' idf summed over paper texts, over the same sum over passages); `quantile`
+    maps each full text's best passage score, by its rank among the full texts holding every query
+    term, onto the score of the paper text at the same relative rank (`idf` when fewer than 10 of
+    either hold them), so full texts take their share of the first page; `fixed` is one factor for
+    every query (0.8, the rule before issue 37). Chosen on the dev sets (BENCHMARKS.md, "Passage
+    calibration")."""
     passage_norm_scale: float = Field(1.0, gt=0.0)
     """Factor on the `idf` calibration (1: the two collections' idf levels made equal; the only scale
     measured that puts an on-topic paper first on the short examples of issue 37, see BENCHMARKS.md,

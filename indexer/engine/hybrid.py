@@ -252,17 +252,15 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
             paper_scores = self.bm25_papers.masked_scores(asked.text, allowed)
             sides["bm25_papers"] = SideResult(*top_k_rows(paper_scores, depth))
             matches = paper_scores > 0
+        factor = self.passage_scale
         if passage_side is not None:
-            hits = passage_side()
+            hits, factor = self.calibration.calibrate(
+                asked.text, paper_scores, passage_side(), self.bm25_papers, self.passages
+            )
             winners = dict(zip(hits.papers.tolist(), hits.passage_ids.tolist(), strict=True))
             sides["bm25_passages"] = SideResult(hits.papers, hits.scores, winners)
             matches = hits.paper_scores > 0 if matches is None else matches | (hits.paper_scores > 0)
         ms = ms_since(t)
-        factor = (
-            self.calibration.factor(asked.text, self.bm25_papers, self.passages)
-            if hits is not None
-            else self.passage_scale
-        )
         if paper_scores is not None:  # both gates' top 10
             top = sides["bm25_papers"]
             first10 = first_top(top.rows, top.scores, paper_scores, hits, factor, depth, 10)

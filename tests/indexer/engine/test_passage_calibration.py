@@ -8,7 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.engine.passage_calibration import PassageCalibration, passage_factor
+from openxiv.indexer.engine.passage_calibration import (
+    PassageCalibration,
+    every_term,
+    passage_factor,
+    quantile_hits,
+)
 from openxiv.indexer.engine.ranking import BM25_PASSAGE_SCALE
 
 
@@ -72,3 +77,45 @@ def test_a_full_text_sentence_still_finds_its_paper_first(sparse_index: Any) -> 
             assert hits[0].arxiv_id == str(arxiv_id)
             return
     raise AssertionError("the small index has full texts")
+
+
+def test_quantile_maps_the_jth_full_text_onto_the_others_at_the_same_relative_rank(sparse_index: Any) -> None:
+    """``quantile``: among the papers holding every query term, the j-th best full text (by its best
+    passage) gets the paper-text score at rank (j+1)·n_a/n_f of the other papers; the order among
+    full texts and the winning passages stay."""
+    backend = sparse_index.backend
+    papers, passages = backend.bm25_papers, backend.passages
+    query = "model"
+    paper_scores = papers.scores(papers.query_tokens(query))
+    hits = passages.search(query, 1000)
+    assert quantile_hits(query, paper_scores, hits, papers, passages) is None  # 12 full texts: too few
+    mapped = quantile_hits(query, paper_scores, hits, papers, passages, min_population=1)
+    assert mapped is not None
+    every = every_term(query, papers, passages)
+    has_full = passages.ptr[1:] > passages.ptr[:-1]
+    f_rows = np.flatnonzero(every & has_full & (hits.paper_scores > 0))
+    others = np.sort(paper_scores[every & ~has_full & (paper_scores > 0)])[::-1]
+    assert f_rows.size >= 2 and others.size > f_rows.size
+    ranked = f_rows[np.argsort(-hits.paper_scores[f_rows], kind="stable")]
+    for j, row in enumerate(ranked):
+        want = others[min((j + 1) * others.size // ranked.size, others.size - 1)]
+        assert math.isclose(float(mapped.paper_scores[row]), float(want), rel_tol=1e-6), j
+    assert np.array_equal(mapped.papers, hits.papers) and np.array_equal(mapped.passage_ids, hits.passage_ids)
+    assert np.all(np.diff(mapped.scores) <= 1e-6)  # still best first
+    assert np.array_equal(mapped.paper_scores > 0, hits.paper_scores > 0)  # the same papers match
+
+
+def test_quantile_without_populations_is_the_idf_factor(sparse_index: Any) -> None:
+    backend = sparse_index.backend
+    papers, passages = backend.bm25_papers, backend.passages
+    quantile = PassageCalibration("quantile", 1.0, BM25_PASSAGE_SCALE)
+    idf = PassageCalibration("idf", 1.0, BM25_PASSAGE_SCALE)
+    query = "model"
+    paper_scores = papers.scores(papers.query_tokens(query))
+    hits = passages.search(query, 100)
+    same, factor = quantile.calibrate(query, paper_scores, hits, papers, passages)
+    assert same is hits and factor == idf.factor(query, papers, passages)
+    # the search through the backend agrees: the default's idf ranking, byte for byte
+    a = backend.tuned(passage_norm="quantile").search(query, top_k=20, mode="bm25").hits
+    b = backend.tuned(passage_norm="idf").search(query, top_k=20, mode="bm25").hits
+    assert [(h.arxiv_id, h.score) for h in a] == [(h.arxiv_id, h.score) for h in b]
