@@ -38,7 +38,15 @@ from openxiv.evaluator.ranked import score_query
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.coverage import EXAMPLES, TextMatch, coverage_bias, full_text_mask, short_queries, text_match
+from harness.coverage import (
+    EXAMPLES,
+    TextMatch,
+    coverage_bias,
+    definitions,
+    full_text_mask,
+    short_queries,
+    text_match,
+)
 from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, SharedData, load_jsonl, load_queries
 from harness.quality import RECALL_NOISE, evaluate, keeps_known_items, run_queries
 from harness.report import write_section
@@ -340,6 +348,11 @@ def main() -> None:
         help="only count what changes on check_search_identical's requests (this many queries)",
     )
     parser.add_argument(
+        "--definitions",
+        action="store_true",
+        help="only print the papers matching the issue's examples under each reading of the coverage measure",
+    )
+    parser.add_argument(
         "--explain",
         nargs=2,
         type=Path,
@@ -351,6 +364,13 @@ def main() -> None:
     load = os.getloadavg()
     gold = SharedData.default().gold()
     opened = open_index(args.index, Settings.from_env())
+    if args.definitions:
+        try:
+            match = text_match(opened, EXAMPLES)
+            print(definitions(opened.backend, match, EXAMPLES))
+        finally:
+            opened.close()
+        return
     if args.explain:
         try:
             print(explain_digests(opened.backend, args.explain[0], args.explain[1], args.diff or 300))

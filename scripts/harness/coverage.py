@@ -250,3 +250,57 @@ def overall(rows: list[dict[str, Any]], base_key: str) -> dict[str, Any]:
         "first_on_topic": statistics.mean(labelled) if labelled else None,
         "labelled": len(labelled),
     }
+
+
+def one_unit_match(backend: Any, query: str) -> np.ndarray:
+    """Papers whose title + abstract, or one of whose passages, holds every word of ``query`` as the
+    index analyses it (a stricter reading of the index's match than `index_match`)."""
+    papers, passages = backend.bm25_papers, backend.passages
+    words = set(analyze([query], papers.stemmer_name)[0])
+    in_paper = np.ones(backend.meta.n, dtype=bool)
+    in_passage = np.ones(passages.n_passages, dtype=bool)
+    for word in words:
+        has = np.zeros(backend.meta.n, dtype=bool)
+        has[_column_rows(papers, word)] = True
+        in_paper &= has
+        held = np.zeros(passages.n_passages, dtype=bool)
+        held[_column_rows(passages.sparse, word)] = True
+        in_passage &= held
+    out = in_paper.copy()
+    out[passages.paper_row[in_passage]] = True
+    return out
+
+
+def definitions(backend: Any, match: TextMatch, queries: Iterable[str]) -> str:
+    """Papers matching and their full-text share under each reading of "contains every query word",
+    per query: the issue's numbers are to be reproduced by one of them."""
+    full = match.full
+    readings = (
+        ("text (title, abstract, full text), plural s dropped: the measure", match.mask),
+        (
+            "index stems, title + abstract or passages together (`index_match`)",
+            lambda q: index_match(backend, q),
+        ),
+        ("index stems, title + abstract or one passage", lambda q: one_unit_match(backend, q)),
+        ("index stems, title + abstract only", lambda q: _paper_side(backend, q)),
+    )
+    queries = list(queries)
+    head = "| reading | " + " | ".join(queries) + " |\n|---|" + "---:|" * len(queries) + "\n"
+    body = ""
+    for name, mask_of in readings:
+        cells = []
+        for q in queries:
+            m = mask_of(q)
+            cells.append(f"{int(m.sum()):,} / {float(full[m].mean()) if m.any() else 0.0:.3f}")
+        body += f"| {name} | " + " | ".join(cells) + " |\n"
+    return head + body
+
+
+def _paper_side(backend: Any, query: str) -> np.ndarray:
+    papers = backend.bm25_papers
+    out = np.ones(backend.meta.n, dtype=bool)
+    for word in set(analyze([query], papers.stemmer_name)[0]):
+        has = np.zeros(backend.meta.n, dtype=bool)
+        has[_column_rows(papers, word)] = True
+        out &= has
+    return out
