@@ -34,6 +34,7 @@ from openxiv.indexer.engine import evidence
 from openxiv.indexer.engine.within import mark
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, Conflict, NotFound
+from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, check_queries, check_range, check_work, split_list
 from openxiv.service.reading import check_id
@@ -172,7 +173,8 @@ def passages(
     if query is None or not str(query).strip():
         raise BadRequest("query: required (the words the passages should hold)")
     text = check_queries(query, settings.max_query_chars)[0]
-    built = filters or SearchFilters()
+    state = current_call()  # a tagged question's date ceiling (--cutoffs) holds here as in search
+    built = (state.capped(filters) if state is not None else filters) or SearchFilters()
     check_work([text], built)
     with holder.acquire() as index:
         backend = navigable(index)

@@ -157,6 +157,14 @@ def test_a_cutoff_holds_back_later_papers_without_date_to_and_counts_the_leaks(
     assert [r.cutoff for r in got] == ["2016-12-31"] * len(got)
     assert got[0].leaks == len(later) and set(got[0].leaked) == set(later)
     assert got[1].leaks >= 1 and all(r.leaks == 1 and r.leaked == (later[0],) for r in got[2:])
+    free_passages = client.get("/runs/r4/q/none/v1/passages", params={"q": ASTRO, "top_k": 20}).json()[
+        "result"
+    ]
+    assert {p["arxiv_id"] for p in free_passages} & set(later)
+    held_passages = client.get("/runs/r4/q/old/v1/passages", params={"q": ASTRO, "top_k": 20}).json()[
+        "result"
+    ]
+    assert held_passages and not {p["arxiv_id"] for p in held_passages} & set(later)
     agent = client.post("/runs/r3/q/old/arxiv/agent/search", json={"query": ASTRO, "top_k": 10})
     sources = agent.json()["sources"]
     assert agent.status_code == 200 and sources and all(src["date"] <= "2016-12-31" for src in sources)
