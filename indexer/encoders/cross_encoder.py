@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.encoders.onnx_encoder import onnx_session, sha256_files
 from openxiv.indexer.encoders.remote_http import is_remote
 from openxiv.indexer.encoders.rerankers import Reranker, RerankerUnavailable
@@ -88,11 +90,10 @@ class OnnxCrossEncoder:
         return out
 
 
-@functools.lru_cache(maxsize=4)
-def resolve_reranker(spec: str) -> Reranker | None:
+def resolve_reranker(spec: str, settings: Settings | None = None) -> Reranker | None:
     """The reranker a setting names (loaded once per process): ``shipped``, ``none``, a directory, or
     a model server ``http://host:port/v1#model`` (`openxiv.indexer.encoders.remote_rerank`; its shape,
-    timeout and replay from the process's settings).
+    timeout, key and replay from ``settings``, the process's environment when not given).
 
     None for ``none``; `RerankerUnavailable` when the named one cannot be loaded (the stage then keeps
     the first-stage order and says why)."""
@@ -100,11 +101,35 @@ def resolve_reranker(spec: str) -> Reranker | None:
     if value.lower() in ("", "none", "off"):
         return None
     if is_remote(value):  # a model server: OPENXIV_RERANK=http://host:port/v1#model (docs/models.md)
-        from openxiv.corpus.settings.model import Settings
-        from openxiv.indexer.encoders.remote_rerank import remote_reranker
+        return _remote(value, settings or Settings.from_env())
+    return _local(value)
 
-        settings = Settings.from_env()
-        return remote_reranker(value, settings.rerank_api, settings)
+
+@functools.lru_cache(maxsize=4)
+def _local(value: str) -> Reranker:
     if value.lower() == "shipped":
         return OnnxCrossEncoder(shipped_reranker_dir())
     return OnnxCrossEncoder(Path(value).expanduser())
+
+
+_REMOTE: dict[tuple[object, ...], Reranker] = {}
+_REMOTE_LOCK = threading.Lock()
+
+
+def _remote(value: str, settings: Settings) -> Reranker:
+    """One `RemoteReranker` per server and the settings it reads (the shape it found is kept)."""
+    from openxiv.indexer.encoders.remote_rerank import remote_reranker
+
+    key = (
+        value,
+        settings.rerank_api,
+        settings.remote_query_timeout,
+        settings.remote_api_key,
+        settings.remote_replay,
+        str(settings.remote_replay_file),
+        str(settings.data_dir),
+    )
+    with _REMOTE_LOCK:
+        if key not in _REMOTE:
+            _REMOTE[key] = remote_reranker(value, settings.rerank_api, settings)
+        return _REMOTE[key]

@@ -9,8 +9,10 @@ the server's shape, or ``auto`` to find it on the first call:
   "query", "documents", "top_n"}``, answered by ``{"results": [{"index", "relevance_score"}]}``;
 - ``auto``: the second form first, the first one after a 4xx, then kept;
 - ``chat``: an OpenAI-compatible ``POST <base>/chat/completions`` is shown the query and the numbered
-  texts (`LISTWISE_PROMPT`, versioned by `PROMPT_VERSION`) and answers their numbers best first; a
-  text's score is its place from the bottom (unnamed texts keep the first stage's order below).
+  texts (the prompt file ``prompts/listwise_rerank.txt``, `LISTWISE_PROMPT`, versioned by
+  `PROMPT_VERSION`: its name and the SHA-256 of its text, as the judge's prompts are) and answers their
+  numbers best first; a text's score is its place from the bottom (unnamed texts keep the first
+  stage's order below).
 
 One call per search within ``remote_query_timeout`` and no retry: a failure is `RerankerUnavailable`
 (the stage keeps the first stage's order and says why). Every answer can be recorded and replayed
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from importlib import resources
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +37,7 @@ from openxiv.indexer.encoders.remote_http import (
     RemoteEndpoint,
     RemoteRefused,
     RemoteUnavailable,
+    apost_json_once,
     parse_remote,
     post_json_once,
 )
@@ -43,12 +47,16 @@ from openxiv.indexer.encoders.rerankers import RerankerUnavailable
 __all__ = ["API_SHAPES", "LISTWISE_PROMPT", "PROMPT_VERSION", "RemoteReranker", "remote_reranker"]
 
 API_SHAPES = ("auto", "tei", "infinity", "cohere", "jina", "vllm", "chat")
-PROMPT_VERSION = "listwise-v1"
 LISTWISE_PROMPT = (
-    "You rank search results for a researcher. Query: {query}\n\n{passages}\n\n"
-    "Order the {n} passages above from most to least relevant to the query. Answer with their "
-    "numbers only, separated by commas, most relevant first (e.g. 3, 1, 2)."
+    resources.files("openxiv.indexer.encoders")
+    .joinpath("prompts", "listwise_rerank.txt")
+    .read_text(encoding="utf-8")
+    .rstrip("\n")
 )
+"""The listwise prompt: ``{query}``, ``{passages}`` (``[i] text`` lines) and ``{n}`` are filled in."""
+PROMPT_VERSION = "listwise-rerank@" + hashlib.sha256(LISTWISE_PROMPT.encode("utf-8")).hexdigest()[:12]
+"""Part of the replay key: an edited prompt never replays an answer to the old one."""
+_FIELD = re.compile(r"\{(query|passages|n)\}")
 PASSAGE_CHARS = 700
 """Characters of each text shown to a chat model (title and the start of the abstract)."""
 _DOCUMENTS = ("infinity", "cohere", "jina", "vllm")
@@ -75,7 +83,8 @@ class RemoteReranker:
             passages = "\n".join(
                 f"[{i + 1}] {' '.join(t.split())[:PASSAGE_CHARS]}" for i, t in enumerate(texts)
             )
-            prompt = LISTWISE_PROMPT.format(query=query, passages=passages, n=len(texts))
+            fields = {"query": query, "passages": passages, "n": str(len(texts))}
+            prompt = _FIELD.sub(lambda m: fields[m.group(1)], LISTWISE_PROMPT)  # one pass: no re-filling
             return "chat/completions", {
                 "model": self.endpoint.model,
                 "messages": [{"role": "user", "content": prompt}],
@@ -111,36 +120,83 @@ class RemoteReranker:
             raise RemoteUnavailable(f"{where}: scores for {int((~np.isnan(out)).sum())} of {n} texts")
         return out
 
-    def _call(self, shape: str, query: str, texts: Sequence[str]) -> np.ndarray:
+    def _recorded(self, shape: str, query: str, texts: Sequence[str]) -> tuple[str, dict[str, Any], Any]:
+        """The request for ``texts`` in ``shape`` and its recorded answer (None when not recorded)."""
         path, payload = self._request(shape, query, texts)
         recorded = self.replay.get("rerank", self.replay_id, payload) if self.replay is not None else None
-        if recorded is not None:
-            return self._scores(shape, recorded, len(texts))
-        answer = post_json_once(
-            self._client, self.endpoint, path, payload, self.settings.remote_query_timeout
-        )
-        scores = self._scores(shape, answer, len(texts))
-        if self.replay is not None:
+        return path, payload, recorded
+
+    def _settle(self, shape: str, payload: dict[str, Any], answer: Any, n: int, fresh: bool) -> np.ndarray:
+        """The scores of one answer; a fresh one recorded once it parsed (a failure never is)."""
+        scores = self._scores(shape, answer, n)
+        if fresh and self.replay is not None:
             self.replay.put("rerank", self.replay_id, self.endpoint.spec, payload, answer)
         return scores
+
+    def _call(self, shape: str, query: str, texts: Sequence[str]) -> np.ndarray:
+        path, payload, answer = self._recorded(shape, query, texts)
+        fresh = answer is None
+        if fresh:
+            answer = post_json_once(
+                self._client, self.endpoint, path, payload, self.settings.remote_query_timeout
+            )
+        return self._settle(shape, payload, answer, len(texts), fresh)
+
+    async def _acall(self, shape: str, query: str, texts: Sequence[str]) -> np.ndarray:
+        """`_call` on the event loop (a client per call: the process's loops come and go)."""
+        path, payload, answer = self._recorded(shape, query, texts)
+        fresh = answer is None
+        if fresh:
+            timeout = self.settings.remote_query_timeout
+            async with httpx.AsyncClient(timeout=timeout) as client:
+                answer = await apost_json_once(client, self.endpoint, path, payload, timeout)
+        return self._settle(shape, payload, answer, len(texts), fresh)
+
+    def _shapes(self) -> list[str]:
+        """The shapes to try in order: the named one, or (``auto``) the documents form, then TEI's."""
+        return [_shape(self.api)] if self.api != "auto" else ["cohere", "tei"]
+
+    def _found(self, shape: str) -> None:
+        if self.api == "auto":
+            self.api = shape
 
     # --- Reranker -----------------------------------------------------------------------------------
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """One float32 score per text; `RerankerUnavailable` when the server cannot answer now."""
         if len(texts) == 0:
             return np.zeros(0, dtype=np.float32)
-        try:
-            if self.api != "auto":
-                return self._call(_shape(self.api), query, texts)
+        shapes = self._shapes()
+        for i, shape in enumerate(shapes):
             try:
-                scores = self._call("cohere", query, texts)
-                self.api = "cohere"
-            except RemoteRefused:  # a 4xx for the documents form: text-embeddings-inference's
-                scores = self._call("tei", query, texts)
-                self.api = "tei"
+                scores = self._call(shape, query, texts)
+            except RemoteRefused as exc:  # a 4xx for the documents form: text-embeddings-inference's
+                if i + 1 < len(shapes):
+                    continue
+                raise RerankerUnavailable(str(exc)) from exc
+            except RemoteUnavailable as exc:
+                raise RerankerUnavailable(str(exc)) from exc
+            self._found(shape)
             return scores
-        except (RemoteUnavailable, RemoteRefused) as exc:
-            raise RerankerUnavailable(str(exc)) from exc
+        raise AssertionError("unreachable")
+
+    async def ascore(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """`score` awaited on the event loop, so the wait holds no compute slot (the service's
+        event-loop search awaits it between the first stage and the page)."""
+        if len(texts) == 0:
+            return np.zeros(0, dtype=np.float32)
+        shapes = self._shapes()
+        for i, shape in enumerate(shapes):
+            try:
+                scores = await self._acall(shape, query, texts)
+            except RemoteRefused as exc:
+                if i + 1 < len(shapes):
+                    continue
+                raise RerankerUnavailable(str(exc)) from exc
+            except RemoteUnavailable as exc:
+                raise RerankerUnavailable(str(exc)) from exc
+            self._found(shape)
+            return scores
+        raise AssertionError("unreachable")
 
     def probe(self) -> str:
         """Score a fixed pair now and fold the answer into `fingerprint` (a benchmark row then says
