@@ -26,11 +26,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
-from functools import partial
 from typing import Any, Literal
 
 import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from openxiv.corpus.settings.model import Settings
@@ -40,7 +38,7 @@ from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
 from openxiv.service.models import Hit
 from openxiv.service.params import DEFAULT_TOP_K, check_queries
-from openxiv.service.search import deepxiv_search
+from openxiv.service.search_async import deepxiv_search_async
 from openxiv.service.spec import SearchSpec
 
 __all__ = ["AgentSearchRequest", "answer", "check", "events"]
@@ -162,13 +160,9 @@ async def events(
         if req.verbose:
             yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
         t_search = time.perf_counter()
-        search = partial(
-            deepxiv_search,
-            holder,
-            SearchSpec(queries=(req.query,), top_k=_k(req), fine_rerank=bool(req.use_fine_rerank)),
-            settings=settings,
-        )
-        response, _ = await anyio.to_thread.run_sync(search)  # a compute slot for the search only
+        spec = SearchSpec(queries=(req.query,), top_k=_k(req), fine_rerank=bool(req.use_fine_rerank))
+        # a compute slot for the search's compute only; a model server is awaited outside it
+        response, _ = await deepxiv_search_async(holder, spec, settings=settings)
         hits, total = response.result, response.total_count
         if req.verbose:
             yield {

@@ -19,7 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
+
 from openxiv.service.library import Library
+from openxiv.service.models import SearchResponse
 from openxiv.service.params import TOP_K_MAX, check_range
 
 __all__ = ["DEFAULT_K", "DEFAULT_SNIPPET_TOKENS", "BrowseCompTools", "cut_tokens"]
@@ -63,7 +66,15 @@ class BrowseCompTools:
 
     def search(self, query: str) -> list[dict[str, Any]]:
         """The top ``k`` papers: ``[{docid, score, snippet}]``."""
-        response = self.library.search(query, top_k=self.k, contents=False)
+        return self._hits(self.library.search(query, top_k=self.k, contents=False))
+
+    async def asearch(self, query: str) -> list[dict[str, Any]]:
+        """`search` on an event loop (the MCP tool's): a model server awaited outside the compute
+        slots, the snippets read in one."""
+        response = await self.library.asearch(query, top_k=self.k, contents=False)
+        return await anyio.to_thread.run_sync(self._hits, response)
+
+    def _hits(self, response: SearchResponse) -> list[dict[str, Any]]:
         return [
             {
                 "docid": hit.arxiv_id,

@@ -42,6 +42,7 @@ from openxiv.service.passages import PassagesResponse, paper_id_list, passages
 from openxiv.service.reading import PREVIEW_CHARS, read
 from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
+from openxiv.service.search_async import deepxiv_search_async
 from openxiv.service.similar import check_facet, seed_ids, similar, similar_response
 from openxiv.service.similar import negative_ids as ruled_out
 from openxiv.service.spec import SearchSpec
@@ -83,10 +84,43 @@ class Library:
     ) -> SearchResponse:
         """One query in the ``POST /search`` response shape. ``top_k_name`` is the caller's name for
         the page size (the MCP tool calls it ``size``), so errors name what the caller sent."""
+        spec = self._spec(query, top_k, offset, filters, mode, contents, top_k_name, fine_rerank)
+        response, _ = deepxiv_search(self.holder, spec, settings=self.settings)
+        return response
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: FilterParams = NO_FILTERS,
+        mode: str | None = None,
+        contents: bool = True,
+        top_k_name: str = "top_k",
+        fine_rerank: bool = False,
+    ) -> SearchResponse:
+        """`search` on an event loop (the MCP server's): its compute in a worker thread, a model server
+        awaited outside it (`openxiv.service.search_async`)."""
+        spec = self._spec(query, top_k, offset, filters, mode, contents, top_k_name, fine_rerank)
+        response, _ = await deepxiv_search_async(self.holder, spec, settings=self.settings)
+        return response
+
+    def _spec(
+        self,
+        query: str,
+        top_k: int,
+        offset: int,
+        filters: FilterParams,
+        mode: str | None,
+        contents: bool,
+        top_k_name: str,
+        fine_rerank: bool,
+    ) -> SearchSpec:
         check_range(top_k, top_k_name, 1, TOP_K_MAX)
         check_range(offset, "offset", 0, OFFSET_MAX)
         queries = check_queries(query, self.settings.max_query_chars)
-        spec = SearchSpec(
+        return SearchSpec(
             queries=tuple(queries),
             top_k=top_k,
             offset=offset,
@@ -95,8 +129,6 @@ class Library:
             contents=contents,
             fine_rerank=fine_rerank,
         )
-        response, _ = deepxiv_search(self.holder, spec, settings=self.settings)
-        return response
 
     def paper(
         self, kind: str, arxiv_id: str, section: str | None = None, characters: int = PREVIEW_CHARS

@@ -18,10 +18,8 @@ matched when the match is in the full text (else the abstract), ``contents`` the
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from openxiv.corpus.settings.model import Settings
@@ -29,7 +27,7 @@ from openxiv.service.errors import BadRequest
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import Hit
 from openxiv.service.params import MAX_BATCH, TOP_K_MAX, check_queries, check_range
-from openxiv.service.search import deepxiv_search
+from openxiv.service.search_async import deepxiv_search_async
 from openxiv.service.spec import SearchSpec
 
 __all__ = ["CHUNK", "DEFAULT_TOPK", "MAX_QUERIES", "RetrieveRequest", "document", "retrieve"]
@@ -112,7 +110,8 @@ async def retrieve(
     holder: IndexHolder, settings: Settings, req: RetrieveRequest
 ) -> tuple[dict[str, list[list[dict[str, Any]]]], dict[str, float]]:
     """``{"result": [[doc, ...] per query]}`` and the summed timings; the non-empty queries are
-    searched `CHUNK` at a time, each chunk in a worker thread (a compute slot)."""
+    searched `CHUNK` at a time, each chunk's compute in a worker thread (a compute slot), a model
+    server awaited outside it (`deepxiv_search_async`)."""
     queries = _queries(req, settings.max_query_chars)
     topk = check_range(req.topk or DEFAULT_TOPK, "topk", 1, TOP_K_MAX)
     asked = [i for i, q in enumerate(queries) if q]
@@ -126,9 +125,7 @@ async def retrieve(
             batch=True,
             fine_rerank=bool(req.use_fine_rerank),
         )
-        response, took = await anyio.to_thread.run_sync(
-            partial(deepxiv_search, holder, spec, settings=settings)
-        )
+        response, took = await deepxiv_search_async(holder, spec, settings=settings)
         for i, qr in zip(chunk, response.results or [], strict=True):
             hits[i] = qr.result
         for k, v in took.items():

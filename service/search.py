@@ -9,7 +9,11 @@ function here with it and render what it returns:
   round-robin (`merge_round_robin`); `search_json` is the exact body ``POST /search`` sends;
 - `search`: one query as `Outcome` (the hydrated hits, for ``/v1/search`` and the web page);
 - `run_search`: one query on an already borrowed snapshot: the backend's ranking, then `hydrate`
-  reads the papers, passages and tldrs from the snapshot's store and picks each hit's evidence.
+  (`openxiv.service.hydration`) reads the papers, passages and tldrs from the snapshot's store and
+  picks each hit's evidence;
+- `deepxiv_on`, `search_on`, `stage_heads`: the same on a borrowed snapshot, in parts, for the
+  event-loop use case (`openxiv.service.search_async`), which every network front calls so that a
+  model server is awaited outside the compute slots; ``openxiv search`` calls this module directly.
 
 A request borrows the snapshot once (`IndexHolder.acquire`), so a reload meanwhile never mixes two
 snapshots; its time budget (``OPENXIV_REQUEST_BUDGET_S``) is checked between queries and stages
@@ -19,35 +23,23 @@ and answered with `OverBudget` (503).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
-
-from openxiv.corpus.records import Paper, Passage
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import UnknownMode
-from openxiv.corpus.text import (
-    TLDR_MAX_CHARS,
-    TLDR_MIN_CHARS,
-    paper_tldr,
-    shorten,
-    split_sentences,
-)
-from openxiv.indexer.backend import DeadlineExceeded, PaperHit, SearchResult, UnsupportedFilter
+from openxiv.indexer.backend import DeadlineExceeded, SearchResult, UnsupportedFilter
 from openxiv.indexer.encoders.vectors import EncoderUnavailable
-from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
-from openxiv.indexer.tables.sentences import SentenceTable
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.experiments.context import current as current_call
-from openxiv.service.fine_rerank import FineRerank, rank_page
+from openxiv.service.fine_rerank import FineRerank, Staged, rank_page, stage_head
 from openxiv.service.holder import IndexHolder
-from openxiv.service.models import Evidence, Hit, QueryResult, SearchResponse, V1SearchResponse
+from openxiv.service.hydration import hydrate
+from openxiv.service.models import Hit, QueryResult, SearchResponse, V1SearchResponse
 from openxiv.service.params import check_work
 from openxiv.service.spec import SearchSpec
-from openxiv.service.titles import titled
 from openxiv.service.views import ResolvedHit, to_deepxiv_hit, to_v1_hit
 
 __all__ = [
@@ -56,13 +48,14 @@ __all__ = [
     "OverBudget",
     "check_deadline",
     "deadline_for",
+    "deepxiv_on",
     "deepxiv_search",
-    "hydrate",
     "merge_round_robin",
     "run_search",
     "search",
     "search_json",
-    "sentence_with_context",
+    "search_on",
+    "stage_heads",
     "v1_json",
     "v1_response",
 ]
@@ -112,103 +105,6 @@ def check_deadline(deadline: float | None, budget: float | None, where: str) -> 
         raise _over_budget(budget, where)
 
 
-# ------------------------------------------------------------------------------- hydration
-def sentence_with_context(sentences: Sequence[str], i: int, min_chars: int = TLDR_MIN_CHARS) -> str:
-    """Sentence ``i``, with the next one appended when it is shorter than ``min_chars``, cut to a
-    readable length (how abstract evidence is shown; which sentence is the indexer's choice)."""
-    out = sentences[i]
-    if len(out) < min_chars and i + 1 < len(sentences):
-        out = f"{out} {sentences[i + 1]}"
-    return shorten(out, 4 * TLDR_MAX_CHARS)
-
-
-def _evidence(
-    paper: Paper,
-    hit: PaperHit,
-    query: str,
-    passages: dict[int, Passage],
-    stemmer: str,
-    terms: frozenset[str],
-    table: SentenceTable | None = None,
-    wanted: np.ndarray | None = None,
-) -> Evidence | None:
-    """The indexer's choice (`openxiv.indexer.engine.evidence.choose`), fetched from the store and formatted.
-    ``table``: the snapshot's analysed abstract sentences, with ``wanted`` (`SentenceTable.wanted`
-    of ``terms``); without it, or for a paper it lacks, the abstract is split and analysed here."""
-    passage = passages.get(hit.passage_id) if hit.passage_id is not None else None
-    sentences: list[str] = []
-    overlap: list[int] | None = None
-    if passage is None:  # a passage hit shows its passage: its abstract's sentences are not needed
-        stored = None
-        if table is not None and wanted is not None:
-            stored = table.overlaps(paper.arxiv_id, paper.abstract, wanted)
-        if stored is not None:
-            sentences, overlap = stored
-        else:
-            sentences = split_sentences(paper.abstract or "")
-    choice = evidence.choose(
-        query,
-        passage_id=passage.passage_id if passage is not None else None,
-        abstract_sentences=sentences,
-        title=paper.title,
-        stemmer=stemmer,
-        terms=terms,
-        overlap=overlap,
-    )
-    if choice is None:
-        return None
-    if choice.source == "passage" and passage is not None:
-        return Evidence(
-            text=passage.text,
-            section=passage.section_name,
-            passage_id=passage.passage_id,
-            source="passage",
-        )
-    if choice.source == "abstract" and choice.sentence is not None:
-        return Evidence(
-            text=sentence_with_context(sentences, choice.sentence),
-            section="Abstract",
-            passage_id=None,
-            source="abstract",
-        )
-    return Evidence(text=paper.title or "", section="Title", passage_id=None, source="title")
-
-
-def hydrate(index: OpenIndex, query: str, hits: list[PaperHit], contents: bool) -> list[ResolvedHit]:
-    """The backend's ``hits`` joined with their papers, tldrs and (with ``contents``) evidence, all
-    read from ``index``'s store and stored tables; a hit whose paper is missing is dropped."""
-    papers = {
-        aid: titled(index.store, p) for aid, p in index.store.get_papers([h.arxiv_id for h in hits]).items()
-    }
-    passages: dict[int, Passage] = {}
-    if contents:
-        pids = [h.passage_id for h in hits if h.passage_id is not None]
-        if pids:
-            passages = dict(index.store.get_passages(pids))
-    stored = index.tldrs  # the snapshot's tldrs by paper, when it has them: no lead sections to read
-    no_abstract = [
-        aid for aid, p in papers.items() if not p.abstract and (stored is None or aid not in stored)
-    ]
-    leads = index.store.lead_sections(no_abstract) if no_abstract else {}
-    stemmer = evidence.stemmer_of(index.manifest)
-    terms = evidence.query_terms(query, stemmer) if contents else frozenset()
-    table = index.sentences if contents else None
-    wanted = table.wanted(terms) if table is not None else None
-    resolved: list[ResolvedHit] = []
-    for h in hits:
-        paper = papers.get(h.arxiv_id)
-        if paper is None:  # the backend and the store come from one snapshot: should not happen
-            continue
-        ev = _evidence(paper, h, query, passages, stemmer, terms, table, wanted) if contents else None
-        if stored is not None and h.arxiv_id in stored:
-            tl = stored.get(h.arxiv_id)
-        else:
-            lead = leads.get(h.arxiv_id)
-            tl = paper_tldr(paper, [lead] if lead is not None else None)
-        resolved.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl))
-    return resolved
-
-
 # ------------------------------------------------------------------------------- one query
 def _rank(index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: float | None) -> SearchResult:
     """The backend's ranking of ``spec``'s query, its errors turned into the service's (`OverBudget`,
@@ -237,15 +133,33 @@ def _within_cutoff(
     unchanged without one). The papers after it that the page would have shown are counted as the
     call's leaks (a second ranking, run only when the ceiling narrows the filters)."""
     state = current_call()
+    capped = _capped(spec)
+    if state is None or capped is spec:
+        return spec
+    free = [h.arxiv_id for h in _rank(index, spec, deadline, budget).hits]
+    papers = index.store.get_papers(free) if free else {}
+    state.leak(aid for aid in free if aid in papers and state.after(papers[aid].date))
+    return capped
+
+
+def _capped(spec: SearchSpec) -> SearchSpec:
+    """``spec`` held to the date ceiling of the question this call is tagged with (itself without one)."""
+    state = current_call()
     if state is None or state.ceiling is None:
         return spec
     capped = state.capped(spec.filters)
     if capped is None or capped == spec.filters:
         return spec
-    free = [h.arxiv_id for h in _rank(index, spec, deadline, budget).hits]
-    papers = index.store.get_papers(free) if free else {}
-    state.leak(aid for aid in free if aid in papers and state.after(papers[aid].date))
     return replace(spec, filters=capped)
+
+
+def _first_stage(
+    index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: float | None
+) -> Callable[[int, int], SearchResult]:
+    def first_stage(k: int, start: int) -> SearchResult:
+        return _rank(index, replace(spec, top_k=k, offset=start), deadline, budget)
+
+    return first_stage
 
 
 def run_search(
@@ -255,23 +169,24 @@ def run_search(
     deadline: float | None = None,
     budget: float | None = None,
     rerank: FineRerank | None = None,
+    staged: Staged | None = None,
 ) -> Outcome:
     """``spec``'s query (one) against one snapshot: backend ranking, then papers and evidence from the store.
 
     ``deadline`` (``time.monotonic()``) is passed to the backend, which checks it between its stages,
     and checked again before the papers are read; ``budget`` only names the limit in the error.
     With ``rerank`` (the server's reranker, when ``spec.fine_rerank``) the page is cut from the
-    reranked ranking (`openxiv.service.fine_rerank`)."""
+    reranked ranking (`openxiv.service.fine_rerank`); ``staged``: its head and scores, fetched
+    beforehand (`stage_heads`)."""
     query = spec.query
     spec = _within_cutoff(index, spec, deadline, budget)
     if rerank is None:
         result = _rank(index, spec, deadline, budget)
     else:
-
-        def first_stage(k: int, start: int) -> SearchResult:
-            return _rank(index, replace(spec, top_k=k, offset=start), deadline, budget)
-
-        result = rank_page(index, query, top_k=spec.top_k, offset=spec.offset, plan=rerank, rank=first_stage)
+        first_stage = _first_stage(index, spec, deadline, budget)
+        result = rank_page(
+            index, query, top_k=spec.top_k, offset=spec.offset, plan=rerank, rank=first_stage, staged=staged
+        )
     check_deadline(deadline, budget, f"before reading the papers of {query[:60]!r}")
     t0 = time.perf_counter()
     hits = hydrate(index, query, list(result.hits), spec.contents)
@@ -282,16 +197,48 @@ def run_search(
     return out
 
 
+def stage_heads(
+    index: OpenIndex, spec: SearchSpec, plan: FineRerank, deadline: float | None, budget: float | None
+) -> list[Staged | None]:
+    """Per query of ``spec``, what its reranked page needs scored (`stage_head`): the first part of
+    a search whose reranker answers over the network, before its scores are awaited."""
+    out = []
+    for q in spec.queries:
+        one = _capped(spec.one(q))  # as `run_search` will rank it (its leaks are counted there)
+        first_stage = _first_stage(index, one, deadline, budget)
+        out.append(stage_head(index, q, top_k=one.top_k, offset=one.offset, plan=plan, rank=first_stage))
+    return out
+
+
 def search(holder: IndexHolder, spec: SearchSpec, *, settings: Settings) -> Outcome:
     """``spec``'s one query, checked, against the snapshot ``holder`` serves now, within the request's
-    budget (``/v1/search`` and the web page); `Outcome.snapshot` names the snapshot that answered."""
+    budget (``/v1/search`` and the web page through `openxiv.service.search_async`); `Outcome.snapshot`
+    names the snapshot that answered."""
     check_work([spec.query], spec.filters)
     plan = FineRerank.of(settings, spec.fine_rerank)  # loads the reranker before the budget starts
     with holder.acquire() as index:
-        out = run_search(
-            index, spec, deadline=deadline_for(settings), budget=settings.request_budget_s, rerank=plan
-        )
-        out.snapshot = Path(index.path).name
+        return search_on(index, spec, settings=settings, plan=plan)
+
+
+def search_on(
+    index: OpenIndex,
+    spec: SearchSpec,
+    *,
+    settings: Settings,
+    plan: FineRerank | None = None,
+    deadline: float | None = None,
+    staged: Sequence[Staged | None] | None = None,
+) -> Outcome:
+    """`search` on a borrowed snapshot (as `deepxiv_on`)."""
+    out = run_search(
+        index,
+        spec,
+        deadline=deadline if deadline is not None else deadline_for(settings),
+        budget=settings.request_budget_s,
+        rerank=plan,
+        staged=staged[0] if staged else None,
+    )
+    out.snapshot = Path(index.path).name
     return out
 
 
@@ -300,26 +247,43 @@ def deepxiv_search(
     holder: IndexHolder, spec: SearchSpec, *, settings: Settings, warnings: list[str] | None = None
 ) -> tuple[SearchResponse, dict[str, float]]:
     """Run one query or a batch (``spec.batch``): the DeepXiv ``{status, total_count, result}`` model
-    and the summed timings. Shared by the HTTP routes, the MCP server and ``openxiv search``.
+    and the summed timings. Shared by ``openxiv search`` and, through
+    `openxiv.service.search_async`, the HTTP routes and the MCP server.
 
     The request's time budget covers the whole batch: it is checked before every query (and inside
     each search), so a batch that runs late stops at once with a 503 instead of holding the worker."""
-    queries = spec.queries
-    check_work(list(queries), spec.filters)
+    check_work(list(spec.queries), spec.filters)
     plan = FineRerank.of(settings, spec.fine_rerank)  # loads the reranker before the budget starts
-    deadline = deadline_for(settings)
+    with holder.acquire() as index:
+        return deepxiv_on(index, spec, settings=settings, warnings=warnings, plan=plan)
+
+
+def deepxiv_on(
+    index: OpenIndex,
+    spec: SearchSpec,
+    *,
+    settings: Settings,
+    warnings: list[str] | None = None,
+    plan: FineRerank | None = None,
+    deadline: float | None = None,
+    staged: Sequence[Staged | None] | None = None,
+) -> tuple[SearchResponse, dict[str, float]]:
+    """`deepxiv_search` on a borrowed snapshot, with its reranker ``plan`` loaded; ``deadline``
+    (default: the budget from now) and ``staged`` (`stage_heads`) when a first part ran before."""
+    queries = spec.queries
+    deadline = deadline if deadline is not None else deadline_for(settings)
     budget = settings.request_budget_s
     timings: dict[str, float] = {}
     per_query: list[QueryResult] = []
-    with holder.acquire() as index:
-        for i, q in enumerate(queries):
-            check_deadline(deadline, budget, f"after {i} of {len(queries)} queries")
-            out = run_search(index, spec.one(q), deadline=deadline, budget=budget, rerank=plan)
-            for k, v in out.timings_ms.items():
-                timings[k] = timings.get(k, 0.0) + v
-            hits = [to_deepxiv_hit(h, spec.contents) for h in out.hits]
-            warnings = _noted(warnings, out.notes)
-            per_query.append(QueryResult(query=q, total_count=out.total_count, result=hits))
+    for i, q in enumerate(queries):
+        check_deadline(deadline, budget, f"after {i} of {len(queries)} queries")
+        ahead = staged[i] if staged is not None else None
+        out = run_search(index, spec.one(q), deadline=deadline, budget=budget, rerank=plan, staged=ahead)
+        for k, v in out.timings_ms.items():
+            timings[k] = timings.get(k, 0.0) + v
+        hits = [to_deepxiv_hit(h, spec.contents) for h in out.hits]
+        warnings = _noted(warnings, out.notes)
+        per_query.append(QueryResult(query=q, total_count=out.total_count, result=hits))
     if spec.batch:
         merged = merge_round_robin(per_query)
         response = SearchResponse(total_count=len(merged), result=merged[: spec.top_k], results=per_query)

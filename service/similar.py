@@ -4,7 +4,7 @@ Every front calls `similar`: ``GET /arxiv/?type=similar`` (the DeepXiv ``retriev
 ``GET /v1/similar`` (the ``/v1/search`` shape), the MCP tool ``similar_papers`` and ``openxiv
 similar``. The ranking is the backend's (`openxiv.indexer.backend.SearchBackend.similar`: the
 seeds' stored paper vectors, their mean for several, the seeds left out, the filters of a search
-applied before the cut); hits are hydrated like search hits (`openxiv.service.search.hydrate`),
+applied before the cut); hits are hydrated like search hits (`openxiv.service.hydration.hydrate`),
 without evidence: there is no query to show evidence for.
 
 Steering (issue 39): ``facet`` (`FACETS`: background, method, result) leans the ranking to the
@@ -29,10 +29,11 @@ from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, Conflict, NotFound
 from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
+from openxiv.service.hydration import hydrate
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, check_range, split_list
 from openxiv.service.reading import check_id
-from openxiv.service.search import Outcome, OverBudget, deadline_for, hydrate
+from openxiv.service.search import Outcome, OverBudget, deadline_for
 from openxiv.service.views import to_deepxiv_hit
 
 __all__ = ["FACETS", "MAX_SEEDS", "check_facet", "negative_ids", "seed_ids", "similar", "similar_response"]

@@ -10,7 +10,7 @@ there and in ``docs/service.md``). Everything here is extractive and determinist
   declare their text fields with it, so a text is cleaned where it is served, whoever built it;
   the web page, which renders stored text without a response model, calls `served_text`.
 
-How a hit's evidence sentence is shown is `openxiv.service.search.sentence_with_context`.
+How a hit's evidence sentence is shown is `openxiv.service.hydration.sentence_with_context`.
 """
 
 from __future__ import annotations

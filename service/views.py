@@ -111,7 +111,7 @@ def _section_summary(s: Section) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- search hits
 @dataclass(frozen=True)
 class ResolvedHit:
-    """A backend hit joined with its paper, evidence and tldr (what `openxiv.service.search.hydrate`
+    """A backend hit joined with its paper, evidence and tldr (what `openxiv.service.hydration.hydrate`
     makes of it, and what the hit views below are built from)."""
 
     hit: PaperHit

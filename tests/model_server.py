@@ -6,7 +6,9 @@ tests) and rerank requests with the inner products of those rows. ``faults`` is 
 takes the next one first (``"timeout"`` answers after `slow_s`, ``"429"`` with ``Retry-After``,
 ``"500"``, ``"malformed"`` (not JSON), ``"wrong_dim"``, ``"wrong_model"``, ``"ok"``); ``always`` is a
 fault every request gets once the queue is empty. ``requests`` keeps ``(time, path, body)`` of each.
-``stop`` ends it; the port then refuses connections, as a crashed server's does.
+``stop`` ends it; the port then refuses connections, as a crashed server's does. ``hold`` keeps every
+request waiting (``waiting`` counts them) until ``release``: a server slower than any timeout, whose
+wait a test can watch without timing anything.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ class ModelServer:
         self.slow_s = 3.0
         self.chat_answer = "2, 1"
         self.requests: list[tuple[float, str, dict[str, Any]]] = []
+        self._open = threading.Event()
+        self._open.set()
+        self.waiting = 0
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -84,12 +89,23 @@ class ModelServer:
     def spec(self) -> str:
         return f"{self.base_url}#{self.model}"
 
+    def hold(self) -> None:
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
+
     def calls(self, path: str) -> list[dict[str, Any]]:
         return [body for _, p, body in self.requests if p == path]
 
     async def _fault(self, request: Request) -> tuple[dict[str, Any], str, Response | None]:
         body = orjson.loads(await request.body())
         self.requests.append((time.monotonic(), request.url.path, body))
+        if not self._open.is_set():
+            self.waiting += 1
+            while not self._open.is_set():
+                await asyncio.sleep(0.02)
+            self.waiting -= 1
         fault = self.faults.pop(0) if self.faults else (self.always or "ok")
         if fault == "timeout":
             await asyncio.sleep(self.slow_s)

@@ -65,6 +65,9 @@ SAME_MODEL_COS = 0.99
 """Two answers to the probe this close are one model (fp16 vs fp32 arithmetic agrees to ~0.9999)."""
 DESCRIPTION = "encoder.json"
 _MEMO = 4096
+FAILURE_S = 30.0
+"""Seconds a failure `prefetch` met answers for its text in `encode_query` (unless a new `prefetch`
+asks again first); after them `encode_query` asks the server itself."""
 
 
 def _prefix_tag(query_prefix: str, passage_prefix: str) -> str:
@@ -103,7 +106,8 @@ class RemoteEncoder:
         self.fingerprint = fingerprint or ""
         self._client = httpx.Client(timeout=settings.remote_timeout)
         self._aclient: httpx.AsyncClient | None = None
-        self._memo: OrderedDict[str, np.ndarray | str] = OrderedDict()
+        self._memo: OrderedDict[str, np.ndarray | tuple[str, float]] = OrderedDict()
+        """Fetched query vectors, and failures with their time (`prefetch`, `encode_query`)."""
         self._lock = threading.Lock()
         self.replay: ReplayCache | None = replay_cache(settings)
         self.description: dict[str, Any] = {}
@@ -166,6 +170,20 @@ class RemoteEncoder:
         """The fingerprint under which ``cache`` (an `EmbeddingCache`) keeps this server's vectors."""
         assert self.probe is not None, "connect() first"
         self.fingerprint = f"{self.family}~{cache.probe_class(self.family, self.probe, SAME_MODEL_COS)}"
+
+    def adopt(self, fingerprint: str, probe: np.ndarray) -> None:
+        """Take the key another process bound (`bind_cache`) for the same model, after checking this
+        server's probe against that process's (a Ray actor of `openxiv index embed`): a server of
+        another model under the same name is `RemoteRefused`, never written under that key."""
+        if not self._verified:
+            self.connect()
+        family = fingerprint.rpartition("~")[0]
+        if family != self.family:
+            raise RemoteRefused(f"{self.endpoint.spec}: this server is {self.family}, the driver's {family}")
+        own, self.probe = self.probe, np.asarray(probe, dtype=np.float32)
+        assert own is not None
+        self._check_probe(own)
+        self.fingerprint = fingerprint
 
     def _check_probe(self, vec: np.ndarray) -> None:
         if self.probe is None:
@@ -257,16 +275,23 @@ class RemoteEncoder:
 
     def _remember(self, text: str, value: np.ndarray | str) -> None:
         with self._lock:
-            self._memo[text] = value
+            self._memo[text] = (value, time.monotonic()) if isinstance(value, str) else value
+            self._memo.move_to_end(text)
             while len(self._memo) > _MEMO:
                 self._memo.popitem(last=False)
 
     def encode_query(self, text: str) -> np.ndarray:
-        """The query's vector: fetched beforehand (`prefetch`), replayed, or one call now."""
+        """The query's vector: fetched beforehand (`prefetch`), replayed, or one call now. A fetched
+        vector is kept (one search may rank its query more than once, e.g. a fine-rerank page below
+        the reranked head); a fetched failure answers until the next `prefetch` of the text asks
+        again, or for `FAILURE_S` seconds, so a search never waits for the server in its slot."""
         with self._lock:
-            known = self._memo.pop(text, None)
-        if isinstance(known, str):
-            raise EncoderUnavailable(known)
+            known = self._memo.get(text)
+            if isinstance(known, tuple) and time.monotonic() - known[1] > FAILURE_S:
+                del self._memo[text]
+                known = None
+        if isinstance(known, tuple):
+            raise EncoderUnavailable(known[0])
         if known is not None:
             return known
         try:
@@ -275,8 +300,9 @@ class RemoteEncoder:
             raise EncoderUnavailable(str(exc)) from exc
 
     async def prefetch(self, texts: Sequence[str], timeout: float | None = None) -> None:
-        """Fetch the vectors of ``texts`` on the event loop for `encode_query` to find; a failure is
-        remembered as its message, so the search does not call again."""
+        """Fetch the vectors of ``texts`` on the event loop for `encode_query` to find (a text whose
+        vector is kept already is not asked again); a failure is remembered as its message, so the
+        search does not call again."""
         if self._aclient is None:
             self._aclient = httpx.AsyncClient(timeout=self.settings.remote_query_timeout)
         limit = (
@@ -285,6 +311,10 @@ class RemoteEncoder:
             else self.settings.remote_query_timeout
         )
         for text in dict.fromkeys(texts):
+            with self._lock:
+                if isinstance(self._memo.get(text), np.ndarray):
+                    self._memo.move_to_end(text)
+                    continue
             try:
                 self._remember(text, await self._aquery_vector(text, limit))
             except (RemoteUnavailable, RemoteRefused) as exc:

@@ -9,9 +9,11 @@ Without ``type``, a request with ``query`` is a search and one with ``arxiv_id``
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
@@ -43,7 +45,8 @@ from openxiv.service.params import (
 from openxiv.service.passages import PassagesResponse
 from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
 from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
-from openxiv.service.search import deepxiv_search, search_json
+from openxiv.service.search import search_json
+from openxiv.service.search_async import deepxiv_search_async
 from openxiv.service.spec import SearchSpec
 from openxiv.service.tool_models import FindResponse
 
@@ -109,7 +112,7 @@ counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
     summary="DeepXiv paper API (search, head, brief, section, raw, preview, json, references, cited_by, similar, find, passages, facets, match, author, bibtex)",
     description=DOC,
 )
-def arxiv(
+async def arxiv(
     request: Request,
     type: Annotated[str | None, Query(description=" | ".join(TYPES))] = None,
     arxiv_id: Annotated[
@@ -179,18 +182,19 @@ def arxiv(
     if kind in NAV_TYPES:
         return arxiv_nav(request, kind, query, arxiv_id, filters, top_k, offset)
     if kind in TOOL_TYPES:
-        return arxiv_tool(request, kind, arxiv_id, query, top_k, offset, filters, facet, negative_ids)
+        tool = partial(
+            arxiv_tool, request, kind, arxiv_id, query, top_k, offset, filters, facet, negative_ids
+        )
+        return await run_in_threadpool(tool)
     if kind != "retrieve":
         if arxiv_id is None or not arxiv_id.strip():
             raise BadRequest(f"arxiv_id: required for type={kind}")
-        if kind in REF_KINDS:
-            return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
-        return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
+        return await run_in_threadpool(_paper, request, kind, arxiv_id, section, characters)
 
     if query is None:
         raise BadRequest("query: required for type=retrieve")
     _check_source(source)
-    return _retrieve(
+    return await _retrieve(
         request,
         query,
         filters,
@@ -205,6 +209,13 @@ def arxiv(
     )
 
 
+def _paper(request: Request, kind: str, arxiv_id: str, section: str | None, characters: int) -> Response:
+    """A reading or reference ``type`` of one paper, computed in a worker thread (a compute slot)."""
+    if kind in REF_KINDS:
+        return json_response(reference_op(holder_of(request), kind, arxiv_id).model_dump_json())
+    return json_response(read(holder_of(request), kind, arxiv_id, section, characters).model_dump_json())
+
+
 def _check_source(source: str | None) -> None:
     """Only arXiv is served: bioRxiv and medRxiv are a 501 (DeepXiv has them), anything else a 400."""
     if source and source.strip().lower() in ("biorxiv", "medrxiv"):
@@ -213,7 +224,7 @@ def _check_source(source: str | None) -> None:
         raise BadRequest(f"source: {source!r} is not served here; this corpus is arXiv only")
 
 
-def _retrieve(
+async def _retrieve(
     request: Request,
     query: str,
     filters: FilterParams,
@@ -227,7 +238,8 @@ def _retrieve(
     contents: bool,
     fine_rerank: bool | None = None,
 ) -> Response:
-    """``type=retrieve``: the parameters checked in order, then `deepxiv_search` as ``POST /search``."""
+    """``type=retrieve``: the parameters checked in order, then the search as ``POST /search``
+    (`deepxiv_search_async`: a model server awaited outside the compute slots)."""
     n = top_k if top_k is not None else check_size(size) if size is not None else 10
     legacy = check_mode(search_mode, "search_mode")
     ranking = check_mode(mode, "mode") if mode else legacy
@@ -246,7 +258,9 @@ def _retrieve(
         contents=contents,
         fine_rerank=bool(fine_rerank),
     )
-    response, timings = deepxiv_search(holder_of(request), spec, settings=settings, warnings=warnings)
+    response, timings = await deepxiv_search_async(
+        holder_of(request), spec, settings=settings, warnings=warnings
+    )
     return json_response(search_json(response), timings)
 
 

@@ -1,9 +1,10 @@
 """Search routes: the AutoResearchBench/DeepXiv ``POST /search`` (also at ``/arxiv/retrieve`` and ``/``)
 and openxiv's own ``GET/POST /v1/search``.
 
-Handlers compute in FastAPI's threadpool (its tokens are the compute slots, `serve_concurrency`), so
-query encoding, BM25 and FAISS never block the event loop; a model server's query vector is awaited
-on the event loop first (`openxiv.service.prefetch`), holding no slot. Each request borrows the open snapshot once (see
+The handlers parse on the event loop and call the event-loop use case (`openxiv.service.search_async`):
+it computes in FastAPI's threadpool (its tokens are the compute slots, `serve_concurrency`), so query
+encoding, BM25 and FAISS never block the event loop, and awaits a model server (query vectors,
+rerank scores) on the event loop, holding no slot. Each request borrows the open snapshot once (see
 `openxiv.service.holder`), so a reload in the middle of a request does not mix two snapshots.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 
 from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
@@ -30,8 +30,8 @@ from openxiv.service.params import (
     lenient_batch,
     unsupported_filters,
 )
-from openxiv.service.prefetch import prefetch_query_vectors
-from openxiv.service.search import deepxiv_search, search, search_json, v1_json, v1_response
+from openxiv.service.search import search_json, v1_json, v1_response
+from openxiv.service.search_async import deepxiv_search_async, search_async
 from openxiv.service.spec import SearchSpec
 
 __all__ = ["router"]
@@ -66,16 +66,7 @@ async def post_search(body: SearchRequest, request: Request) -> Response:
     """Lenient where the intent is clear (the AutoResearchBench client turns any 4xx into a silent
     empty list): ``top_k`` above the maximum is clamped, ``null`` is the default (10), a query over
     the length limit is cut to it, empty strings in a batch are skipped; all are said in
-    ``warnings``. What DeepXiv refuses too (``top_k`` below 1) or what cannot be repaired stays a 400.
-    A model server's query vectors are fetched first, on the event loop (`prefetch_query_vectors`)."""
-    queries = body.query if isinstance(body.query, list) else [body.query]
-    await prefetch_query_vectors(
-        holder_of(request), [q for q in queries if isinstance(q, str)], body.mode, settings_of(request)
-    )
-    return await run_in_threadpool(_post_search, body, request)
-
-
-def _post_search(body: SearchRequest, request: Request) -> Response:
+    ``warnings``. What DeepXiv refuses too (``top_k`` below 1) or what cannot be repaired stays a 400."""
     settings = settings_of(request)
     warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
     top_k = clamp_top_k(body.top_k if body.top_k is not None else DEFAULT_TOP_K, warnings)
@@ -91,7 +82,9 @@ def _post_search(body: SearchRequest, request: Request) -> Response:
         batch=isinstance(body.query, list),
         fine_rerank=bool(body.use_fine_rerank),
     )
-    response, timings = deepxiv_search(holder_of(request), spec, settings=settings, warnings=warnings)
+    response, timings = await deepxiv_search_async(
+        holder_of(request), spec, settings=settings, warnings=warnings
+    )
     return json_response(search_json(response), timings)
 
 
@@ -111,7 +104,7 @@ for _path, _name in (("/search", "search"), ("/arxiv/retrieve", "arxiv_retrieve"
 
 
 # ------------------------------------------------------------------------------- v1
-def _v1(request: Request, body: V1SearchRequest) -> Response:
+async def _v1(request: Request, body: V1SearchRequest) -> Response:
     settings = settings_of(request)
     query = check_queries(body.query, settings.max_query_chars)[0]
     spec = SearchSpec(
@@ -122,7 +115,7 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
     )
-    out = search(holder_of(request), spec, settings=settings)
+    out = await search_async(holder_of(request), spec, settings=settings)
     return json_response(v1_json(v1_response(out, body.offset, body.top_k)), out.timings_ms)
 
 
@@ -131,13 +124,7 @@ def _v1(request: Request, body: V1SearchRequest) -> Response:
 )
 async def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
     """Hybrid search; each hit carries its evidence passage, section and ranking signals."""
-    await _prefetch(request, body)
-    return await run_in_threadpool(_v1, request, body)
-
-
-async def _prefetch(request: Request, body: V1SearchRequest) -> None:
-    if isinstance(body.query, str):
-        await prefetch_query_vectors(holder_of(request), [body.query], body.mode, settings_of(request))
+    return await _v1(request, body)
 
 
 @router.get(
@@ -167,5 +154,4 @@ async def v1_search_get(
         mode=mode,
         return_contents=contents,
     )
-    await _prefetch(request, body)
-    return await run_in_threadpool(_v1, request, body)
+    return await _v1(request, body)

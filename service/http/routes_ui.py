@@ -1,7 +1,7 @@
 """The web page for people at ``/ui`` (``GET /`` redirects there): search, results, paper and section.
 
 Server-rendered (`ui_render`), no JavaScript, works offline. Search and reading go through the API's
-own use cases (`openxiv.service.search.search`, `openxiv.service.reading`'s `load_paper` and
+own use cases (`openxiv.service.search_async.search_async`, `openxiv.service.reading`'s `load_paper` and
 `find_section`, `corpus.text.paper_tldr`) and its parameter
 checks (`params`), so the page and the API never disagree; a bad value shows the API's message on
 the page with a 4xx and the form kept as typed. Parameters are read as text, never validated by
@@ -33,7 +33,7 @@ from openxiv.service.http.ui_refs import expand_urls, expand_view
 from openxiv.service.http.ui_render import PAGE_HEADERS, excerpt, highlight, paragraphs, render, stylesheet
 from openxiv.service.params import OFFSET_MAX, FilterParams, check_mode, check_queries
 from openxiv.service.reading import find_section, load_paper
-from openxiv.service.search import search
+from openxiv.service.search_async import search_async
 from openxiv.service.spec import SearchSpec
 from openxiv.service.text import section_label, served_text, token_count
 from openxiv.service.views import ResolvedHit, abs_url, pdf_url
@@ -162,7 +162,9 @@ def ui_css() -> Response:
 
 
 @router.get("/ui", response_class=HTMLResponse)
-def ui_search(request: Request) -> HTMLResponse:
+async def ui_search(request: Request) -> HTMLResponse:
+    """The search page; the search's compute in a worker thread and a model server awaited outside
+    it (`search_async`), the page rendered here."""
     form = SearchForm.from_request(request)
     base = request.scope.get("root_path", "")
     context: dict[str, Any] = {"form": form, "modes": MODES, "hits": None, "pager": None, "error": None}
@@ -180,7 +182,7 @@ def ui_search(request: Request) -> HTMLResponse:
             filters=filters,
             mode=check_mode(form.mode),
         )
-        out = search(holder_of(request), spec, settings=settings)
+        out = await search_async(holder_of(request), spec, settings=settings)
     except ApiError as exc:
         return render(request, "search.html", status=exc.status_code, **{**context, "error": exc.detail})
     language = settings.bm25_stemmer

@@ -83,11 +83,11 @@ def build_browsecomp_server(
             f"score and snippet; the snippet is the start of the paper's text ({budget})."
         ),
     )
-    def search(
+    async def search(
         query: Annotated[str, Field(description="What to look for, in words")],
     ) -> Annotated[CallToolResult, SearchOutput]:
         with tool_errors():
-            hits = tools.search(query)
+            hits = await tools.asearch(query)
         return _json_result(hits, {"result": hits})
 
     if get_document:

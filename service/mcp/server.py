@@ -132,7 +132,7 @@ def _read(
 
 def _add_search_tool(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
-    def search_papers(
+    async def search_papers(
         query: Annotated[str, Field(description="What to look for, in words (e.g. 'agent memory')")],
         size: Size = 10,
         offset: Offset = 0,
@@ -152,8 +152,8 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search arXiv papers (BM25 + dense hybrid). Returns title, id, date, categories, authors,
         a TLDR and the passage that matched for each paper."""
-        with tool_errors():
-            response = library.search(
+        with tool_errors():  # async: a model server is awaited outside the compute slots
+            response = await library.asearch(
                 query,
                 top_k=size,
                 offset=offset,

@@ -11,7 +11,7 @@ from openxiv.indexer import layout
 from openxiv.indexer.analyzer import analyze
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.manifest import Manifest
-from openxiv.service.search import sentence_with_context
+from openxiv.service.hydration import sentence_with_context
 
 TEXT = (
     "Deep networks are hard to train and this sentence is long enough to stand on its own in a tldr. "
