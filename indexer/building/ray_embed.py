@@ -84,11 +84,14 @@ def missing_in_cache(
 class EncodeActor:
     """One encoder per actor, loaded once; ``__call__`` encodes a batch of texts."""
 
-    def __init__(self, settings: Settings, fingerprint: str) -> None:
+    def __init__(self, settings: Settings, fingerprint: str, probe: list[float] | None = None) -> None:
         from openxiv.indexer.encoders.embed import load_encoder
 
         self.encoder = load_encoder(settings)
         self.batch_size = settings.embed_batch_size
+        adopt = getattr(self.encoder, "adopt", None)
+        if callable(adopt) and probe is not None:  # a model server: the key the driver bound
+            adopt(fingerprint, np.asarray(probe, dtype=np.float32))
         if self.encoder.fingerprint != fingerprint:
             raise ConfigError(
                 f"a Ray actor loaded encoder {self.encoder.fingerprint}, the driver {fingerprint}: "
@@ -126,6 +129,10 @@ def ray_fill_cache(
     means one per CPU that Ray reports. Each actor asks for one CPU (or ``num_gpus`` GPUs)."""
     t0 = time.perf_counter()
     with EmbeddingCache(cache_path) as cache:
+        bind = getattr(encoder, "bind_cache", None)
+        if callable(bind):  # a model server: its key depends on the probes this cache has seen
+            bind(cache)
+        probe = getattr(encoder, "probe", None)
         keys, todo = missing_in_cache(encoder, texts, cache)
         distinct = len(set(cache_keys(encoder, texts)))
         report = RayEmbedReport(distinct, distinct - len(todo), 0, 0, 0.0, 0.0)
@@ -148,7 +155,11 @@ def ray_fill_cache(
             ds = ray.data.from_items([{"row": i, "text": todo[i]} for i in order])
             out = ds.map_batches(
                 EncodeActor,
-                fn_constructor_kwargs={"settings": settings, "fingerprint": encoder.fingerprint},
+                fn_constructor_kwargs={
+                    "settings": settings,
+                    "fingerprint": encoder.fingerprint,
+                    "probe": None if probe is None else [float(x) for x in probe],
+                },
                 batch_size=batch_texts,
                 batch_format="numpy",
                 compute=ray.data.ActorPoolStrategy(size=n),

@@ -57,3 +57,31 @@ def test_ray_fills_the_cache_with_the_local_vectors(shared: Path, tmp_path: Path
     again = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
     second = json.loads(again.output[again.output.index("{") :])
     assert second["encoded"] == 0 and second["cached"] == distinct and second["actors"] == 0
+
+
+def test_ray_keys_a_model_servers_vectors_by_the_probe_class_the_build_uses(tmp_path: Path) -> None:
+    """``openxiv index embed`` with ``OPENXIV_MODEL=http://...#model``: the driver binds the probe
+    class as the build does, each actor adopts it after checking its own probe, and a cache that has
+    seen another model under the same name keeps that model's key clean."""
+    from model_server import ModelServer, hashed_embed
+
+    from openxiv.indexer.building.ray_embed import ray_fill_cache
+    from openxiv.indexer.encoders.remote import connect_remote_encoder
+
+    texts = [f"paper {i}: dense retrieval of arXiv papers, variant {i}" for i in range(40)]
+    cache_path = tmp_path / "embcache.sqlite"
+    with ModelServer(lambda t: hashed_embed([s + "!" for s in t])) as other:  # another model, same name
+        first = connect_remote_encoder(Settings(data_dir=tmp_path, model=other.spec))
+        with EmbeddingCache(cache_path) as cache:
+            first.bind_cache(cache)
+    assert first.fingerprint.endswith("~0")
+    with ModelServer(hashed_embed) as server:
+        settings = Settings(data_dir=tmp_path, model=server.spec, embed_batch_size=8)
+        encoder = connect_remote_encoder(settings)
+        report = ray_fill_cache(texts, cache_path, settings, encoder, actors=1)
+    assert encoder.fingerprint == first.family + "~1" and report.encoded == len(texts)
+    with EmbeddingCache(cache_path) as cache:
+        got = cache.get_many(cache_keys(encoder, texts))
+        assert not cache.get_many(cache_keys(first, texts))  # nothing written under the other's key
+    vecs = np.stack([got[k] for k in cache_keys(encoder, texts)])
+    np.testing.assert_allclose(vecs, hashed_embed(texts), atol=1e-6)
