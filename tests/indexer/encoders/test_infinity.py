@@ -4,8 +4,9 @@ the packaged MiniLM from its local folder for ``/v1/embeddings`` and a cross-enc
 is absent, `make infinity-venv`).
 
 A snapshot built through Infinity ranks like the in-process build of the same weights (torch, at the
-server's own truncation of 256 tokens); its query vectors and reranks are recorded and replay with the
-server's address dead; Infinity's rerank scores are the cross-encoder's own, computed here in process.
+server's own truncation of 256 tokens); its searches, with and without ``use_fine_rerank`` by Infinity's
+``/v1/rerank``, are recorded and give the same bodies replayed with both servers' addresses dead;
+Infinity's rerank scores are the cross-encoder's own, computed here in process.
 """
 
 from __future__ import annotations
@@ -81,7 +82,13 @@ def test_a_build_through_infinity_ranks_like_the_same_weights_in_process(
     assert (emb.encoder, emb.dim, emb.encoded) == (f"http:{infinity.EMBED_NAME}", 384, 200)
 
     replay = tmp_path / "replay.jsonl"
-    recording = remote.replace(remote_replay="record", remote_replay_file=replay)
+    recording = remote.replace(
+        remote_replay="record",
+        remote_replay_file=replay,
+        rerank=f"{base}#{infinity.RERANK_NAME}",
+        rerank_api="auto",
+        rerank_depth=10,
+    )
     bodies: dict[str, Any] = {}
     with (
         TestClient(create_app(local, tmp_path / "local" / "index")) as a,
@@ -90,14 +97,28 @@ def test_a_build_through_infinity_ranks_like_the_same_weights_in_process(
         for q, mode in itertools.product(QUERIES, ("dense", "weighted")):
             ids_a, ids_b = _ids(a, q, mode), _ids(b, q, mode)
             assert len(set(ids_a) & set(ids_b)) >= 0.95 * len(ids_a), (q, mode, ids_a, ids_b)
-            bodies[f"{q}|{mode}"] = b.post("/search", json={"query": q, "top_k": 10, "mode": mode}).json()
+            bodies[f"{q}|{mode}"] = b.post("/search", json=_body(q, mode)).json()
             assert "warnings" not in bodies[f"{q}|{mode}"]
+        for q in QUERIES:  # reranked by Infinity's /v1/rerank (the shape found on the first call)
+            bodies[f"{q}|rerank"] = b.post("/search", json=_body(q, "rerank")).json()
+            assert "warnings" not in bodies[f"{q}|rerank"], bodies[f"{q}|rerank"]
+            assert bodies[f"{q}|rerank"] != bodies[f"{q}|weighted"]  # Infinity's scores reordered it
 
-    dead = recording.replace(remote_replay="replay", model=f"http://127.0.0.1:9/v1#{infinity.EMBED_NAME}")
+    dead = recording.replace(
+        remote_replay="replay",
+        model=f"http://127.0.0.1:9/v1#{infinity.EMBED_NAME}",
+        rerank=f"http://127.0.0.1:9/v1#{infinity.RERANK_NAME}",
+    )
     with TestClient(create_app(dead, tmp_path / "remote" / "index")) as c:
         for key, body in bodies.items():
             q, mode = key.split("|")
-            assert c.post("/search", json={"query": q, "top_k": 10, "mode": mode}).json() == body
+            assert c.post("/search", json=_body(q, mode)).json() == body, key
+
+
+def _body(query: str, mode: str) -> dict[str, Any]:
+    if mode == "rerank":
+        return {"query": query, "top_k": 10, "mode": "weighted", "use_fine_rerank": True}
+    return {"query": query, "top_k": 10, "mode": mode}
 
 
 def test_infinity_reranks_with_the_cross_encoders_own_scores(

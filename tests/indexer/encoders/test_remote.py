@@ -19,7 +19,7 @@ from openxiv.indexer.building.embcache import EmbeddingCache, encode_cached
 from openxiv.indexer.encoders.embed import load_encoder
 from openxiv.indexer.encoders.remote import PROBE_TEXT, RemoteEncoder, connect_remote_encoder
 from openxiv.indexer.encoders.remote_http import RemoteRefused, RemoteUnavailable, parse_remote
-from openxiv.indexer.encoders.remote_rerank import remote_reranker
+from openxiv.indexer.encoders.remote_rerank import PROMPT_VERSION, remote_reranker
 from openxiv.indexer.encoders.rerankers import Reranker, RerankerUnavailable
 from openxiv.indexer.encoders.vectors import EncoderUnavailable
 
@@ -223,32 +223,70 @@ def test_a_chat_model_orders_the_list_with_a_versioned_prompt(tmp_path: Path, se
     scores = rr.score("q", ["a", "b", "c"])
     assert list(np.argsort(-scores)) == [2, 0, 1]
     body = server.calls("/v1/chat/completions")[0]
-    assert "[1] a\n[2] b\n[3] c" in body["messages"][0]["content"] and body["temperature"] == 0
-    assert rr.replay_id.endswith(":listwise-v1")
+    content = body["messages"][0]["content"]
+    assert "[1] a\n[2] b\n[3] c" in content and "Order the 3 passages" in content and body["temperature"] == 0
+    assert rr.replay_id.endswith(":" + PROMPT_VERSION) and PROMPT_VERSION.startswith("listwise-rerank@")
+    rr.score("a {passages} query {n}", ["x", "y"])  # the query's braces are its own text, not fields
+    assert (
+        "Query: a {passages} query {n}\n" in server.calls("/v1/chat/completions")[1]["messages"][0]["content"]
+    )
 
 
+@pytest.mark.parametrize("api", ["cohere", "chat"])
 @pytest.mark.parametrize("fault", ["timeout", "500", "malformed", "429"])
-def test_a_rerank_fault_is_reranker_unavailable(tmp_path: Path, server: ModelServer, fault: str) -> None:
+def test_a_rerank_fault_is_reranker_unavailable(
+    tmp_path: Path, server: ModelServer, fault: str, api: str
+) -> None:
     server.slow_s = 2.0
-    rr = remote_reranker(server.spec, "cohere", _settings(tmp_path, server))
+    rr = remote_reranker(server.spec, api, _settings(tmp_path, server))
     server.faults = [fault]
-    with pytest.raises(RerankerUnavailable):
+    with pytest.raises(RerankerUnavailable, match=r"127\.0\.0\.1"):
         rr.score("q", ["a", "b"])
 
 
-def test_recorded_reranks_replay_with_the_server_gone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("answer", ["I cannot rank these.", "7, 9"])
+def test_a_chat_answer_naming_no_passage_is_reranker_unavailable(
+    tmp_path: Path, server: ModelServer, answer: str
+) -> None:
+    rr = remote_reranker(server.spec, "chat", _settings(tmp_path, server))
+    server.chat_answer = answer
+    with pytest.raises(RerankerUnavailable, match="the chat model named no passage"):
+        rr.score("q", ["a", "b"])
+
+
+@pytest.mark.anyio
+async def test_the_event_loop_rerank_gives_the_same_scores_and_faults(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    docs = ["dense retrieval of papers", "galaxy rotation curves"]
+    for api in ("cohere", "chat"):
+        rr = remote_reranker(server.spec, api, _settings(tmp_path, server))
+        assert (await rr.ascore("dense retrieval", docs)).tobytes() == rr.score(
+            "dense retrieval", docs
+        ).tobytes()
+    tei = remote_reranker(f"http://127.0.0.1:{server.port}/tei#m", "auto", _settings(tmp_path, server))
+    await tei.ascore("q", docs)
+    assert tei.api == "tei"  # auto finds the texts form on the event loop too
+    server.faults = ["500"]
+    with pytest.raises(RerankerUnavailable, match="HTTP 500"):
+        await rr.ascore("q", docs)
+
+
+@pytest.mark.parametrize("api", ["cohere", "chat"])
+def test_recorded_reranks_replay_with_the_server_gone(tmp_path: Path, api: str) -> None:
     replay = tmp_path / "replay.jsonl"
     docs = ["a", "b", "c"]
     with ModelServer(hashed_embed) as server:
+        server.chat_answer = "3, 1"
         live = remote_reranker(
             server.spec,
-            "cohere",
+            api,
             _settings(tmp_path, server, remote_replay="record", remote_replay_file=replay),
         )
         scores = live.score("query", docs)
         spec = server.spec
     offline = remote_reranker(
-        spec, "cohere", Settings(data_dir=tmp_path, remote_replay="replay", remote_replay_file=replay)
+        spec, api, Settings(data_dir=tmp_path, remote_replay="replay", remote_replay_file=replay)
     )
     assert offline.score("query", docs).tobytes() == scores.tobytes()
     with pytest.raises(RerankerUnavailable, match="was not recorded"):

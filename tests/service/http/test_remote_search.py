@@ -3,8 +3,9 @@
 The scripted server on loopback (tests/model_server.py) answers ``/v1/embeddings``
 with the shipped encoder's real vectors of 300 real listing papers. The build through it ranks like the
 in-process build of the same encoder; with the server stopped, ``/search`` answers with its lexical
-sides and a warning (a dense mode alone: 503 naming the server); a run recorded in the replay cache
-replays with the server gone and gives the same bodies.
+sides and a warning (a dense mode alone: 503 naming the server); a run recorded in the replay cache,
+its query vectors and its fine reranks by the server's ``/v1/rerank`` (cosines of the same real
+vectors), replays with the server stopped and gives the same bodies.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def server() -> Iterator[ModelServer]:
 
 def _search(http: TestClient, query: str, mode: str | None = None) -> Any:
     body: dict[str, Any] = {"query": query, "top_k": 10}
-    if mode:
+    if mode == "rerank":
+        body["use_fine_rerank"] = True
+    elif mode:
         body["mode"] = mode
     return http.post("/search", json=body)
 
@@ -73,7 +76,13 @@ def test_build_serve_degrade_and_replay(corpus: Path, server: ModelServer, tmp_p
     assert m.embedding.encoded == 300
 
     replay = tmp_path / "replay.jsonl"
-    recorded = remote.replace(remote_replay="record", remote_replay_file=replay)
+    recorded = remote.replace(
+        remote_replay="record",
+        remote_replay_file=replay,
+        rerank=server.spec,
+        rerank_api="cohere",
+        rerank_depth=20,
+    )
     with (
         TestClient(create_app(local, tmp_path / "local" / "index")) as a,
         TestClient(create_app(recorded, tmp_path / "remote" / "index")) as b,
@@ -87,6 +96,12 @@ def test_build_serve_degrade_and_replay(corpus: Path, server: ModelServer, tmp_p
                 ids_b = [h["arxiv_id"] for h in rb.json()["result"]]
                 assert len(set(ids_a) & set(ids_b)) >= 0.95 * len(ids_a), (q, mode)
                 live[f"{q}|{mode}"] = rb.json()
+            reranks = len(server.calls("/v1/rerank"))
+            reranked = _search(b, q, "rerank")
+            assert reranked.status_code == 200 and "warnings" not in reranked.json(), reranked.text
+            assert len(server.calls("/v1/rerank")) == reranks + 1
+            assert reranked.json() != live[f"{q}|None"]  # the server's scores reordered the head
+            live[f"{q}|rerank"] = reranked.json()
         server.always = "500"  # the server breaks: lexical answers with a warning, dense alone a 503
         hybrid = _search(b, "transformers for time series")
         assert hybrid.status_code == 200 and hybrid.json()["result"]
@@ -97,10 +112,9 @@ def test_build_serve_degrade_and_replay(corpus: Path, server: ModelServer, tmp_p
         assert dense.status_code == 503 and "query encoder is unavailable" in dense.json()["detail"]
         server.always = None
 
+    server.stop()  # replayed with the server gone: its port refuses connections
     server_down = recorded.replace(remote_replay="replay")
-    asked = len(server.requests)
     with TestClient(create_app(server_down, tmp_path / "remote" / "index")) as c:
         for key, body in live.items():
             q, mode = key.split("|")
-            assert _search(c, q, None if mode == "None" else mode).json() == body
-    assert len(server.requests) == asked  # every answer came from the recording
+            assert _search(c, q, None if mode == "None" else mode).json() == body, key
