@@ -2,7 +2,7 @@
 a retry, a clear refusal or a degraded answer, and recorded answers replay bit for bit.
 
 The server's vectors here are stand-ins (a hash of the text); the end-to-end test with a real model's
-vectors behind the same server is tests/indexer/encoders/test_remote_build.py.
+vectors behind the same server is tests/service/http/test_remote_search.py.
 """
 
 from __future__ import annotations
