@@ -20,11 +20,13 @@ without paper vectors a 409 (`Conflict`) that says how to build one with them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from openxiv.corpus.facets import FACETS, facet_text
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import DeadlineExceeded, NoVectors, SearchFilters, SearchResult, UnknownPapers
+from openxiv.indexer.encoders.vectors import EncoderUnavailable
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, Conflict, NotFound
 from openxiv.service.experiments.context import current as current_call
@@ -129,9 +131,10 @@ def similar(
         toward = None
         if facet is not None:
             toward = " ".join(facet_text(papers[s].abstract or papers[s].title or "", facet) for s in seeds)
+        notes: list[str] = []
         try:
 
-            def rank(within: SearchFilters | None) -> SearchResult:
+            def rank(within: SearchFilters | None, steer: str | None = toward or None) -> SearchResult:
                 return index.backend.similar(
                     seeds,
                     top_k=top_k,
@@ -139,10 +142,15 @@ def similar(
                     filters=within,
                     deadline=deadline_for(settings),
                     negative_ids=negatives,
-                    toward=toward or None,
+                    toward=steer,
                 )
 
-            result = rank(_within_cutoff(index, filters, rank))
+            try:
+                result = rank(_within_cutoff(index, filters, rank))
+            except EncoderUnavailable as exc:  # a model server down: the seeds' vectors still rank
+                unsteered = partial(rank, steer=None)
+                result = unsteered(_within_cutoff(index, filters, unsteered))
+                notes.append(f"facet: ignored, the query encoder is unavailable ({exc})")
         except NoVectors as exc:
             raise Conflict(str(exc)) from exc
         except UnknownPapers as exc:  # in the store but not the index: a snapshot at odds with itself
@@ -159,10 +167,12 @@ def similar(
         total_count=result.total_count,
         timings_ms=timings,
         snapshot=snapshot,
+        notes=notes,
     )
 
 
 def similar_response(out: Outcome, warnings: list[str] | None = None) -> SearchResponse:
     """An `Outcome` of `similar` in the DeepXiv ``retrieve`` shape (no ``contents``)."""
     hits = [to_deepxiv_hit(h, contents=False) for h in out.hits]
-    return SearchResponse(total_count=out.total_count, result=hits, warnings=warnings or None)
+    said = [*(warnings or []), *out.notes]
+    return SearchResponse(total_count=out.total_count, result=hits, warnings=said or None)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from importlib import resources
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 import httpx

@@ -82,6 +82,7 @@ def test_build_serve_degrade_and_replay(corpus: Path, server: ModelServer, tmp_p
         rerank=server.spec,
         rerank_api="cohere",
         rerank_depth=20,
+        remote_query_timeout=60.0,  # the server embeds 20-40 texts per rerank on the loaded cores
     )
     with (
         TestClient(create_app(local, tmp_path / "local" / "index")) as a,
@@ -110,6 +111,13 @@ def test_build_serve_degrade_and_replay(corpus: Path, server: ModelServer, tmp_p
         assert "HTTP 500" in v1["warnings"][0]
         dense = _search(b, "transformers for time series", "dense")
         assert dense.status_code == 503 and "query encoder is unavailable" in dense.json()["detail"]
+        reranked = _search(b, "transformers for time series", "rerank")  # not recorded: asks the server
+        assert reranked.status_code == 200 and reranked.json()["result"], reranked.text
+        assert any("reranker cohere:openxiv-minilm is unavailable" in w for w in reranked.json()["warnings"])
+        seed = live[f"{QUERIES[0]}|None"]["result"][0]["arxiv_id"]
+        steered = b.get("/v1/similar", params={"arxiv_id": seed, "facet": "method"})
+        assert steered.status_code == 200 and steered.json()["hits"], steered.text
+        assert "facet: ignored, the query encoder is unavailable" in steered.json()["warnings"][0]
         server.always = None
 
     server.stop()  # replayed with the server gone: its port refuses connections
