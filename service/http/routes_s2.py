@@ -57,7 +57,11 @@ async def _json_body(request: Request) -> dict[str, Any]:
 @router.get(f"{GRAPH}/paper/search", summary="S2 paper relevance search")
 async def s2_search(request: Request) -> Response:
     params = _params(request)
-    return await _answer(lambda: api.search(holder_of(request), settings_of(request), params))
+    try:  # a model server's query vector is awaited outside the compute slots
+        body = await api.search_async(holder_of(request), settings_of(request), params)
+    except ApiError as exc:
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+    return Response(content=json.dumps(body, ensure_ascii=False), media_type="application/json")
 
 
 @router.get(f"{GRAPH}/paper/search/match", summary="S2 paper title search (the best match)")

@@ -26,6 +26,8 @@ from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from typing import Any
 
+import anyio.to_thread
+
 from openxiv.corpus.records import Paper
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import PaperHit
@@ -33,12 +35,14 @@ from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import references as refs
 from openxiv.service.errors import BadRequest, Conflict, NotFound
 from openxiv.service.holder import IndexHolder
+from openxiv.service.hydration import hydrate
 from openxiv.service.navigation import match_title
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, FilterParams, check_queries, check_range
 from openxiv.service.passages import passages
 from openxiv.service.s2compat.fields import Fields, PaperView, outside, parse_fields
 from openxiv.service.s2compat.ids import UnknownId, arxiv_of, corpus_id
-from openxiv.service.search import deadline_for, hydrate, run_search
+from openxiv.service.search import deadline_for, run_search
+from openxiv.service.search_async import prefetch_query_vectors
 from openxiv.service.similar import similar
 from openxiv.service.spec import SearchSpec
 
@@ -153,6 +157,23 @@ def filters_of(params: dict[str, str | None], settings: Settings) -> FilterParam
 
 def search(holder: IndexHolder, settings: Settings, params: dict[str, str | None]) -> dict[str, Any]:
     """``paper/search``: ``query``, ``offset``, ``limit`` (1-100), ``fields`` and the filters."""
+    spec, fields = _search_spec(settings, params)
+    with holder.acquire() as index:
+        return _search_on(index, spec, fields, settings)
+
+
+async def search_async(
+    holder: IndexHolder, settings: Settings, params: dict[str, str | None]
+) -> dict[str, Any]:
+    """`search` on the event loop: a model server's query vector awaited outside the compute slots
+    (`openxiv.service.search_async.prefetch_query_vectors`), the search in a worker thread."""
+    spec, fields = _search_spec(settings, params)
+    with holder.acquire() as index:
+        await prefetch_query_vectors(index, spec.queries, spec.mode, settings)
+        return await anyio.to_thread.run_sync(_search_on, index, spec, fields, settings)
+
+
+def _search_spec(settings: Settings, params: dict[str, str | None]) -> tuple[SearchSpec, Fields]:
     query = params.get("query")
     if query is None or not query.strip():
         raise BadRequest("query: required (the words to search for)")
@@ -167,10 +188,14 @@ def search(holder: IndexHolder, settings: Settings, params: dict[str, str | None
         filters=filters_of(params, settings).build(),
         contents=False,
     )
-    with holder.acquire() as index:
-        out = run_search(index, spec, deadline=deadline_for(settings), budget=settings.request_budget_s)
-        found, view = _view(index, [h.paper.arxiv_id for h in out.hits], fields)
-        data = [view.render(found[h.paper.arxiv_id], fields) for h in out.hits if h.paper.arxiv_id in found]
+    return spec, fields
+
+
+def _search_on(index: OpenIndex, spec: SearchSpec, fields: Fields, settings: Settings) -> dict[str, Any]:
+    out = run_search(index, spec, deadline=deadline_for(settings), budget=settings.request_budget_s)
+    found, view = _view(index, [h.paper.arxiv_id for h in out.hits], fields)
+    data = [view.render(found[h.paper.arxiv_id], fields) for h in out.hits if h.paper.arxiv_id in found]
+    offset = spec.offset
     body: dict[str, Any] = {"total": out.total_count, "offset": offset}
     if offset + len(data) < out.total_count:
         body["next"] = offset + len(data)

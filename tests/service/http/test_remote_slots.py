@@ -84,6 +84,7 @@ FRONTS: dict[str, Callable[[str], tuple[str, str, dict[str, Any]]]] = {
     "POST /retrieve": lambda q: ("POST", "/retrieve", {"json": {"queries": [q], "topk": 3}}),
     "agent search": lambda q: ("POST", "/arxiv/agent/search", {"json": {"query": q, "top_k": 3}}),
     "web page": lambda q: ("GET", "/ui", {"params": {"q": q}}),
+    "S2 paper/search": lambda q: ("GET", "/graph/v1/paper/search", {"params": {"query": q, "limit": 3}}),
     "POST /search rerank": lambda q: (
         "POST",
         "/search",
