@@ -32,12 +32,16 @@ __all__ = ["InputLedger", "file_keys", "read_key"]
 INPUTS = cast(Table, IngestInput.__table__)
 
 
-def read_key(fmt: str | None, settings: Settings, references: bool = False) -> str:
+def read_key(
+    fmt: str | None, settings: Settings, references: bool = False, bibliography: bool = False
+) -> str:
     """What a file's records depend on besides its bytes: the format option, how passages are cut,
     the openxiv version (readers change with it) and the data version of the stored values; for an
     unArXive file (``references``) also the version of what its bibliographies become
-    (`openxiv.corpus.references.REFERENCE_RULES`), so the key of listing, OAI, plain-text and PDF
-    files is the one they had before references were stored, and an unArXive file's key moved."""
+    (`openxiv.corpus.references.REFERENCE_RULES`), and for a plain-text or PDF file
+    (``bibliography``) the version of the bibliography parser
+    (`openxiv.corpus.bibliography.BIBLIOGRAPHY_RULES`), so the key of listing and OAI files is the one
+    they had before references were stored, and the full texts are read again once for theirs."""
     from importlib import metadata
 
     from openxiv.corpus.migrations import DATA_VERSION
@@ -57,21 +61,31 @@ def read_key(fmt: str | None, settings: Settings, references: bool = False) -> s
         from openxiv.corpus.references import REFERENCE_RULES
 
         key["references"] = REFERENCE_RULES
+    if bibliography:
+        from openxiv.corpus.bibliography import BIBLIOGRAPHY_RULES
+
+        key["bibliography"] = BIBLIOGRAPHY_RULES
     return json.dumps(key, sort_keys=True)
 
 
 def file_keys(fmt: str | None, settings: Settings) -> Callable[[Path], str]:
-    """The `read_key` of each input file: with ``references`` for the files read as unArXive (the
-    ``--format`` given, else the detected one; a file whose format cannot be told is not unArXive)."""
+    """The `read_key` of each input file: with ``references`` for the files read as unArXive, with
+    ``bibliography`` for plain-text and PDF files (the ``--format`` given, else the detected one; a
+    file whose format cannot be told has the plain key)."""
     from openxiv.corpus.readers import FormatError, detect_format
 
-    plain, refs = read_key(fmt, settings), read_key(fmt, settings, references=True)
+    keys = {
+        "unarxive": read_key(fmt, settings, references=True),
+        "plaintext": read_key(fmt, settings, bibliography=True),
+        "pdf": read_key(fmt, settings, bibliography=True),
+    }
+    plain = read_key(fmt, settings)
 
     def key(file: Path) -> str:
         if fmt is not None:
-            return refs if fmt == "unarxive" else plain
+            return keys.get(fmt, plain)
         try:
-            return refs if detect_format(file) == "unarxive" else plain
+            return keys.get(detect_format(file), plain)
         except FormatError:
             return plain
 

@@ -141,6 +141,9 @@ class Reference:
     """Canonical, version-free id of the cited paper; ``None`` when the entry resolves to none."""
     text: str | None
     """The entry as the source prints it (whitespace folded, at most `REFERENCE_CHARS` characters)."""
+    context: str | None = None
+    """The body sentence that cites the entry (`openxiv.corpus.bibliography`); ``None`` when unknown
+    (no marker found, or an unArXive input, whose entries are kept as they come)."""
 
 
 REFERENCE_CHARS = 1000

@@ -71,10 +71,12 @@ class ReferenceOffers:
                 f"DELETE FROM {REFS.name} WHERE paper_id IN ({', '.join('?' * len(part))})", part
             )
         rows = [
-            (wanted[aid], i, r.arxiv_id, r.text) for aid, refs in changed.items() for i, r in enumerate(refs)
+            (wanted[aid], i, r.arxiv_id, r.text, r.context)
+            for aid, refs in changed.items()
+            for i, r in enumerate(refs)
         ]
         if rows:
-            sql = f"INSERT INTO {REFS.name} (paper_id, position, cited_id, text) VALUES (?, ?, ?, ?)"
+            sql = f"INSERT INTO {REFS.name} (paper_id, position, cited_id, text, context) VALUES (?, ?, ?, ?, ?)"
             conn.exec_driver_sql(sql, rows)
         return list(changed)
 
@@ -84,11 +86,11 @@ def _stored(conn: Connection, pids: Sequence[int]) -> dict[int, tuple[Reference,
     for start in range(0, len(pids), _IN):
         part = tuple(pids[start : start + _IN])
         sql = (
-            f"SELECT paper_id, cited_id, text FROM {REFS.name} "
+            f"SELECT paper_id, cited_id, text, context FROM {REFS.name} "
             f"WHERE paper_id IN ({', '.join('?' * len(part))}) ORDER BY paper_id, position"
         )
-        for pid, cited, text in conn.exec_driver_sql(sql, part):
-            out.setdefault(pid, []).append(Reference(cited, text))
+        for pid, cited, text, context in conn.exec_driver_sql(sql, part):
+            out.setdefault(pid, []).append(Reference(cited, text, context))
     return {pid: tuple(refs) for pid, refs in out.items()}
 
 
@@ -97,23 +99,26 @@ def has_table(conn: Connection) -> bool:
     return REFS.name in inspect(conn).get_table_names()
 
 
-def iter_references(conn: Connection) -> Iterator[tuple[str, list[Reference]]]:
+def iter_references(conn: Connection, by_arxiv_id: bool = False) -> Iterator[tuple[str, list[Reference]]]:
     """Every paper that has a bibliography, by arXiv id, with its references in order (nothing for a
-    database made before references were stored)."""
+    database made before references were stored): in row order, or in arXiv id order with
+    ``by_arxiv_id`` (what an index build walks)."""
     if not has_table(conn):
         return
+    columns = {c["name"] for c in inspect(conn).get_columns(REFS.name)}
+    context = "r.context" if "context" in columns else "NULL"  # a read-only database made before it
     sql = (
-        f"SELECT p.arxiv_id, r.cited_id, r.text FROM {REFS.name} r JOIN papers p ON p.id = r.paper_id "
-        "ORDER BY r.paper_id, r.position"
+        f"SELECT p.arxiv_id, r.cited_id, r.text, {context} FROM {REFS.name} r "
+        f"JOIN papers p ON p.id = r.paper_id ORDER BY {'p.arxiv_id' if by_arxiv_id else 'r.paper_id'}, r.position"
     )
     current: str | None = None
     refs: list[Reference] = []
-    for aid, cited, text in conn.execution_options(yield_per=10_000).exec_driver_sql(sql):
+    for aid, cited, text, ctx in conn.execution_options(yield_per=10_000).exec_driver_sql(sql):
         if aid != current:
             if current is not None:
                 yield current, refs
             current, refs = aid, []
-        refs.append(Reference(cited, text))
+        refs.append(Reference(cited, text, ctx))
     if current is not None:
         yield current, refs
 
@@ -127,5 +132,7 @@ def digest(conn: Connection) -> str | None:
         h.update(aid.encode())
         for r in refs:
             h.update(f"\x1f{r.arxiv_id or ''}\x1e{r.text or ''}".encode("utf-8", "surrogatepass"))
+            if r.context is not None:  # lists without contexts keep the digest they had
+                h.update(f"\x1d{r.context}".encode("utf-8", "surrogatepass"))
         h.update(b"\n")
     return h.hexdigest() if n else None

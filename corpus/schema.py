@@ -7,7 +7,7 @@ a record to a row.
 One row per paper (canonical arXiv id, unique), with its ordered authors and categories in child
 tables (for filtering) and, denormalised on the paper row, as JSON arrays (so a paper reads in one
 query). Full text is stored as ordered sections and the passages cut from them at ingest time.
-A paper's bibliography (unArXive only) is in ``paper_references``.
+A paper's bibliography (unArXive, plain-text and PDF inputs) is in ``paper_references``.
 Every input the readers had to skip lands in ``ingest_errors`` with the run that met it.
 
 Connections run with ``PRAGMA foreign_keys=ON``; writable databases use WAL journaling.
@@ -155,9 +155,9 @@ class PassageRow(Base):
 
 
 class ReferenceRow(Base):
-    """One entry of a paper's bibliography, in its order (`openxiv.corpus.references`). Only unArXive
-    inputs carry bibliographies; a database made before this table gets it empty on its next writable
-    open, and re-ingesting its unArXive files fills it."""
+    """One entry of a paper's bibliography, in its order (`openxiv.corpus.references`): unArXive inputs
+    carry theirs, the plain-text and PDF readers parse theirs (`openxiv.corpus.bibliography`); a
+    database made before this table gets it empty on its next writable open, and re-ingesting fills it."""
 
     __tablename__ = "paper_references"
     __table_args__ = ({"sqlite_with_rowid": False},)
@@ -168,6 +168,9 @@ class ReferenceRow(Base):
     """Canonical arXiv id of the cited paper (in the corpus or not); null when the entry resolves to none."""
     text: Mapped[str | None] = mapped_column(Text)
     """The entry as printed."""
+    context: Mapped[str | None] = mapped_column(Text)
+    """The body sentence citing the entry (plain-text and PDF inputs; `openxiv.corpus.bibliography`).
+    Added by a migration to older databases (null there)."""
 
 
 class IngestRun(Base):

@@ -35,6 +35,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.bibliography import entries_from_lines, references_of, with_contexts
 from openxiv.corpus.extras import import_pymupdf, missing_extra
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
 from openxiv.corpus.normalize import heading_key
@@ -183,7 +184,9 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
     title = title or _metadata_title(doc.metadata or {})
     title_end = (title_lines[-1].page, title_lines[-1].y1) if title_lines else (0, 0.0)
 
-    abstract, sections = _structure(lines, body, title_end)
+    abstract, sections, bib_lines = _structure(lines, body, title_end)
+    entries = entries_from_lines([(ln.text, ln.x0, ln.page * 10_000 + ln.block) for ln in bib_lines])
+    paragraphs = (p for s in sections for p in s.text.split("\n\n"))
     return PaperRecord(
         arxiv_id=arxiv_id,
         source=f"pdf:{name}",
@@ -196,6 +199,7 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
         published=when if version == 1 else None,
         updated=when,
         sections=sections,
+        references=with_contexts(references_of(entries, arxiv_id), entries, paragraphs),
     )
 
 
@@ -314,8 +318,9 @@ def _metadata_title(meta: dict[str, Any]) -> str | None:
 
 def _structure(
     lines: list[Line], body: float, title_end: tuple[int, float]
-) -> tuple[str | None, list[SectionRecord]]:
-    """The abstract and the sections, in one walk over the lines after the title."""
+) -> tuple[str | None, list[SectionRecord], list[Line]]:
+    """The abstract, the sections and the reference list's lines, in one walk over the lines after
+    the title."""
     after_title = [ln for ln in lines if (ln.page, ln.y0) > title_end or ln.page > title_end[0]]
     styles = _heading_styles(after_title, body)
     vocab = vocabulary(after_title)
@@ -324,8 +329,9 @@ def _structure(
     abstract_size: float | None = None
     abstract_seen = False
     sections: list[tuple[Heading, int, list[Line]]] = []  # heading, its page, its lines
-    state = "front"  # front -> abstract -> body <-> skip (front matter, references)
+    state = "front"  # front -> abstract -> body <-> skip (front matter) | refs (references)
     seen_references = False
+    bib_lines: list[Line] = []
     rows = Counter((ln.page, ln.block, round(ln.y1)) for ln in after_title)
     for ln in after_title:
         in_row = rows[(ln.page, ln.block, round(ln.y1))] > 1  # a table row's cell, not a heading
@@ -349,7 +355,7 @@ def _structure(
             if key in END_NAMES:
                 break
             if key in REFERENCE_NAMES:
-                state, seen_references = "skip", True
+                state, seen_references = "refs", True
             elif key in FRONT_MATTER or key == "abstract":
                 state = "skip"
             else:
@@ -365,6 +371,8 @@ def _structure(
             abstract_lines.append(ln)
         elif state == "body":
             sections[-1][2].append(ln)
+        elif state == "refs":
+            bib_lines.append(ln)
 
     abstract = join_text(abstract_lines, vocab).replace("\n\n", " ") if abstract_lines else None
     if not abstract_lines:
@@ -387,7 +395,7 @@ def _structure(
             if not r.text and later[r.number] > 0:
                 continue
         kept.append(r)
-    return abstract or None, kept
+    return abstract or None, kept, bib_lines
 
 
 def _with_text(ln: Line, text: str) -> Line:

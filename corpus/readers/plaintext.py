@@ -11,7 +11,9 @@ paragraphs. The structure is recovered from the blocks:
 - an ``Abstract`` heading's first paragraph becomes the abstract (the paragraphs after it, up to the
   next heading, stay full text), and so does a paragraph that opens with
   ``Abstract:`` or ``Abstract.`` (otherwise the abstract stays ``None``);
-- a References / Bibliography section is dropped, so reference lists stay out of the passages.
+- a References / Bibliography section stays out of the sections (and the passages): its blocks
+  are the paper's bibliography (`openxiv.corpus.bibliography`: entries, arXiv ids, and each entry's
+  citing sentence from the body's ``[\\cite=key]`` and numeric markers).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from openxiv.corpus.bibliography import entries_from_blocks, references_of, with_contexts
 from openxiv.corpus.normalize import normalize_whitespace
 from openxiv.corpus.readers.jsonl import parse_id, read_json_records
 from openxiv.corpus.readers.plaintext_opening import (
@@ -42,6 +45,7 @@ __all__ = [
     "read_plaintext",
     "split_paper",
     "split_text",
+    "split_with_bibliography",
 ]
 
 FORMAT = "plaintext"
@@ -76,6 +80,14 @@ def split_text(text: str) -> tuple[str | None, str | None, list[SectionRecord]]:
 
 def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[SectionRecord]]:
     """``(title, abstract, authors, sections)`` recovered from the blocks of ``text``."""
+    title, abstract, authors, sections, _bibliography = split_with_bibliography(text)
+    return title, abstract, authors, sections
+
+
+def split_with_bibliography(
+    text: str,
+) -> tuple[str | None, str | None, list[str], list[SectionRecord], list[str]]:
+    """`split_paper` and the blocks of the reference sections it leaves out (the bibliography)."""
     title, authors, blocks = split_opening(text)
     sections: list[SectionRecord] = []
     name: str = UNTITLED
@@ -101,6 +113,7 @@ def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[Sect
 
     abstract: str | None = None
     kept: list[SectionRecord] = []
+    bibliography: list[str] = []
     for sec in sections:
         if abstract is None and _ABSTRACT.match(sec.name):
             # no heading after the abstract: its first paragraph is the abstract, the rest is text
@@ -108,11 +121,13 @@ def split_paper(text: str) -> tuple[str | None, str | None, list[str], list[Sect
             abstract = " ".join(first.split())
             if rest.strip():
                 kept.append(SectionRecord(name=UNTITLED, text=rest))
-        elif not _REFERENCES.match(sec.name):
+        elif _REFERENCES.match(sec.name):
+            bibliography.extend(sec.text.split("\n\n"))
+        else:
             kept.append(sec)
     if abstract is None and kept:
         abstract, kept[0] = _run_in_abstract(kept[0])
-    return title, abstract, authors, [s for s in kept if s.text.strip()]
+    return title, abstract, authors, [s for s in kept if s.text.strip()], bibliography
 
 
 def _run_in_abstract(sec: SectionRecord) -> tuple[str | None, SectionRecord]:
@@ -131,9 +146,13 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValueError("missing text")
-    title, abstract, authors, sections = split_paper(text)
+    title, abstract, authors, sections, bibliography = split_with_bibliography(text)
     if not title and not any(s.text for s in sections):
         raise ValueError("missing title and text")
+    entries = entries_from_blocks(bibliography)
+    refs = with_contexts(
+        references_of(entries, arxiv_id), entries, (p for s in sections for p in s.text.split("\n\n"))
+    )
     return PaperRecord(
         arxiv_id=arxiv_id,
         source=source,
@@ -143,6 +162,7 @@ def parse_plaintext(obj: dict[str, Any], source: str) -> PaperRecord:
         abstract=abstract,
         authors=authors,
         sections=sections,
+        references=refs,
     )
 
 

@@ -3,7 +3,7 @@
 What is checked on real data: each entry resolves to a canonical arXiv id (new and old style,
 version stripped) or keeps its text; the store holds them in ``paper_references``; re-ingesting
 changes nothing; a database made before the table gets it and the next ingest fills it; the corpus
-fingerprint covers references only when there are some; the ingest keys of other formats stay as they were.
+fingerprint covers references only when there are some; the ingest keys of listings stay as they were, those of plain texts and PDFs move once (issue 41).
 """
 
 from __future__ import annotations
@@ -134,12 +134,16 @@ def test_a_listing_only_corpus_keeps_its_fingerprint(tmp_path: Path) -> None:
     assert fingerprint == h.hexdigest()
 
 
-def test_only_the_unarxive_ingest_key_moves(tmp_path: Path) -> None:
+def test_the_unarxive_and_full_text_ingest_keys_move(tmp_path: Path) -> None:
     settings = Settings.from_env()
     listing, plaintext = SharedData.default().listing("cs"), SharedData.default().plaintext
     key = file_keys(None, settings)
     before = json.loads(read_key(None, settings))  # the key main recorded for every file
     assert set(before) == {"format", "passage_words", "passage_overlap", "openxiv", "data_version"}
-    assert key(listing) == read_key(None, settings) == key(plaintext)
+    assert key(listing) == read_key(None, settings)  # listings carry no bibliography: not read again
     assert json.loads(key(SAMPLE)) == {**before, "references": 1}
+    # plain texts (and PDFs) are read again once for the bibliographies openxiv now parses (issue 41)
+    assert json.loads(key(plaintext)) == {**before, "bibliography": 1}
+    pdf = next((SharedData.default().pdfs / "valid").glob("*.pdf"))
+    assert json.loads(key(pdf)) == {**before, "bibliography": 1}
     assert file_keys("unarxive", settings)(listing) != file_keys("listing", settings)(listing)
