@@ -77,6 +77,8 @@ class SearchFilters:
     """Inclusive lower bound on the paper date."""
     date_to: date | None = None
     """Inclusive upper bound on the paper date."""
+    min_citation: int | None = None
+    """Keep papers cited by at least this many papers of this corpus (in-corpus counts only)."""
 
     @property
     def empty(self) -> bool:
@@ -87,6 +89,7 @@ class SearchFilters:
             or self.venue_year is not None
             or self.date_from
             or self.date_to
+            or self.min_citation is not None
         )
 
 

@@ -183,7 +183,7 @@ class ReferencesInfo(_Part):
     references and cited-by requests with a 409 naming the snapshot."""
 
     papers_with_references: int = 0
-    """Papers of the corpus with a bibliography (only unArXive inputs carry one)."""
+    """Papers of the corpus with a bibliography (unArXive, plain-text and PDF inputs)."""
     references: int = 0
     """Bibliography entries in all."""
     resolved: int = 0
@@ -192,6 +192,17 @@ class ReferencesInfo(_Part):
     """Resolved entries whose paper is in the corpus."""
     cited_papers: int = 0
     cited_papers_in_corpus: int = 0
+    resolved_by_doi: int = 0
+    """Entries without a printed arXiv id resolved at build by a corpus paper's DOI
+    (`openxiv.indexer.building.resolve`)."""
+    resolved_by_title: int = 0
+    """Entries without a printed arXiv id resolved at build by a corpus paper's title and year."""
+    with_context: int = 0
+    """Entries with the body sentence that cites them."""
+    citation_links: int = 0
+    """Distinct (citing paper, cited corpus paper) pairs: the sum of the in-corpus citation counts."""
+    index_bytes: int = 0
+    """Memory of the resolver's per-paper arrays (`openxiv.indexer.building.resolve.TitleIndex`)."""
 
 
 class Manifest(_Part):

@@ -311,6 +311,18 @@ class OpenIndex:
     """This process's shared lock on the snapshot: no build prunes it until `close`."""
     _closed: bool = field(default=False, repr=False)
 
+    @property
+    def has_citations(self) -> bool:
+        """The snapshot stores in-corpus citation counts (built after issue 41)."""
+        meta = getattr(self.backend, "meta", None)
+        return meta is not None and meta.citations is not None
+
+    def citation_count(self, arxiv_id: str) -> int | None:
+        """The paper's in-corpus citation count (papers of this snapshot citing it); ``None`` when the
+        snapshot was built before counts were stored or holds no such paper."""
+        meta = getattr(self.backend, "meta", None)
+        return meta.citation_count(arxiv_id) if meta is not None else None
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

@@ -203,7 +203,9 @@ class BuildJob:
             manifest = write_embedded(ctx, corpus)
         with self.timer("references"):
             manifest.references = ReferencesInfo(
-                **write_references(ctx.tmp / layout.CORPUS, ctx.tmp / layout.REFERENCES)
+                **write_references(
+                    ctx.tmp / layout.CORPUS, ctx.tmp / layout.REFERENCES, corpus.meta.arxiv_ids
+                )
             )
         return manifest
 

@@ -43,6 +43,8 @@ from openxiv.corpus.normalize import normalize_name
 from openxiv.corpus.records import Paper
 from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
 from openxiv.indexer.engine.postings import AuthorMatcher, TokenIndex, Venues, gather
+from openxiv.indexer.layout import REFERENCES
+from openxiv.indexer.tables.references import CITATIONS_FILE
 
 __all__ = ["MASK_CACHE", "NO_DATE", "PaperMeta", "day_number"]
 
@@ -66,6 +68,14 @@ def _flat_postings(keys: array[int], counts: array[int], n_keys: int) -> tuple[n
     ptr = np.zeros(n_keys + 1, dtype=np.int64)
     np.cumsum(np.bincount(k, minlength=n_keys), out=ptr[1:])
     return ptr, rows[order]
+
+
+def _citations(path: Path, n: int) -> np.ndarray | None:
+    """The snapshot's citation counts by row, when it has them for these ``n`` rows."""
+    if not path.is_file():
+        return None
+    counts = np.load(path, mmap_mode="r")
+    return counts if counts.size == n else None
 
 
 def day_number(d: date | None) -> int:
@@ -94,6 +104,9 @@ class PaperMeta:
     """Journal-reference postings; ``None``: a snapshot built before venues were indexed."""
     author_tokens: TokenIndex | None = None
     """Words of the author names (derived from ``authors`` when a snapshot predates them)."""
+    citations: np.ndarray | None = None
+    """In-corpus citation count by row (``references/citations.npy``, counted within this corpus
+    only); ``None``: a snapshot built before them, where ``min_citation`` is an `UnsupportedFilter`."""
     _masks: OrderedDict[SearchFilters, np.ndarray | None] = field(
         default_factory=OrderedDict, init=False, repr=False
     )
@@ -194,7 +207,22 @@ class PaperMeta:
             arr("author_rows.npy"),
             Venues.load(directory),
             TokenIndex.load(directory, "author_tokens"),
+            _citations(directory.parent / REFERENCES / CITATIONS_FILE, dates.size),
         )
+
+    def citation_count(self, arxiv_id: str) -> int | None:
+        """The paper's in-corpus citation count; ``None`` when the snapshot has no counts or no such paper."""
+        row = self._row.get(arxiv_id)
+        return None if row is None or self.citations is None else int(self.citations[row])
+
+    def citation_rows(self, min_citation: int) -> np.ndarray:
+        """Mask of the rows cited by at least ``min_citation`` corpus papers."""
+        if self.citations is None:
+            raise UnsupportedFilter(
+                "min_citation: this index was built before citation counts were stored; rebuild it "
+                "(openxiv index build)"
+            )
+        return np.asarray(self.citations) >= min_citation
 
     # --- filtering ----------------------------------------------------------------------------
     def _rows_of(self, keys: Iterable[int], ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -263,4 +291,6 @@ class PaperMeta:
             lo = day_number(filters.date_from) if filters.date_from else np.iinfo(np.int32).min + 1
             hi = day_number(filters.date_to) if filters.date_to else np.iinfo(np.int32).max
             mask &= known & (self.date_ends >= lo) & (self.dates <= hi)
+        if filters.min_citation is not None:
+            mask &= self.citation_rows(filters.min_citation)
         return mask

@@ -20,7 +20,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from openxiv.indexer.backend import SearchFilters
+from openxiv.indexer.backend import SearchFilters, UnsupportedFilter
 from openxiv.indexer.engine.meta import NO_DATE, PaperMeta, day_number
 
 __all__ = [
@@ -113,6 +113,8 @@ def filter_expr(meta: PaperMeta, filters: SearchFilters | None) -> str | None:
     """The Milvus expression equal to ``meta.mask(filters)`` (``None``: no filter)."""
     if filters is None or filters.empty:
         return None
+    if filters.min_citation is not None:
+        raise UnsupportedFilter("min_citation: the Milvus back end does not filter on citation counts")
     terms: list[str] = []
     if filters.categories:
         terms.append(_any("categories", [meta.categories[k] for k in meta.category_keys(filters.categories)]))
