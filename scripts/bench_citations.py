@@ -53,7 +53,14 @@ def _rows(db: Path, n: int) -> Iterator[list[tuple[str, str | None, str | None, 
         for i in range(min(CHUNK, n - made)):
             _aid, title, authors, doi = rows[(made + i) % len(rows)]
             k = made + i  # a new-style id per row, in order: 0700.00000 on
-            chunk.append((f"{7 + k // 9_000_000:02d}{1 + (k // 99_999) % 12:02d}.{k % 99_999:05d}", title, authors, doi))
+            chunk.append(
+                (
+                    f"{7 + k // 9_000_000:02d}{1 + (k // 99_999) % 12:02d}.{k % 99_999:05d}",
+                    title,
+                    authors,
+                    doi,
+                )
+            )
         made += len(chunk)
         yield chunk
 

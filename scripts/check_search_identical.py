@@ -22,12 +22,21 @@ NumPy): another CPU's kernels may change a score's last float32 digits and so a 
     .venv/bin/python scripts/check_search_identical.py data/index --out after.tsv --compare before.tsv
     .venv/bin/python scripts/check_search_identical.py data/index --url http://127.0.0.1:8000 \
         --out http.tsv --compare before.tsv
+
+A change that fills a field every hit carries (issue 41: ``citation_count``, null before, the in-corpus
+count after) changes every body by that field alone. ``--mask FIELD`` digests each body with every
+``"FIELD": <value>`` written as ``"FIELD": null``, so a comparison with digests of the code before
+shows that nothing else moved; the unmasked run shows how many bodies the field changed.
+
+    .venv/bin/python scripts/check_search_identical.py data/index --out after-masked.tsv \
+        --mask citation_count --compare before.tsv
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -86,6 +95,17 @@ def over_http(url: str) -> tuple[Body, Callable[[], None]]:
     return body, client.close
 
 
+def masked(body: Body, field: str) -> Body:
+    """``body`` with every ``"field": <int or null>`` of it written as ``"field": null``."""
+    pattern = re.compile(rb'"' + re.escape(field.encode()) + rb'":\s*(?:-?\d+|null)')
+    replacement = b'"' + field.encode() + b'":null'
+
+    def out(q: str, top_k: int, offset: int, mode: str | None, cats: tuple[str, ...]) -> bytes:
+        return pattern.sub(replacement, body(q, top_k, offset, mode, cats))
+
+    return out
+
+
 def run(body: Body, shared: Path, n: int, out: Path) -> int:
     queries = load_queries(SharedData(shared), n)
     lines = 0
@@ -125,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--shared", type=Path, default=None, help="shared data (default: OPENXIV_SHARED)")
     ap.add_argument("--url", help="send POST /search to this running server instead of searching in process")
+    ap.add_argument("--mask", metavar="FIELD", help="digest each body with this hit field written as null")
     args = ap.parse_args(argv)
     body, close = over_http(args.url) if args.url else in_process(args.index)
+    if args.mask:
+        body = masked(body, args.mask)
     try:
         run(body, args.shared or shared_dir(), args.queries, args.out)
     finally:

@@ -115,5 +115,7 @@ def hydrate(index: OpenIndex, query: str, hits: list[PaperHit], contents: bool) 
         else:
             lead = leads.get(h.arxiv_id)
             tl = paper_tldr(paper, [lead] if lead is not None else None)
-        resolved.append(ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl))
+        resolved.append(
+            ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl, citations=index.citation_count(h.arxiv_id))
+        )
     return resolved

@@ -36,6 +36,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_range,
+    check_sort,
     split_list,
 )
 from openxiv.service.passages import PassagesResponse, paper_id_list, passages
@@ -81,10 +82,11 @@ class Library:
         contents: bool = True,
         top_k_name: str = "top_k",
         fine_rerank: bool = False,
+        sort: str | None = None,
     ) -> SearchResponse:
         """One query in the ``POST /search`` response shape. ``top_k_name`` is the caller's name for
         the page size (the MCP tool calls it ``size``), so errors name what the caller sent."""
-        spec = self._spec(query, top_k, offset, filters, mode, contents, top_k_name, fine_rerank)
+        spec = self._spec(query, top_k, offset, filters, mode, contents, top_k_name, fine_rerank, sort)
         response, _ = deepxiv_search(self.holder, spec, settings=self.settings)
         return response
 
@@ -99,10 +101,11 @@ class Library:
         contents: bool = True,
         top_k_name: str = "top_k",
         fine_rerank: bool = False,
+        sort: str | None = None,
     ) -> SearchResponse:
         """`search` on an event loop (the MCP server's): its compute in a worker thread, a model server
         awaited outside it (`openxiv.service.search_async`)."""
-        spec = self._spec(query, top_k, offset, filters, mode, contents, top_k_name, fine_rerank)
+        spec = self._spec(query, top_k, offset, filters, mode, contents, top_k_name, fine_rerank, sort)
         response, _ = await deepxiv_search_async(self.holder, spec, settings=self.settings)
         return response
 
@@ -116,6 +119,7 @@ class Library:
         contents: bool,
         top_k_name: str,
         fine_rerank: bool,
+        sort: str | None = None,
     ) -> SearchSpec:
         check_range(top_k, top_k_name, 1, TOP_K_MAX)
         check_range(offset, "offset", 0, OFFSET_MAX)
@@ -128,6 +132,7 @@ class Library:
             mode=check_mode(mode),
             contents=contents,
             fine_rerank=fine_rerank,
+            sort=check_sort(sort),
         )
 
     def paper(

@@ -112,7 +112,14 @@ class SearchRequest(BaseModel):
         default=None, description="400: the corpus has no affiliations (lenient mode: warning)."
     )
     min_citation: int | None = Field(
-        default=None, description="400: the corpus has no citation counts (lenient mode: warning)."
+        default=None,
+        ge=0,
+        description="Keep papers cited by at least this many papers of this corpus (in-corpus counts; 0: no filter).",
+    )
+    sort: str | None = Field(
+        default=None,
+        description="relevance (default) | citations: the 100 best matches (more when the page reaches deeper) "
+        "ordered by in-corpus citation count, ties by relevance.",
     )
     date_search_type: str | None = Field(default=None, description="between | exact | after | before")
     date_str: StrOrList = Field(
@@ -161,7 +168,10 @@ class Hit(BaseModel):
         description="ISO 8601 date: v1 date, else first listing day, else the first day of the month "
         "the arXiv id encodes (then only the month is known; the v1 API says so in date_precision)."
     )
-    citation_count: int | None = Field(default=None, description="Always null: citation counts are unknown.")
+    citation_count: int | None = Field(
+        default=None,
+        description="Papers of THIS CORPUS whose bibliography cites it (an in-corpus count, resolved at index build from the bibliographies the corpus holds: not a global citation count); null when the snapshot was built before counts were stored.",
+    )
     categories: list[str]
     subject_classes: SubjectClasses
     contents: list[Content] | None = Field(
@@ -226,8 +236,13 @@ class BriefResponse(BaseModel):
     tldr: ServedText | None
     keywords: list[str] | None = Field(default=None, description="Always null: no keywords in the corpus.")
     publish_at: str | None
-    citations: int | None = None
-    citation_count: int | None = None
+    citations: int | None = Field(
+        default=None,
+        description="Papers of THIS CORPUS whose bibliography cites it (an in-corpus count, resolved at index build from the bibliographies the corpus holds: not a global citation count); null when the snapshot was built before counts were stored.",
+    )
+    citation_count: int | None = Field(
+        default=None, description="The same as `citations` (a third-party client reads this name)."
+    )
     src_url: str = Field(description="arXiv PDF link.")
     github_url: str | None = None
     authors: list[Author]
@@ -324,6 +339,15 @@ class V1SearchRequest(BaseModel):
     date_to: str | None = Field(default=None, description="Inclusive, YYYY[-MM[-DD]] (end of the period).")
     mode: str | None = Field(default=None, description=mode_help())
     return_contents: bool = True
+    min_citation: int | None = Field(
+        default=None,
+        ge=0,
+        description="Keep papers cited by at least this many papers of this corpus (in-corpus counts; 0: no filter).",
+    )
+    sort: str | None = Field(
+        default=None,
+        description="relevance (default) | citations: the 100 best matches ordered by in-corpus citation count.",
+    )
 
 
 class Evidence(BaseModel):
@@ -356,6 +380,10 @@ class V1Hit(BaseModel):
     date_precision: DatePrecision | None = Field(description=DATE_PRECISION_DOC)
     tldr: ServedText | None
     url: str
+    citation_count: int | None = Field(
+        default=None,
+        description="Papers of THIS CORPUS whose bibliography cites it (an in-corpus count, resolved at index build from the bibliographies the corpus holds: not a global citation count); null when the snapshot was built before counts were stored.",
+    )
     evidence: Evidence | None
     signals: dict[str, Any]
 

@@ -30,7 +30,11 @@ DeepXiv's shapes accept"): a ``top_k`` of ``null`` is its default, 10; a search 
 ``max_query_chars`` is cut to it with a warning (`cut_long_queries`; the SDK sends any length);
 ``top_k`` below 1 stays a 400, as the SDK refuses it too.
 
-Unappliable filters: ``orgs`` and ``min_citation`` (DeepXiv's) need data the corpus lacks; they are a
+Citations: ``min_citation`` (DeepXiv's) keeps papers cited by at least that many papers **of this
+corpus** (the in-corpus counts the index build resolves from the bibliographies the corpus holds,
+`openxiv.indexer.building.references`); 0 filters nothing.
+
+Unappliable filters: ``orgs`` (DeepXiv's) needs data the corpus lacks (affiliations); it is a
 400 unless an operator set ``OPENXIV_LENIENT_FILTERS=1`` (`unsupported_filters`). ``POST /search``
 also skips empty strings in a batch with a warning (`lenient_batch`).
 
@@ -61,6 +65,7 @@ __all__ = [
     "MAX_FILTER_VALUES",
     "MAX_QUERY_FILTER_WORK",
     "OFFSET_MAX",
+    "SORTS",
     "TOP_K_MAX",
     "BadRequest",
     "FilterParams",
@@ -71,6 +76,7 @@ __all__ = [
     "check_queries",
     "check_range",
     "check_size",
+    "check_sort",
     "check_work",
     "clamp_top_k",
     "cut_long_queries",
@@ -91,12 +97,14 @@ TopK = Annotated[int, Field(ge=1, le=TOP_K_MAX)]
 Offset = Annotated[int, Field(ge=0, le=OFFSET_MAX)]
 MAX_BATCH = 50
 MAX_FILTER_VALUES = 50
+MAX_MIN_CITATION = 10_000_000
+"""Largest ``min_citation`` taken (a larger count is a typo: no paper has it)."""
 MAX_QUERY_FILTER_WORK = 500
 """Queries × filter values one request may ask for (10 queries with 50 authors is the most)."""
 _VENUE_YEARS = (1800, 2100)
 _MAX_VALUE_CHARS = 200
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$")
-UNAPPLIABLE = {"orgs": "affiliations", "min_citation": "citation counts"}
+UNAPPLIABLE = {"orgs": "affiliations"}
 """Filters the corpus has no data for -> what it lacks."""
 
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ][0-9:.+\-Z]*)?$")
@@ -196,6 +204,7 @@ def build_filters(
     date_to: str | None = None,
     venue: str | Iterable[str] | None = None,
     venue_year: int | None = None,
+    min_citation: int | None = None,
 ) -> SearchFilters:
     """The backend's `SearchFilters` from DeepXiv-style parameters (see the module docstring)."""
     cats = split_list(categories, "categories")
@@ -218,7 +227,33 @@ def build_filters(
         venue_year=_venue_year(venue_year),
         date_from=lo,
         date_to=hi,
+        min_citation=_min_citation(min_citation),
     )
+
+
+SORTS = ("relevance", "citations")
+"""What ``sort`` takes: relevance order (the default), or by in-corpus citation count."""
+
+
+def check_sort(value: str | None) -> str:
+    """``sort`` checked (``None`` or empty: ``relevance``), or a `BadRequest` naming it."""
+    v = (value or "").strip().lower() or "relevance"
+    if v not in SORTS:
+        raise BadRequest(f"sort: {value!r} is not one of {', '.join(SORTS)}")
+    return v
+
+
+def _min_citation(value: int | None) -> int | None:
+    """``min_citation`` as the backend's filter: ``None`` or 0 filters nothing (every paper has at
+    least 0 citations, so the answer stays the unfiltered one); a negative value or a non-integer is
+    a `BadRequest`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRequest(f"min_citation: {value!r} is not a count (an integer of 0 or more)")
+    if value > MAX_MIN_CITATION:
+        raise BadRequest(f"min_citation: {value} is more than {MAX_MIN_CITATION}")
+    return value or None
 
 
 StrList = str | Iterable[str] | None
@@ -242,6 +277,7 @@ class FilterParams:
     date_to: str | None = None
     venue: StrList = None
     venue_year: int | None = None
+    min_citation: int | None = None
 
     @classmethod
     def of(cls, source: object) -> FilterParams:

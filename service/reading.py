@@ -135,7 +135,8 @@ def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, ch
     if kind == "head":
         return views.head(paper, index.store.sections(paper.arxiv_id))
     if kind == "brief":  # the sections only make the tldr of a paper without an abstract
-        return views.brief(paper, [] if paper.abstract else index.store.sections(paper.arxiv_id))
+        sections = [] if paper.abstract else index.store.sections(paper.arxiv_id)
+        return views.brief(paper, sections, index.citation_count(paper.arxiv_id))
     if kind == "json":
         return views.paper_json(paper, index.store.sections(paper.arxiv_id))
     if kind == "section":

@@ -7,9 +7,13 @@ reference table (`openxiv.indexer.tables.references`, written at build) and the 
 that are in the corpus from the snapshot's store; a reference outside the corpus says so
 (``in_corpus: false``) and keeps its printed text.
 
-Only unArXive inputs carry bibliographies: a corpus paper without one has an empty list and
-``has_bibliography: false``; a snapshot built before references were stored is a 409 that names it
-and says to rebuild.
+Bibliographies come from unArXive inputs (as they come) and from the plain texts and PDFs, whose
+reference lists the readers parse (`openxiv.corpus.bibliography`); the index build resolves each
+entry to a corpus paper by the arXiv id it prints, its DOI or its title and year
+(`openxiv.indexer.building.resolve`), and keeps the body sentence that cites it (``context``). A
+corpus paper without one has an empty list and ``has_bibliography: false``; a snapshot built before
+references were stored is a 409 that names it and says to rebuild. Counts are within this corpus:
+``cited_by`` lists the corpus papers whose bibliography the corpus holds, never the wider world.
 """
 
 from __future__ import annotations
@@ -46,8 +50,12 @@ REF_KINDS = ("references", "cited_by")
 """The operations of ``GET /arxiv/?type=...`` answered here."""
 
 NO_BIBLIOGRAPHY = (
-    "this paper has no bibliography in the corpus: only unArXive inputs carry references "
-    "(docs/corpus.md, «References»)"
+    "this paper has no bibliography in the corpus: references come from full texts (unArXive, plain "
+    "text, PDF) with a reference list (docs/corpus.md, «References»)"
+)
+CITED_BY_NOTE = (
+    "counted within this corpus: the corpus papers whose bibliography (unArXive, plain text or PDF) "
+    "resolves an entry to this paper"
 )
 
 
@@ -60,6 +68,9 @@ class ReferenceOut(BaseModel):
     title: str | None = Field(description="The cited paper's title when it is in the corpus, else null.")
     text: str | None = Field(description="The entry as the paper prints it.")
     url: str | None = Field(description="arXiv abstract page of the cited paper, when resolved.")
+    context: str | None = Field(
+        default=None, description="The sentence of the citing paper's body that cites this entry, when found."
+    )
 
 
 class ReferencesResponse(BaseModel):
@@ -77,16 +88,19 @@ class CitingPaper(BaseModel):
     arxiv_id: str
     title: str | None
     url: str
+    context: str | None = Field(
+        default=None, description="The sentence of the citing paper that cites this one, when found."
+    )
 
 
 class CitedByResponse(BaseModel):
     arxiv_id: str
     title: str | None = Field(description="Null when the cited paper is not in this corpus.")
     in_corpus: bool
-    count: int
+    count: int = Field(description="Corpus papers citing it: an in-corpus count, not a global one.")
     cited_by: list[CitingPaper] = Field(description="Corpus papers whose bibliography cites it, in id order.")
     note: str | None = Field(
-        default=None, description="Counted from the bibliographies the corpus holds (unArXive inputs only)."
+        default=None, description="Counted within this corpus, from the bibliographies it holds."
     )
 
 
@@ -122,8 +136,8 @@ def references(index: OpenIndex, arxiv_id: str) -> ReferencesResponse:
     paper = index.store.get_paper(canonical)
     if paper is None or beyond_cutoff(canonical, paper.date):
         raise NotFound(f"paper {canonical} is not in this corpus")
-    entries = table.references(canonical) or []
-    titles = _titles(index, sorted({c for c, _ in entries if c}))
+    entries = table.entries(canonical) or []
+    titles = _titles(index, sorted({c for c, _, _ in entries if c}))
     refs = [
         ReferenceOut(
             position=i,
@@ -132,8 +146,9 @@ def references(index: OpenIndex, arxiv_id: str) -> ReferencesResponse:
             title=titles.get(cited) if cited else None,
             text=text,
             url=abs_url(cited) if cited else None,
+            context=context,
         )
-        for i, (cited, text) in enumerate(entries)
+        for i, (cited, text, context) in enumerate(entries)
     ]
     return ReferencesResponse(
         arxiv_id=canonical,
@@ -163,8 +178,13 @@ def cited_by(index: OpenIndex, arxiv_id: str) -> CitedByResponse:
         title=paper.title if paper is not None else None,
         in_corpus=paper is not None,
         count=len(citing),
-        cited_by=[CitingPaper(arxiv_id=c, title=titles.get(c), url=abs_url(c)) for c in citing],
-        note="counted from the bibliographies this corpus holds; only unArXive inputs carry references",
+        cited_by=[
+            CitingPaper(
+                arxiv_id=c, title=titles.get(c), url=abs_url(c), context=table.context_of(c, canonical)
+            )
+            for c in citing
+        ],
+        note=CITED_BY_NOTE,
     )
 
 
@@ -195,6 +215,8 @@ def references_text(r: ReferencesResponse) -> str:
             )
         else:
             lines.append(f"[{ref.position}] {ref.text}")
+        if ref.context:
+            lines.append(f"    cited as: {ref.context}")
     return "\n".join(lines)
 
 
@@ -202,7 +224,10 @@ def cited_by_text(r: CitedByResponse) -> str:
     """The citing papers for a reader: one line each, title and id."""
     where = "" if r.in_corpus else " (not in this corpus)"
     lines = [f"Cited by {r.count} paper(s) of this corpus: {r.arxiv_id}{where} {r.title or ''}".rstrip()]
-    lines.extend(f"- {c.title} (arXiv {c.arxiv_id})" for c in r.cited_by)
+    for c in r.cited_by:
+        lines.append(f"- {c.title} (arXiv {c.arxiv_id})")
+        if c.context:
+            lines.append(f"    cited as: {c.context}")
     if r.note:
         lines.append(f"({r.note})")
     return "\n".join(lines)

@@ -162,6 +162,24 @@ def _first_stage(
     return first_stage
 
 
+CITATION_SORT_DEPTH = 100
+"""Matches (in relevance order) that ``sort=citations`` orders by in-corpus citation count; a page
+reaching deeper takes the matches down to its end."""
+
+
+def _by_citations(
+    index: OpenIndex, spec: SearchSpec, deadline: float | None, budget: float | None
+) -> SearchResult:
+    """``sort=citations``: the first matches by relevance, stably ordered by in-corpus citation
+    count (most cited first), then the page cut from them."""
+    if not index.has_citations:
+        raise BadRequest("sort: this index was built before citation counts were stored; rebuild it")
+    depth = max(CITATION_SORT_DEPTH, spec.offset + spec.top_k)
+    ranked = _rank(index, replace(spec, top_k=depth, offset=0), deadline, budget)
+    hits = sorted(ranked.hits, key=lambda h: -(index.citation_count(h.arxiv_id) or 0))
+    return replace(ranked, hits=hits[spec.offset : spec.offset + spec.top_k])
+
+
 def run_search(
     index: OpenIndex,
     spec: SearchSpec,
@@ -180,7 +198,9 @@ def run_search(
     beforehand (`stage_heads`)."""
     query = spec.query
     spec = _within_cutoff(index, spec, deadline, budget)
-    if rerank is None:
+    if spec.sort == "citations":
+        result = _by_citations(index, spec, deadline, budget)
+    elif rerank is None:
         result = _rank(index, spec, deadline, budget)
     else:
         first_stage = _first_stage(index, spec, deadline, budget)

@@ -40,6 +40,10 @@ class SearchSpec:
     fine_rerank: bool = False
     """``use_fine_rerank``: reorder each query's first ``Settings.rerank_depth`` papers with the
     reranker (`openxiv.service.fine_rerank`)."""
+    sort: str = "relevance"
+    """``relevance``, or ``citations``: the first `openxiv.service.search.CITATION_SORT_DEPTH` matches
+    (more when the page reaches deeper) ordered by in-corpus citation count, ties in relevance order
+    (`openxiv.service.params.check_sort`)."""
 
     @property
     def query(self) -> str:

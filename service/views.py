@@ -118,6 +118,8 @@ class ResolvedHit:
     paper: Paper
     evidence: Evidence | None
     tldr: str | None
+    citations: int | None = None
+    """In-corpus citation count (`openxiv.indexer.snapshot.OpenIndex.citation_count`)."""
 
 
 def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
@@ -134,6 +136,7 @@ def to_deepxiv_hit(r: ResolvedHit, contents: bool) -> Hit:
         authors=authors_of(p),
         url=abs_url(p.arxiv_id),
         date=iso(p),
+        citation_count=r.citations,
         contents=content,
     )
 
@@ -148,6 +151,7 @@ def to_v1_hit(r: ResolvedHit, rank: int) -> V1Hit:
         url=abs_url(r.paper.arxiv_id),
         evidence=r.evidence,
         signals=dict(r.hit.signals),
+        citation_count=r.citations,
     )
 
 
@@ -164,8 +168,9 @@ def head(paper: Paper, sections: list[Section]) -> HeadResponse:
     )
 
 
-def brief(paper: Paper, sections: list[Section]) -> BriefResponse:
-    """``sections``: only read when the paper has no abstract (its tldr then comes from them)."""
+def brief(paper: Paper, sections: list[Section], citations: int | None = None) -> BriefResponse:
+    """``sections``: only read when the paper has no abstract (its tldr then comes from them);
+    ``citations``: its in-corpus citation count."""
     return _from_paper(
         BriefResponse,
         paper,
@@ -174,6 +179,8 @@ def brief(paper: Paper, sections: list[Section]) -> BriefResponse:
         src_url=pdf_url(paper.arxiv_id),
         authors=authors_of(paper),
         year=paper.date.year if paper.date else None,
+        citations=citations,
+        citation_count=citations,
     )
 
 

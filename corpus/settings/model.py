@@ -341,8 +341,8 @@ class Settings(BaseSettings):
     body_timeout: float = 30.0
     """Seconds a client has to send a request's whole body once its headers are in; then 408."""
     lenient_filters: bool = False
-    """Filters the corpus cannot apply (`orgs`, `min_citation`) are a 400 by default; lenient mode
-    ignores them and says so in the response's `warnings`."""
+    """Filters the corpus cannot apply (`orgs`) are a 400 by default; lenient mode ignores them and
+    says so in the response's `warnings`."""
     watch_interval: float = 0.0
     """Seconds between a server's checks of `CURRENT`; it reloads by itself when a build switched it
     (0 = off: reload by SIGHUP or `POST /v1/admin/reload`)."""

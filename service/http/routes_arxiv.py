@@ -39,6 +39,7 @@ from openxiv.service.params import (
     check_mode,
     check_queries,
     check_size,
+    check_sort,
     cut_long_queries,
     unsupported_filters,
 )
@@ -70,8 +71,9 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
   -> `{{content, is_truncated, total_characters}}`. `json`: everything the corpus holds.
 - `references`: `arxiv_id` -> the paper's bibliography, each entry with its arXiv id, `in_corpus`, the
   title of a paper in the corpus and the printed text; `cited_by`: `arxiv_id` -> the corpus papers
-  whose bibliography cites it. Only unArXive inputs carry bibliographies; a snapshot built before
-  references were stored is a 409.
+  whose bibliography cites it. Bibliographies come from unArXive inputs, plain texts and PDFs, each
+  entry resolved to a corpus paper by arXiv id, DOI or title and year at index build, with its
+  citing sentence (`context`); a snapshot built before references were stored is a 409.
 - `passages`: `query`, `top_k`, `offset`, the filters of `retrieve`, `paper_ids` (only these papers)
   -> the top passages across papers (`GET /v1/passages`), each with its paper, section, offsets and
   the query's words marked.
@@ -83,8 +85,10 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 `venue` (a phrase of the paper's journal reference) and `venue_year` (a year in it) filter like
 `authors`. `token` and `source=arxiv` are accepted; `use_fine_rerank=true` reorders the first
 `OPENXIV_RERANK_DEPTH` papers with the cross-encoder (as `POST /search`); `source=biorxiv|medrxiv` is
-501 (not served). `orgs` and `min_citation` are a 400: the corpus has no affiliations or citation
-counts (`OPENXIV_LENIENT_FILTERS=1` ignores them with a warning instead).
+501 (not served). `orgs` is a 400: the corpus has no affiliations (`OPENXIV_LENIENT_FILTERS=1`
+ignores it with a warning instead). `min_citation=N` keeps papers cited by at least N papers **of
+this corpus** (in-corpus counts, resolved at index build); `sort=citations` orders the 100 best
+matches by that count (ties by relevance).
 """
 
 
@@ -146,7 +150,15 @@ async def arxiv(
         list[str] | None, Query(description="400: the corpus has no affiliations (see lenient mode)")
     ] = None,
     min_citation: Annotated[
-        int | None, Query(description="400: the corpus has no citation counts (see lenient mode)")
+        int | None,
+        Query(
+            ge=0,
+            description="Keep papers cited by at least this many papers of this corpus (in-corpus counts)",
+        ),
+    ] = None,
+    sort: Annotated[
+        str | None,
+        Query(description="relevance (default) | citations: the 100 best matches by in-corpus citations"),
     ] = None,
     venue: Annotated[
         list[str] | None, Query(description="Venue named in the journal reference (repeat or comma-separate)")
@@ -172,6 +184,7 @@ async def arxiv(
         date_to=date_to,
         venue=venue,
         venue_year=venue_year,
+        min_citation=min_citation,
     )
     if kind != "similar" and (facet is not None or negative_ids is not None):
         raise BadRequest(f"{'facet' if facet is not None else 'negative_ids'}: only for type=similar")
@@ -203,9 +216,10 @@ async def arxiv(
         offset=offset,
         mode=mode,
         search_mode=search_mode,
-        unappliable={"orgs": orgs, "min_citation": min_citation},
+        unappliable={"orgs": orgs},
         contents=return_contents,
         fine_rerank=use_fine_rerank,
+        sort=sort,
     )
 
 
@@ -237,6 +251,7 @@ async def _retrieve(
     unappliable: dict[str, object],
     contents: bool,
     fine_rerank: bool | None = None,
+    sort: str | None = None,
 ) -> Response:
     """``type=retrieve``: the parameters checked in order, then the search as ``POST /search``
     (`deepxiv_search_async`: a model server awaited outside the compute slots)."""
@@ -257,6 +272,7 @@ async def _retrieve(
         mode=ranking,
         contents=contents,
         fine_rerank=bool(fine_rerank),
+        sort=check_sort(sort),
     )
     response, timings = await deepxiv_search_async(
         holder_of(request), spec, settings=settings, warnings=warnings

@@ -25,6 +25,7 @@ from openxiv.service.params import (
     TopK,
     check_mode,
     check_queries,
+    check_sort,
     clamp_top_k,
     cut_long_queries,
     lenient_batch,
@@ -42,10 +43,12 @@ SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's reque
 
 Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
 `categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
-`venue_year`, `mode`. `use_fine_rerank: true` reorders each query's first `OPENXIV_RERANK_DEPTH` papers with the
+`venue_year`, `min_citation`, `sort`, `mode`. `use_fine_rerank: true` reorders each query's first `OPENXIV_RERANK_DEPTH` papers with the
 cross-encoder (below them the first stage's order; its time is `rerank` in the timings). `top_k` above 100 is clamped and empty strings in a batch are skipped (both
-said in `warnings`); `orgs` and `min_citation` are a 400 (the corpus has no affiliations or
-citation counts). At most 500 queries × filter values per request; a request that runs past the
+said in `warnings`); `orgs` is a 400 (the corpus has no affiliations). `min_citation: N` keeps
+papers cited by at least N papers **of this corpus** (in-corpus counts, resolved at index build from
+the bibliographies the corpus holds); `sort: "citations"` orders the 100 best matches by that count.
+At most 500 queries × filter values per request; a request that runs past the
 server's time budget is answered 503.
 
 `total_count` is the number of papers the query matches after filters (at least one query word in
@@ -54,7 +57,7 @@ filters), the same on every page.
 
 Response: `{"status": "success", "total_count": N, "result": [hit, ...]}`; each hit has `arxiv_id`,
 `title`, `score`, `abstract`, `tldr`, `authors: [{name, orgs}]`, `url`, `date`, `citation_count`
-(null), `categories` and, with `return_contents`, `contents: [{section_title, section_contents:
+(in-corpus), `categories` and, with `return_contents`, `contents: [{section_title, section_contents:
 [evidence passage]}]`.
 
 A list of queries is a batch: `results` holds `{query, total_count, result}` per query in order, and
@@ -68,7 +71,7 @@ async def post_search(body: SearchRequest, request: Request) -> Response:
     the length limit is cut to it, empty strings in a batch are skipped; all are said in
     ``warnings``. What DeepXiv refuses too (``top_k`` below 1) or what cannot be repaired stays a 400."""
     settings = settings_of(request)
-    warnings = unsupported_filters(settings, orgs=body.orgs, min_citation=body.min_citation)
+    warnings = unsupported_filters(settings, orgs=body.orgs)
     top_k = clamp_top_k(body.top_k if body.top_k is not None else DEFAULT_TOP_K, warnings)
     asked = cut_long_queries(lenient_batch(body.query, warnings), settings.max_query_chars, warnings)
     queries = check_queries(asked, settings.max_query_chars)
@@ -81,6 +84,7 @@ async def post_search(body: SearchRequest, request: Request) -> Response:
         contents=body.return_contents,
         batch=isinstance(body.query, list),
         fine_rerank=bool(body.use_fine_rerank),
+        sort=check_sort(body.sort),
     )
     response, timings = await deepxiv_search_async(
         holder_of(request), spec, settings=settings, warnings=warnings
@@ -114,6 +118,7 @@ async def _v1(request: Request, body: V1SearchRequest) -> Response:
         filters=FilterParams.of(body).build(),
         mode=check_mode(body.mode, "mode"),
         contents=body.return_contents,
+        sort=check_sort(body.sort),
     )
     out = await search_async(holder_of(request), spec, settings=settings)
     return json_response(v1_json(v1_response(out, body.offset, body.top_k)), out.timings_ms)

@@ -26,8 +26,10 @@ __all__ = [
     "CheckedServer",
     "DateFrom",
     "DateTo",
+    "MinCitation",
     "Offset",
     "Size",
+    "Sort",
     "StrOrList",
     "undeclared_arguments_error",
 ]
@@ -42,6 +44,14 @@ Categories = Annotated[
 Authors = Annotated[StrOrList, Field(description="Author names, a list or comma-separated")]
 DateFrom = Annotated[str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")]
 DateTo = Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")]
+MinCitation = Annotated[
+    int | None,
+    Field(description="Keep papers cited by at least this many papers of this corpus (in-corpus counts)"),
+]
+Sort = Annotated[
+    str | None,
+    Field(description="relevance (default) or citations: the 100 best matches by in-corpus citation count"),
+]
 
 
 def undeclared_arguments_error(tool: str, given: Iterable[str], declared: Iterable[str]) -> str | None:

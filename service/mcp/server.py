@@ -30,7 +30,17 @@ from starlette.types import ASGIApp
 from openxiv.service.guards.access import AuthMiddleware
 from openxiv.service.holder import reload_triggers
 from openxiv.service.library import Library
-from openxiv.service.mcp.arguments import Authors, Categories, CheckedServer, DateFrom, DateTo, Offset, Size
+from openxiv.service.mcp.arguments import (
+    Authors,
+    Categories,
+    CheckedServer,
+    DateFrom,
+    DateTo,
+    MinCitation,
+    Offset,
+    Size,
+    Sort,
+)
 from openxiv.service.mcp.nav_tools import NAV_TOOLS, add_nav_tools
 from openxiv.service.mcp.paper_tools import PAPER_TOOLS, add_paper_tools
 from openxiv.service.mcp.reference_tools import REFERENCE_TOOLS, add_reference_tools
@@ -149,20 +159,27 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
         use_fine_rerank: Annotated[
             bool, Field(description="Reorder the first papers with the cross-encoder (slower, better order)")
         ] = False,
+        min_citation: MinCitation = None,
+        sort: Sort = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search arXiv papers (BM25 + dense hybrid). Returns title, id, date, categories, authors,
-        a TLDR and the passage that matched for each paper."""
+        a TLDR, the passage that matched and its citation count within this corpus for each paper."""
         with tool_errors():  # async: a model server is awaited outside the compute slots
             response = await library.asearch(
                 query,
                 top_k=size,
                 offset=offset,
                 filters=FilterParams(
-                    categories=categories, authors=authors, date_from=date_from, date_to=date_to
+                    categories=categories,
+                    authors=authors,
+                    date_from=date_from,
+                    date_to=date_to,
+                    min_citation=min_citation,
                 ),
                 mode=mode,
                 top_k_name="size",
                 fine_rerank=use_fine_rerank,
+                sort=sort,
             )
         return tool_result(search_text(response, query.strip(), offset), response)
 

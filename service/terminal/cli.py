@@ -56,6 +56,12 @@ FILTER_OPTIONS = (
     click.option(
         "--venue-year", type=int, default=None, help="Keep papers whose journal reference names this year."
     ),
+    click.option(
+        "--min-citation",
+        type=int,
+        default=None,
+        help="Keep papers cited by at least this many papers of this corpus (in-corpus counts).",
+    ),
 )
 """The filters of ``POST /search`` on the command line; each option's name is a `FilterParams` field,
 so the command passes them on as ``FilterParams(**filter_args)``."""
@@ -155,6 +161,13 @@ def results_table(response: Any, offset: int, width: int) -> str:
     show_default=True,
     help="Reorder the first OPENXIV_RERANK_DEPTH hits with the cross-encoder (use_fine_rerank).",
 )
+@click.option(
+    "--sort",
+    type=click.Choice(["relevance", "citations"]),
+    default="relevance",
+    show_default=True,
+    help="citations: the 100 best matches ordered by in-corpus citation count (ties by relevance).",
+)
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
 @click.option(
     "--passages",
@@ -178,6 +191,7 @@ def search(
     mode: str | None,
     contents: bool,
     fine_rerank: bool,
+    sort: str,
     long_form: bool,
     as_passages: bool,
     paper_ids: tuple[str, ...],
@@ -207,6 +221,7 @@ def search(
             mode=mode,
             contents=contents or long_form,
             fine_rerank=fine_rerank,
+            sort=sort,
         )
         snapshot = library.snapshot
     if json_out is not None:
@@ -262,7 +277,9 @@ def _passages(
 @click.option("--full", is_flag=True, help="Print the whole paper as markdown.")
 @click.option("--brief", is_flag=True, help="Print only title, authors, date, PDF link and TLDR.")
 @click.option(
-    "--references", is_flag=True, help="Print its bibliography (unArXive papers), with titles in the corpus."
+    "--references",
+    is_flag=True,
+    help="Print its bibliography (full texts with a reference list), with titles in the corpus and citing sentences.",
 )
 @click.option("--cited-by", is_flag=True, help="Print the corpus papers whose bibliography cites it.")
 @click.option(
