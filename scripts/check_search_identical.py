@@ -106,14 +106,14 @@ def masked(body: Body, field: str) -> Body:
     return out
 
 
-def run(body: Body, shared: Path, n: int, out: Path) -> int:
+def run(body: Body, shared: Path, n: int, out: Path, modes: tuple[str | None, ...] = MODES) -> int:
     queries = load_queries(SharedData(shared), n)
     lines = 0
     t = time.process_time()
     with out.open("w", encoding="utf-8") as fh:
         for i, q in enumerate(queries):
             top_k, offset = PAGES[i % len(PAGES)]
-            for mode in MODES:
+            for mode in modes:
                 for cats in FILTERS:
                     digest = hashlib.sha256(body(q, top_k, offset, mode, cats)).hexdigest()
                     page = f"{top_k}/{offset}"
@@ -146,12 +146,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=None, help="shared data (default: OPENXIV_SHARED)")
     ap.add_argument("--url", help="send POST /search to this running server instead of searching in process")
     ap.add_argument("--mask", metavar="FIELD", help="digest each body with this hit field written as null")
+    ap.add_argument(
+        "--modes",
+        help="comma-separated modes instead of the default set (default = the configured one), e.g. "
+        "default,bm25 for an index built without vectors",
+    )
     args = ap.parse_args(argv)
     body, close = over_http(args.url) if args.url else in_process(args.index)
     if args.mask:
         body = masked(body, args.mask)
     try:
-        run(body, args.shared or shared_dir(), args.queries, args.out)
+        modes = tuple(None if m == "default" else m for m in args.modes.split(",")) if args.modes else MODES
+        run(body, args.shared or shared_dir(), args.queries, args.out, modes)
     finally:
         close()
     return compare(args.out, args.compare) if args.compare else 0
