@@ -222,6 +222,11 @@ class Settings(BaseSettings):
     recall and lose known items (docs/indexing.md)."""
     candidates: int = 1000
     """Hits taken from each side before fusion."""
+    bm25_pruning: bool = False
+    """Rank the BM25 paper side and the feedback query by exact top-k pruning (MaxScore over the term
+    bounds the build stores): the same hits and scores, bit for bit, from a seventh of the postings
+    but more CPU here than scoring every posting, so off by default (docs/scale.md, «Exact top-k
+    BM25»). On a snapshot built before the bounds every posting is scored either way."""
     passage_norm: Literal["idf", "fixed", "quantile"] = "idf"
     """How BM25 passage scores are scaled before they meet paper-text scores
     (`openxiv.indexer.engine.passage_calibration`): `idf` puts them on the paper text's idf level per
@@ -316,6 +321,10 @@ class Settings(BaseSettings):
     """While one search runs alone, encode its query and score its passages on a helper thread
     beside its paper BM25 scoring (and run its feedback pass there beside the dense search): lower
     latency on an idle server, the same CPU (`openxiv.indexer.engine.overlap`; docs/service.md)."""
+    serve_warm: Literal["background", "before-ready", "off"] = "background"
+    """Bring the snapshot's search files into memory when `openxiv serve` opens it: `background`
+    (ready at once, warming beside the first requests), `before-ready` (`/readyz` answers 503 until
+    warm) or `off`. `/readyz` and the log say which and how far (docs/service.md, «Warm on start»)."""
     serve_concurrency: int | None = Field(
         default=None, ge=1, json_schema_extra=_default("CPU count (at least 2)")
     )

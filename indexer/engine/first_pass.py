@@ -22,14 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from openxiv.indexer.engine.paper_pass import PaperPass, scores_of
 from openxiv.indexer.engine.topk import top_k_rows
 
 __all__ = ["first_scores", "first_top"]
 
 
-def first_scores(paper_s: np.ndarray, ph: Any, scale: float) -> np.ndarray:
+def first_scores(paper_s: np.ndarray | PaperPass, ph: Any, scale: float) -> np.ndarray:
     """``first`` over every paper: the paper text score, or the scaled best passage score if higher."""
-    return paper_s if ph is None else np.maximum(paper_s, scale * ph.paper_scores)
+    s = scores_of(paper_s)
+    return s if ph is None else np.maximum(s, scale * ph.paper_scores)
 
 
 def _ties_kept(vals: np.ndarray, k: int, depth: int) -> int | None:
@@ -45,7 +47,7 @@ def _ties_kept(vals: np.ndarray, k: int, depth: int) -> int | None:
 def first_top(
     rows: np.ndarray,
     scores: np.ndarray,
-    paper_s: np.ndarray,
+    paper_s: np.ndarray | PaperPass,
     ph: Any,
     scale: float,
     depth: int,
@@ -53,7 +55,8 @@ def first_top(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``top_k_rows(first_scores(paper_s, ph, scale), k)`` from the paper side's ranked list
     (``rows``, ``scores``: ``top_k_rows(paper_s, depth)``) and the passage side's (``ph.papers``,
-    ``ph.scores`` at the same ``depth``)."""
+    ``ph.scores`` at the same ``depth``); ``paper_s``: every paper's score, or the pass that scores
+    the candidates alone (`openxiv.indexer.engine.paper_pass.PaperPass.at`)."""
     m = _ties_kept(scores, k, depth)
     cands = [rows[:m]] if m is not None else None
     if ph is not None and cands is not None:
@@ -63,6 +66,7 @@ def first_top(
     if cands is None:  # a list ends inside its tie: the whole array
         return top_k_rows(first_scores(paper_s, ph, scale), k)
     c = np.unique(np.concatenate(cands).astype(np.int64))  # ascending: ties keep row order
-    vals = paper_s[c] if ph is None else np.maximum(paper_s[c], scale * ph.paper_scores[c])
-    at, top = top_k_rows(vals, k)
-    return c[at], top
+    at = paper_s.at(c) if isinstance(paper_s, PaperPass) else paper_s[c]
+    vals = at if ph is None else np.maximum(at, scale * ph.paper_scores[c])
+    best, top = top_k_rows(vals, k)
+    return c[best], top

@@ -55,6 +55,7 @@ from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.navigation import Navigation
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
+from openxiv.indexer.engine.paper_pass import paper_pass
 from openxiv.indexer.engine.prf import confident_head, feedback_list, keep_head
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, is_topic, query_profile
@@ -63,7 +64,6 @@ from openxiv.indexer.engine.ranking import BM25_PASSAGE_SCALE, Ranking, SideResu
 from openxiv.indexer.engine.similar import VectorSimilar
 from openxiv.indexer.engine.sparse import PassageHits, PassageIndex, SparseIndex
 from openxiv.indexer.engine.tiling import Block, pin, tile, title_rows
-from openxiv.indexer.engine.topk import top_k_rows
 from openxiv.indexer.manifest import Manifest
 
 __all__ = ["HybridBackend"]
@@ -247,27 +247,26 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
         t = time.perf_counter()
         passage_side = self._passage_side(asked, depth, allowed, alone)
         sides: dict[str, SideResult] = {}
-        paper_scores = matches = hits = first10 = None
+        papers = matches = hits = first10 = None
         if "bm25_papers" in asked.sides:
-            paper_scores = self.bm25_papers.masked_scores(asked.text, allowed)
-            sides["bm25_papers"] = SideResult(*top_k_rows(paper_scores, depth))
-            matches = paper_scores > 0
+            papers = paper_pass(self.bm25_papers, asked.text, depth, allowed, self.settings.bm25_pruning)
+            sides["bm25_papers"] = SideResult(papers.rows, papers.scores)
+            matches = papers.matches
         factor = self.passage_scale
         if passage_side is not None:
             hits, factor = self.calibration.calibrate(
-                asked.text, paper_scores, passage_side(), self.bm25_papers, self.passages
+                asked.text, papers, passage_side(), self.bm25_papers, self.passages
             )
             winners = dict(zip(hits.papers.tolist(), hits.passage_ids.tolist(), strict=True))
             sides["bm25_passages"] = SideResult(hits.papers, hits.scores, winners)
             matches = hits.paper_scores > 0 if matches is None else matches | (hits.paper_scores > 0)
         ms = ms_since(t)
-        if paper_scores is not None:  # both gates' top 10
-            top = sides["bm25_papers"]
-            first10 = first_top(top.rows, top.scores, paper_scores, hits, factor, depth, 10)
+        if papers is not None:  # both gates' top 10
+            first10 = first_top(papers.rows, papers.scores, papers, hits, factor, depth, 10)
         shown = matches if matches is not None else allowed
         total = self.meta.n if shown is None else int(shown.sum())
         dense_among = shown if matches is not None and total < matches.size else allowed
-        return Lexical(sides, paper_scores, hits, shown, total, dense_among, first10, ms, factor)
+        return Lexical(sides, papers, hits, shown, total, dense_among, first10, ms, factor)
 
     def _passage_side(
         self, asked: Query, depth: int, allowed: np.ndarray | None, alone: bool
@@ -330,7 +329,7 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
         dense_scores = dense.sides["dense_papers"].scores if "dense_papers" in dense.sides else None
         kind = QueryKindConfig.of(self.settings, getattr(self.encoder, "description", {}).get("query_kind"))
         return is_topic(
-            kind, asked.text, lexical.paper_scores, lexical.passage_hits, self.passages,
+            kind, asked.text, lexical.papers, lexical.passage_hits, self.passages,
             lexical.passage_factor, dense_scores, lexical.first10,
         )  # fmt: skip
 
@@ -341,9 +340,9 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
         depth = self.settings.candidates
         lexical = self._lexical(asked, depth, None)
         dense = self._dense_stage(asked, depth, lexical, None, None).sides.get("dense_papers")
-        assert lexical.paper_scores is not None
+        assert lexical.papers is not None
         return query_profile(
-            query, lexical.paper_scores, lexical.passage_hits, self.passages, lexical.passage_factor,
+            query, lexical.papers, lexical.passage_hits, self.passages, lexical.passage_factor,
             dense.scores if dense is not None else None, lexical.first10,
         )  # fmt: skip
 
@@ -389,11 +388,11 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
         """The feedback side (the expanded query's BM25 pass over the papers), the head a confident
         first pass keeps (`openxiv.indexer.engine.prf.confident_head`), and the milliseconds both took. Reads only what the
         lexical stage made, so it may run on the helper thread beside the later stages."""
-        paper_side, paper_scores, top = lexical.sides["bm25_papers"], lexical.paper_scores, lexical.first10
-        assert paper_scores is not None and top is not None
+        papers, top = lexical.papers, lexical.first10
+        assert papers is not None and top is not None
         t = time.perf_counter()
-        ranked, config = (paper_side.rows, paper_side.scores), self.feedback
-        side = SideResult(*feedback_list(self._paper_terms(), paper_scores, config, depth, ranked))
+        config = self.feedback
+        side = SideResult(*feedback_list(self._paper_terms(), papers, config, depth))
         head = confident_head(config, asked.text, top, self.passages, lexical.passage_scores)
         return Feedback(side, head, ms_since(t))
 

@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from openxiv.indexer.engine.paper_pass import PaperPass, scores_of
 from openxiv.indexer.engine.sparse import PassageHits, analyze
 
 __all__ = [
@@ -171,12 +172,19 @@ class PassageCalibration:
         return passage_factor(query, papers, passages.sparse, self.scale, self.fixed)
 
     def calibrate(
-        self, query: str, paper_scores: np.ndarray | None, hits: PassageHits, papers: Any, passages: Any
+        self,
+        query: str,
+        paper_scores: np.ndarray | PaperPass | None,
+        hits: PassageHits,
+        papers: Any,
+        passages: Any,
     ) -> tuple[PassageHits, float]:
         """The passage side's hits as they meet paper texts and the factor still to apply to them:
-        ``quantile`` maps ``hits`` itself (factor 1) when it can; otherwise ``hits`` and `factor`."""
+        ``quantile`` maps ``hits`` itself (factor 1) when it can; otherwise ``hits`` and `factor`.
+        ``paper_scores``: every paper's text score, or the pass that makes them on demand
+        (`openxiv.indexer.engine.paper_pass`; only ``quantile`` reads them)."""
         if self.method == "quantile" and paper_scores is not None and passages is not None:
-            mapped = quantile_hits(query, paper_scores, hits, papers, passages)
+            mapped = quantile_hits(query, scores_of(paper_scores), hits, papers, passages)
             if mapped is not None:
                 return mapped, 1.0
         return hits, self.factor(query, papers, passages)

@@ -46,7 +46,9 @@ import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.doc_terms import DocTerms
-from openxiv.indexer.engine.sparse import PassageIndex
+from openxiv.indexer.engine.maxscore import top_k_pruned
+from openxiv.indexer.engine.paper_pass import PaperPass
+from openxiv.indexer.engine.sparse import PassageIndex, SparseIndex
 from openxiv.indexer.engine.topk import top_k_rows
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "confident_head",
     "confident_top",
     "expand",
+    "expanded_scores",
     "feedback_list",
     "keep_head",
     "passage_coverage",
@@ -173,9 +176,16 @@ def rescore(
     """The expanded query's BM25 score of every row, kept only where the original query matches
     (``scores`` > 0); all zeros when nothing matches. ``ranked``: as in `expand`."""
     terms, weights = expand(doc_terms, scores, config, ranked)
-    out = np.zeros(doc_terms.sparse.n_docs, dtype=np.float32)
+    return expanded_scores(doc_terms.sparse, terms, weights, scores)
+
+
+def expanded_scores(
+    sparse: SparseIndex, terms: np.ndarray, weights: np.ndarray, scores: np.ndarray
+) -> np.ndarray:
+    """``Σ_w weights[w] · bm25(terms[w], d)`` of every row ``d`` of ``sparse`` where ``scores`` > 0
+    (0 elsewhere): the expanded query scored over every posting of its terms."""
+    out = np.zeros(sparse.n_docs, dtype=np.float32)
     if terms.size:
-        sparse = doc_terms.sparse
         _accumulate_matched(
             sparse.data, sparse.indptr, sparse.indices, terms, weights.astype(np.float32), scores, out
         )
@@ -184,14 +194,33 @@ def rescore(
 
 def feedback_list(
     doc_terms: DocTerms,
-    paper_scores: np.ndarray,
+    paper_scores: np.ndarray | PaperPass,
     config: FeedbackConfig,
     depth: int,
     ranked: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The feedback side: the ``depth`` best papers for the expanded query. ``ranked``: the
-    original query's ranking by ``paper_scores`` when the caller has it (`expand`)."""
-    return top_k_rows(rescore(doc_terms, paper_scores, config, ranked), depth)
+    """The feedback side: the ``depth`` best papers for the expanded query. ``paper_scores``: the
+    original query's score of every paper, or its pass (`openxiv.indexer.engine.paper_pass`), whose
+    ranked list gives the feedback papers and whose matches the papers the expansion may score;
+    a pruned pass ranks the expanded query by exact top-k pruning too
+    (`openxiv.indexer.engine.maxscore`: the same rows and scores as `rescore` and a cut).
+    ``ranked``: the original query's ranking when the caller has it (`expand`)."""
+    if not isinstance(paper_scores, PaperPass):
+        return top_k_rows(rescore(doc_terms, paper_scores, config, ranked), depth)
+    papers = paper_scores
+    sparse = doc_terms.sparse
+    if not papers.pruned or sparse.term_max is None:
+        return top_k_rows(rescore(doc_terms, papers.full(), config, (papers.rows, papers.scores)), depth)
+    rows, top = papers.top(config.docs)
+    if rows.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    terms, weights = doc_terms.relevance_model(rows, top / top.sum(), config.terms)
+    if terms.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    return top_k_pruned(
+        sparse.data, sparse.indptr, sparse.indices, sparse.term_max, sparse.n_docs,
+        terms, depth, weights.astype(np.float32), papers.matches,
+    )  # fmt: skip
 
 
 def passage_coverage(passages: PassageIndex, paper_row: int, passage_scores: np.ndarray, query: str) -> float:

@@ -29,6 +29,7 @@ import numpy as np
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.engine.first_pass import first_scores
+from openxiv.indexer.engine.paper_pass import PaperPass
 from openxiv.indexer.engine.prf import passage_coverage
 from openxiv.indexer.engine.topk import top_k_rows
 
@@ -124,7 +125,7 @@ def topic_query(p: QueryProfile, config: QueryKindConfig) -> bool:
 
 def query_profile(
     query: str,
-    paper_s: np.ndarray,
+    paper_s: np.ndarray | PaperPass,
     ph: Any = None,
     passages: Any = None,
     passage_scale: float = 1.0,
@@ -143,7 +144,7 @@ def query_profile(
 def is_topic(
     config: QueryKindConfig,
     query: str,
-    paper_s: np.ndarray | None,
+    paper_s: np.ndarray | PaperPass | None,
     ph: Any = None,
     passages: Any = None,
     passage_scale: float = 1.0,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from openxiv.indexer.engine.paper_pass import PaperPass
 from openxiv.indexer.engine.ranking import SideResult
 from openxiv.indexer.engine.sparse import PassageHits
 from openxiv.indexer.engine.tiling import Block
@@ -48,8 +49,9 @@ class Lexical:
 
     sides: dict[str, SideResult]
     """The BM25 sides the mode runs, ``bm25_papers`` then ``bm25_passages``, each cut at the depth."""
-    paper_scores: np.ndarray | None
-    """BM25 score of every paper's title + abstract, 0 outside the filter (``None``: no paper side)."""
+    papers: PaperPass | None
+    """The BM25 pass over every paper's title + abstract: its ranked list, the papers it matches
+    within the filter, any paper's score on demand (``None``: no paper side)."""
     passage_hits: PassageHits | None
     """The passage side's hits (``None``: no passage side)."""
     shown: np.ndarray | None

@@ -26,9 +26,14 @@ import numba
 import numpy as np
 
 from openxiv.indexer.analyzer import STOPWORDS, analyze, stemmer_for
+from openxiv.indexer.engine.maxscore import term_maxima
 from openxiv.indexer.engine.topk import top_k_rows
 
-__all__ = ["PassageHits", "PassageIndex", "SparseIndex", "VectorisedBM25"]
+__all__ = ["TERM_MAX", "PassageHits", "PassageIndex", "SparseIndex", "VectorisedBM25"]
+
+TERM_MAX = "term_max.npy"
+"""Each term's largest BM25 weight (float32 by term id), the bound exact top-k pruning takes
+(`openxiv.indexer.engine.maxscore`); written by the build, absent from snapshots built before it."""
 
 
 @numba.njit(nogil=True)
@@ -135,6 +140,15 @@ class SparseIndex:
         self.indptr = np.asarray(model.scores["indptr"])
         self.n_docs = int(model.scores["num_docs"])
         self.vocab: dict[str, int] = model.vocab_dict
+        self.term_max: np.ndarray | None = None
+        """Each term's largest weight (`TERM_MAX`); ``None`` (a snapshot built before it): every
+        query scores every posting, until `ensure_term_max` computes it."""
+
+    def ensure_term_max(self) -> np.ndarray:
+        """`term_max`, computed from the matrix when the snapshot has none (one pass over its weights)."""
+        if self.term_max is None:
+            self.term_max = term_maxima(self.data, self.indptr)
+        return self.term_max
 
     # --- building ------------------------------------------------------------------------------
     @classmethod
@@ -156,11 +170,14 @@ class SparseIndex:
         else:
             model.index(tokens, show_progress=progress)
             _number_terms_in_order(model)
-        return cls(model, stemmer)
+        index = cls(model, stemmer)
+        index.ensure_term_max()
+        return index
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.model.save(str(directory), show_progress=False)
+        np.save(directory / TERM_MAX, self.ensure_term_max())
         (directory / "tokenizer.json").write_text(
             json.dumps({"stemmer": self.stemmer_name, "stopwords": STOPWORDS}), encoding="utf-8"
         )
@@ -169,7 +186,10 @@ class SparseIndex:
     def load(cls, directory: Path, *, mmap: bool = True) -> SparseIndex:
         tok = json.loads((directory / "tokenizer.json").read_text(encoding="utf-8"))
         model = bm25s.BM25.load(str(directory), mmap=mmap, show_progress=False, backend="numpy")
-        return cls(model, tok["stemmer"])
+        index = cls(model, tok["stemmer"])
+        if (directory / TERM_MAX).is_file():
+            index.term_max = np.load(directory / TERM_MAX, mmap_mode="r" if mmap else None)
+        return index
 
     @property
     def params(self) -> dict[str, object]:

@@ -1,0 +1,189 @@
+"""Exact top-k BM25 (`openxiv.indexer.engine.maxscore`) against scoring every posting, in one run.
+
+Two steps, each printing markdown rows (with the load average) for BENCHMARKS.md «Scale»:
+
+- ``kernel``: the paper side's pass (top ``--depth`` rows and the matching rows) and the feedback
+  query (its 20 expansion terms, only where the query matches) over one BM25 matrix, on the 103 dev
+  topic queries, exhaustive and pruned in turn per query, CPU milliseconds per query (``time.process_time``)
+  and a check that every list is the same rows and score bits. ``--copies R`` stacks ``R`` copies of
+  the matrix side by side (rows ``d + i·n``, the same idf): a corpus ``R`` times as long with the
+  same term densities, to see the kernels at millions of rows without building millions of papers.
+- ``serve``: a snapshot served with ``OPENXIV_BM25_PRUNING`` off and on, alternately: in process,
+  the default mode's p50 / p95 one query at a time (``--rounds`` passes, warm), then ``openxiv serve
+  --workers 2`` under 8 closed-loop clients (`harness.load.phase`): requests/s, p50 / p95 and the
+  server's CPU milliseconds per request.
+
+    nice -n 5 .venv/bin/python scripts/bench_topk.py kernel --bm25 <snapshot>/bm25_papers --copies 1
+    nice -n 5 .venv/bin/python scripts/bench_topk.py serve --index data/index
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.data import topic_queries
+from harness.timing import pcts
+
+from openxiv.indexer.engine.doc_terms import DocTerms
+from openxiv.indexer.engine.maxscore import mark_matches, top_k_pruned
+from openxiv.indexer.engine.prf import FeedbackConfig, expand, expanded_scores
+from openxiv.indexer.engine.sparse import SparseIndex
+from openxiv.indexer.engine.topk import top_k_rows
+
+
+def _stacked(ix: SparseIndex, copies: int) -> SparseIndex:
+    """The index with ``copies`` copies of its rows side by side (same vocabulary and weights)."""
+    n = ix.n_docs
+    ptr = np.asarray(ix.indptr, np.int64)
+    df = np.diff(ptr)
+    data, ind = np.asarray(ix.data), np.asarray(ix.indices)
+    if copies == 1:
+        return ix
+    new_ptr = np.zeros_like(ptr)
+    np.cumsum(df * copies, out=new_ptr[1:])
+    col = np.repeat(np.arange(df.size), df)
+    within = np.arange(data.size) - ptr[col]
+    out_d = np.empty(data.size * copies, np.float32)
+    out_i = np.empty(data.size * copies, ind.dtype)
+    for c in range(copies):
+        dst = new_ptr[col] + c * df[col] + within
+        out_d[dst] = data
+        out_i[dst] = ind + c * n
+    stacked = copy.copy(ix)
+    stacked.data, stacked.indptr, stacked.indices, stacked.n_docs = out_d, new_ptr, out_i, n * copies
+    return stacked
+
+
+def _same(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
+    return bool(np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes())
+
+
+def step_kernel(args: argparse.Namespace) -> None:
+    ix = SparseIndex.load(args.bm25)
+    bounds = ix.ensure_term_max()
+    big = _stacked(ix, args.copies)
+    data, ptr, ind, n = big.data, big.indptr, big.indices, big.n_docs
+    terms, config = DocTerms(ix), FeedbackConfig()
+    queries = topic_queries()
+    cpu: dict[str, list[float]] = {
+        k: [] for k in ("first_exh", "first_pruned", "mark", "fb_exh", "fb_pruned")
+    }
+    same = 0
+    load0 = os.getloadavg()
+    for rnd in range(args.rounds + 1):  # round 0 compiles and reads the pages in: untimed
+        for q in queries:
+            tokens = ix.query_tokens(q)
+            t = time.process_time()
+            scores = big.scores(tokens)
+            exh = top_k_rows(scores, args.depth)
+            matched = scores > 0
+            t1 = time.process_time()
+            pruned = top_k_pruned(data, ptr, ind, bounds, n, tokens, args.depth)
+            t2 = time.process_time()
+            marks = mark_matches(ptr, ind, n, tokens)
+            t3 = time.process_time()
+            ex_terms, weights = expand(
+                terms, scores[: ix.n_docs], config
+            )  # the copies' feedback papers: the first copy's
+            w = weights.astype(np.float32)
+            t4 = time.process_time()
+            fb_exh = top_k_rows(expanded_scores(big, ex_terms, w, scores), args.depth)
+            t5 = time.process_time()
+            fb_pruned = top_k_pruned(data, ptr, ind, bounds, n, ex_terms, args.depth, w, matched)
+            t6 = time.process_time()
+            if rnd == 0:
+                same += (
+                    _same(exh, pruned) and _same(fb_exh, fb_pruned) and bool(np.array_equal(marks, matched))
+                )
+                continue
+            for key, ms in zip(cpu, (t1 - t, t2 - t1, t3 - t2, t5 - t4, t6 - t5), strict=True):
+                cpu[key].append(ms * 1000)
+    load1 = os.getloadavg()
+    med = {k: float(np.mean(v)) for k, v in cpu.items()}
+    print(f"{n:,} rows, {data.size:,} postings ({args.copies} cop{'y' if args.copies == 1 else 'ies'} of "
+          f"{args.bm25}), depth {args.depth}, {len(queries)} queries x {args.rounds} rounds; "
+          f"identical lists: {same} of {len(queries)}; load {load0[0]:.1f} / {load1[0]:.1f}")  # fmt: skip
+    print(
+        "| rows | first pass exhaustive | pruned + match pass | ratio | feedback exhaustive | pruned | ratio |"
+    )
+    first_p = med["first_pruned"] + med["mark"]
+    print(
+        f"| {n:,} | {med['first_exh']:.2f} | {med['first_pruned']:.2f} + {med['mark']:.2f} | "
+        f"{first_p / med['first_exh']:.2f} | {med['fb_exh']:.2f} | {med['fb_pruned']:.2f} | "
+        f"{med['fb_pruned'] / med['fb_exh']:.2f} |"
+    )
+
+
+def _in_process(index: Path, queries: list[str], pruning: bool) -> dict[str, float]:
+    from harness.scale import time_queries
+
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.indexer.snapshot import open_index
+
+    settings = Settings.from_env().replace(bm25_pruning=pruning)
+    with open_index(index, settings) as ix:
+        time_queries(ix.backend, queries, settings.fusion)  # warm
+        return pcts(time_queries(ix.backend, queries, settings.fusion))
+
+
+def _clients(index: Path, queries: list[str], pruning: bool) -> dict[str, Any]:
+    from harness.load import phase
+    from harness.server import Server
+
+    os.environ["OPENXIV_BM25_PRUNING"] = "1" if pruning else "0"
+    os.environ["OPENXIV_SERVE_WARM"] = "before-ready"
+    server = Server(index, workers=2)
+    try:
+        phase(server.url, queries[:16], 8, server)  # each worker compiles and reads its pages
+        out = phase(server.url, queries, 8, server)
+    finally:
+        server.stop()
+    return {"qps": out["qps"], "cpu_ms": out["cpu_ms"], **pcts(out["lat"])}
+
+
+def step_serve(args: argparse.Namespace) -> None:
+    queries = topic_queries()
+    rows: list[str] = []
+    for rnd in range(args.rounds):
+        for pruning in (False, True):
+            load = os.getloadavg()[0]
+            one = _in_process(args.index, queries, pruning)
+            many = _clients(args.index, queries * 2, pruning)
+            name = "pruned" if pruning else "exhaustive"
+            rows.append(
+                f"| {rnd + 1} | {name} | {one['p50']:.1f} / {one['p95']:.1f} | {many['qps']:.1f} | "
+                f"{many['p50']:.0f} / {many['p95']:.0f} | {many['cpu_ms']:.1f} | {load:.1f} |"
+            )
+            print(rows[-1], flush=True)
+    print(
+        "| round | BM25 | default mode one at a time p50 / p95 ms | 8 clients, 2 workers: req/s | p50 / p95 ms | server CPU ms / request | load |"
+    )
+    print("\n".join(rows))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="step", required=True)
+    k = sub.add_parser("kernel")
+    k.add_argument("--bm25", type=Path, required=True, help="a snapshot's bm25_papers folder")
+    k.add_argument("--copies", type=int, default=1)
+    k.add_argument("--depth", type=int, default=1000)
+    k.add_argument("--rounds", type=int, default=2)
+    s = sub.add_parser("serve")
+    s.add_argument("--index", type=Path, required=True)
+    s.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    step_kernel(args) if args.step == "kernel" else step_serve(args)
+
+
+if __name__ == "__main__":
+    main()
