@@ -33,6 +33,7 @@ from openxiv.indexer import layout
 from openxiv.indexer.manifest import Manifest
 from openxiv.indexer.manifest import read as read_manifest
 from openxiv.indexer.snapshot import BadIndexError, OpenIndex, current_snapshot, missing_parts
+from openxiv.indexer.warm import Warmer, WarmState
 from openxiv.service.errors import NotReady
 
 __all__ = ["IndexHolder", "default_opener", "reload_triggers", "serve_threads"]
@@ -98,7 +99,11 @@ class _Entry:
 
 
 class IndexHolder:
-    def __init__(self, index_root: Path, settings: Settings, opener: Opener = default_opener) -> None:
+    def __init__(
+        self, index_root: Path, settings: Settings, opener: Opener = default_opener, warm: str = "off"
+    ) -> None:
+        """``warm``: `Settings.serve_warm` for a server (`openxiv.indexer.warm`); ``off`` for the
+        other holders (the CLI, scripts), which answer a few searches and leave."""
         self.index_root = Path(index_root)
         self.settings = settings
         self._opener = opener
@@ -106,6 +111,8 @@ class IndexHolder:
         self._reload_lock = threading.Lock()
         self._entry: _Entry | None = None
         self.reloads = 0
+        self.warm = warm
+        self._warmer: Warmer | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def load(self) -> None:
@@ -114,6 +121,8 @@ class IndexHolder:
 
     def close(self) -> None:
         """Stop serving; the snapshot closes now or when its last request finishes."""
+        if self._warmer is not None:
+            self._warmer.stop()
         with self._lock:
             entry, self._entry = self._entry, None
         if entry is not None:
@@ -122,6 +131,17 @@ class IndexHolder:
     @property
     def ready(self) -> bool:
         return self._entry is not None
+
+    @property
+    def warm_state(self) -> WarmState | None:
+        """The served snapshot's warm-up (``None``: warming is off)."""
+        return self._warmer.state() if self._warmer is not None else None
+
+    @property
+    def warming_blocks_ready(self) -> bool:
+        """Whether ``/readyz`` waits: warm-before-ready and the warm-up still running."""
+        state = self.warm_state
+        return self.warm == "before-ready" and state is not None and state.state == "warming"
 
     @property
     def snapshot(self) -> str | None:
@@ -171,6 +191,7 @@ class IndexHolder:
                 if target is not None and target.resolve() == Path(previous.index.path).resolve():
                     return {"status": "unchanged", "snapshot": previous.snapshot, "previous": None}
             index = self._opener(self.index_root, self.settings, previous.index if previous else None)
+            self._start_warming(Path(index.path), swapping=previous is not None)
             entry = _Entry(index=index, loaded_at=datetime.now(UTC))
             with self._lock:
                 old, self._entry = self._entry, entry
@@ -184,6 +205,22 @@ class IndexHolder:
                 "snapshot": entry.snapshot,
                 "previous": old.snapshot if old else None,
             }
+
+    def _start_warming(self, snapshot: Path, swapping: bool) -> Warmer | None:
+        """The new snapshot's warm-up: on a thread (``background``, and a first start in
+        ``before-ready``, whose ``/readyz`` waits for it), or here before the swap (a reload in
+        ``before-ready``: the previous snapshot serves until the new one is warm)."""
+        if self.warm not in ("background", "before-ready"):
+            return None
+        if self._warmer is not None:
+            self._warmer.stop()
+        warmer = Warmer(snapshot)
+        if swapping and self.warm == "before-ready":
+            warmer.run()
+        else:
+            warmer.start()
+        self._warmer = warmer
+        return warmer
 
     def _retire(self, entry: _Entry) -> None:
         with self._lock:

@@ -54,6 +54,7 @@ KIND_OF_FIXTURE = {
 """A test using one of these fixtures (directly or through another fixture) is of that kind."""
 KIND_OF_TEST = {
     "test_mcp.py": "live_server",
+    "test_warm_start.py": "live_server",
     "test_ray_embed.py": "ray",
     "test_parallel_ingest.py::test_ray_tasks_store_what_the_serial_ingest_stores": "ray",
     "test_milvus_build.py": "milvus",

@@ -69,7 +69,7 @@ def serve_concurrency(settings: Settings) -> int:
 def create_app(settings: Settings, index_root: str | Path, controls: Controls | None = None) -> FastAPI:
     """The app over the index at ``index_root``; ``controls`` (default: `Controls.of` the settings, which
     raises `openxiv.service.experiments.controls.BadControls` on a bad one) are the experiment controls."""
-    holder = IndexHolder(Path(index_root), settings)
+    holder = IndexHolder(Path(index_root), settings, warm=settings.serve_warm)
     controls = controls if controls is not None else Controls.of(settings)
 
     @asynccontextmanager

@@ -150,16 +150,21 @@ async def healthz(request: Request) -> Response:
     response_model=Health,
     responses={503: {"model": ErrorResponse}},
     tags=["probes"],
-    summary="Readiness: 200 once the index is loaded, 503 if its files are gone",
+    summary="Readiness: 200 once the index is loaded (and warm, with OPENXIV_SERVE_WARM=before-ready), 503 if its files are gone",
 )
 async def readyz(request: Request) -> Health:
     holder = holder_of(request)
     if not holder.ready:
         raise NotReady("the index is not loaded yet")
+    warm = holder.warm_state
+    if holder.warming_blocks_ready and warm is not None:
+        raise NotReady(
+            f"snapshot {holder.snapshot} is loaded and {warm.describe()} (OPENXIV_SERVE_WARM=before-ready)"
+        )
     missing = holder.missing_files()
     if missing:
         raise NotReady(
             f"the files of snapshot {holder.snapshot} are gone ({', '.join(missing)}): "
             "reload if CURRENT names another snapshot, else rebuild the index"
         )
-    return Health(status="ready", snapshot=holder.snapshot)
+    return Health(status="ready", snapshot=holder.snapshot, warm=warm.describe() if warm else "off")
