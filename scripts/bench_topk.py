@@ -8,6 +8,10 @@ Two steps, each printing markdown rows (with the load average) for BENCHMARKS.md
   and a check that every list is the same rows and score bits. ``--copies R`` stacks ``R`` copies of
   the matrix side by side (rows ``d + i·n``, the same idf): a corpus ``R`` times as long with the
   same term densities, to see the kernels at millions of rows without building millions of papers.
+- ``cold``: a snapshot's files dropped from the page cache (``posix_fadvise(DONTNEED)``: use a copy
+  no other process maps), then ``openxiv serve`` started with each ``OPENXIV_SERVE_WARM`` in turn:
+  seconds until ``/readyz`` says ready, then the dev topic queries one at a time over HTTP in the
+  default mode: p50 / p95 of the requests sent in the first minute after ready.
 - ``serve``: a snapshot served with ``OPENXIV_BM25_PRUNING`` off and on, alternately: in process,
   the default mode's p50 / p95 one query at a time (``--rounds`` passes, warm), then ``openxiv serve
   --workers 2`` under 8 closed-loop clients (`harness.load.phase`): requests/s, p50 / p95 and the
@@ -15,6 +19,7 @@ Two steps, each printing markdown rows (with the load average) for BENCHMARKS.md
 
     nice -n 5 .venv/bin/python scripts/bench_topk.py kernel --bm25 <snapshot>/bm25_papers --copies 1
     nice -n 5 .venv/bin/python scripts/bench_topk.py serve --index data/index
+    nice -n 5 .venv/bin/python scripts/bench_topk.py cold --index <a copy of data/index>
 """
 
 from __future__ import annotations
@@ -170,6 +175,58 @@ def step_serve(args: argparse.Namespace) -> None:
     print("\n".join(rows))
 
 
+def _evict(snapshot: Path) -> int:
+    """Drop ``snapshot``'s files from the page cache (pages another process maps stay); bytes."""
+    total = 0
+    for p in snapshot.rglob("*"):
+        if p.is_file():
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+            total += p.stat().st_size
+    return total
+
+
+def step_cold(args: argparse.Namespace) -> None:
+    import httpx
+    from harness.server import Server
+
+    from openxiv.indexer.snapshot import current_snapshot
+
+    snap = current_snapshot(args.index)
+    assert snap is not None, f"no snapshot under {args.index}"
+    queries = topic_queries()
+    print(
+        "| warm | load | ready s | requests in the first minute | p50 ms | p95 ms | all requests p50 / p95 ms |"
+    )
+    for warm in args.modes:
+        evicted = _evict(snap)
+        os.environ["OPENXIV_SERVE_WARM"] = warm
+        load = os.getloadavg()[0]
+        t0 = time.monotonic()
+        server = Server(args.index, workers=1)
+        ready = time.monotonic() - t0
+        lat: list[tuple[float, float]] = []
+        try:
+            with httpx.Client(base_url=server.url, timeout=120) as c:
+                t_ready = time.monotonic()
+                for q in queries:
+                    t = time.monotonic()
+                    c.post("/search", json={"query": q, "top_k": 10}).raise_for_status()
+                    lat.append((t - t_ready, (time.monotonic() - t) * 1000))
+        finally:
+            server.stop()
+        first = [ms for at, ms in lat if at < 60.0]
+        a, f = pcts([ms for _, ms in lat]), pcts(first)
+        print(
+            f"| {warm} | {load:.1f} | {ready:.1f} | {len(first)} | {f['p50']:.0f} | {f['p95']:.0f} | "
+            f"{a['p50']:.0f} / {a['p95']:.0f} |  (evicted {evicted / 2**20:.0f} MiB)",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="step", required=True)
@@ -181,8 +238,11 @@ def main() -> None:
     s = sub.add_parser("serve")
     s.add_argument("--index", type=Path, required=True)
     s.add_argument("--rounds", type=int, default=2)
+    c = sub.add_parser("cold")
+    c.add_argument("--index", type=Path, required=True)
+    c.add_argument("--modes", nargs="+", default=["off", "background", "before-ready"])
     args = ap.parse_args()
-    step_kernel(args) if args.step == "kernel" else step_serve(args)
+    {"kernel": step_kernel, "serve": step_serve, "cold": step_cold}[args.step](args)
 
 
 if __name__ == "__main__":

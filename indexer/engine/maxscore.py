@@ -123,20 +123,11 @@ def _heap_offer(hs, hr, size, k, s, d):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True)
-def _maxscore(
-    data, indptr, indices, lists, weights, term_max, mask, use_mask, k, n_docs, hs, hr
-):  # pragma: no cover
-    """The heap (``hs`` scores, ``hr`` rows) of the best ``k`` rows; returns its size. See the module
-    docstring for the rule; ``mask``: only rows where it is true score (when ``use_mask``).
-
-    Window by window: the essential terms' postings in the window are summed into ``acc`` (a bound's
-    part, in any order); a row whose sum plus the non-essential terms' bound passes the heap's
-    ``k``-th score is looked up in the non-essential terms (largest bound first, stopping once the
-    bound falls to the ``k``-th score) and, if it may still enter, scored exactly in the query's term
-    order from per-term cursors that only move forward."""
+def _plan(indptr, lists, weights, term_max):  # pragma: no cover - compiled
+    """Each term's postings (``pos``, ``end``), the terms by ascending bound (``order``), the bound
+    of the ``m`` smallest together with the rounding slack (``prefix[m]``), and the slack factor."""
     n = lists.size
-    pos = np.empty(n, np.int64)  # the essential walk's cursor (and the non-essential terms' lookups')
-    cur = np.empty(n, np.int64)  # the exact score's cursor for an essential term
+    pos = np.empty(n, np.int64)
     end = np.empty(n, np.int64)
     ub = np.empty(n, np.float64)
     for i in range(n):
@@ -146,17 +137,79 @@ def _maxscore(
         ub[i] = np.float64(weights[i] * term_max[t])  # the float32 product bounds every posting's
     order = np.argsort(ub)
     slack = 1.0 + n * 2.0**-20
-    prefix = np.zeros(n + 1, np.float64)  # prefix[m]: bound of the m smallest-bound terms together
+    prefix = np.zeros(n + 1, np.float64)
     for m in range(n):
         prefix[m + 1] = prefix[m] + ub[order[m]]
     for m in range(n + 1):
         prefix[m] *= slack
+    return pos, end, order, prefix, slack
+
+
+@numba.njit(nogil=True)
+def _walk(data, indices, weights, order, pos, end, cur, n_ne, lo, hi, acc):  # pragma: no cover
+    """The essential terms' postings of rows ``lo:hi`` summed into ``acc`` (a bound, in any order);
+    ``cur`` keeps where each term's window starts, for the exact scores."""
+    for m in range(n_ne, order.size):
+        i = order[m]
+        p, e, w = pos[i], end[i], weights[i]
+        cur[i] = p
+        while p < e and indices[p] < hi:
+            acc[indices[p] - lo] += w * data[p]
+            p += 1
+        pos[i] = p
+
+
+@numba.njit(nogil=True)
+def _probe(
+    data, indices, weights, order, pos, end, contrib, prefix, n_ne, d, bound, slack, theta, full
+):  # pragma: no cover
+    """Row ``d`` looked up in the non-essential terms, largest bound first (their weights into
+    ``contrib``); false as soon as its bound falls to ``theta`` with the heap ``full``."""
+    for m in range(n_ne - 1, -1, -1):
+        i = order[m]
+        p = _seek(indices, pos[i], end[i], d)
+        pos[i] = p
+        if p < end[i] and indices[p] == d:
+            c = weights[i] * data[p]
+            contrib[i] = c
+            bound += c * slack
+        if full and bound + prefix[m] <= theta:
+            return False
+    return True
+
+
+@numba.njit(nogil=True)
+def _exact(data, indices, weights, essential, cur, pos, contrib, d):  # pragma: no cover - compiled
+    """Row ``d``'s score: the float32 sum in the query's term order, the exhaustive kernel's bits."""
+    s = np.float32(0.0)
+    for i in range(essential.size):
+        if essential[i]:
+            p = _seek(indices, cur[i], pos[i], d)
+            cur[i] = p
+            if p < pos[i] and indices[p] == d:
+                s = np.float32(s + weights[i] * data[p])
+        else:
+            s = np.float32(s + contrib[i])
+    return s
+
+
+@numba.njit(nogil=True)
+def _maxscore(
+    data, indptr, indices, lists, weights, term_max, mask, use_mask, k, n_docs, hs, hr
+):  # pragma: no cover
+    """The heap (``hs`` scores, ``hr`` rows) of the best ``k`` rows; returns its size. See the module
+    docstring for the rule; ``mask``: only rows where it is true score (when ``use_mask``).
+
+    Window by window: the essential terms' postings in the window are summed into ``acc`` (`_walk`);
+    a row whose sum plus the non-essential terms' bound passes the heap's ``k``-th score is looked
+    up in the non-essential terms (`_probe`) and, if it may still enter, scored exactly (`_exact`)."""
+    n = lists.size
+    pos, end, order, prefix, slack = _plan(indptr, lists, weights, term_max)
+    cur = np.empty(n, np.int64)
     essential = np.ones(n, np.bool_)
     contrib = np.zeros(n, np.float32)
     acc = np.zeros(WINDOW, np.float32)
-    size = 0
-    theta = 0.0
-    n_ne = 0  # order[:n_ne] are the non-essential terms
+    size, theta, n_ne = 0, 0.0, 0  # order[:n_ne] are the non-essential terms
     for lo in range(0, n_docs, WINDOW):
         while size == k and n_ne < n and prefix[n_ne + 1] <= theta:
             essential[order[n_ne]] = False
@@ -164,15 +217,7 @@ def _maxscore(
         if n_ne == n:  # every term together cannot reach the k-th score
             break
         hi = min(lo + WINDOW, n_docs)
-        for m in range(n_ne, n):
-            i = order[m]
-            p, e, w = pos[i], end[i], weights[i]
-            cur[i] = p
-            while p < e and indices[p] < hi:
-                acc[indices[p] - lo] += w * data[p]
-                p += 1
-            pos[i] = p
-        rest = prefix[n_ne]
+        _walk(data, indices, weights, order, pos, end, cur, n_ne, lo, hi, acc)
         for r in range(hi - lo):
             a = acc[r]
             if a == 0:
@@ -182,30 +227,25 @@ def _maxscore(
             if use_mask and not mask[d]:
                 continue
             bound = a * slack
-            if size == k and bound + rest <= theta:
+            if size == k and bound + prefix[n_ne] <= theta:
                 continue
-            enter = True
-            for m in range(n_ne - 1, -1, -1):  # non-essential terms, largest bound first
-                i = order[m]
-                p = _seek(indices, pos[i], end[i], d)
-                pos[i] = p
-                if p < end[i] and indices[p] == d:
-                    c = weights[i] * data[p]
-                    contrib[i] = c
-                    bound += c * slack
-                if size == k and bound + prefix[m] <= theta:
-                    enter = False
-                    break
-            if enter:
-                s = np.float32(0.0)
-                for i in range(n):  # the query's term order: the exhaustive kernel's sum, bit for bit
-                    if essential[i]:
-                        p = _seek(indices, cur[i], pos[i], d)
-                        cur[i] = p
-                        if p < pos[i] and indices[p] == d:
-                            s = np.float32(s + weights[i] * data[p])
-                    else:
-                        s = np.float32(s + contrib[i])
+            if _probe(
+                data,
+                indices,
+                weights,
+                order,
+                pos,
+                end,
+                contrib,
+                prefix,
+                n_ne,
+                d,
+                bound,
+                slack,
+                theta,
+                size == k,
+            ):
+                s = _exact(data, indices, weights, essential, cur, pos, contrib, d)
                 size = _heap_offer(hs, hr, size, k, s, d)
                 if size == k:
                     theta = np.float64(hs[0])
