@@ -72,6 +72,29 @@ def _same(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) ->
     return bool(np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes())
 
 
+def _tightness(ix: SparseIndex, queries: list[str], window: int = 8192, block: int = 128) -> str:
+    """How loose a term's bound is: its mean posting, the mean of its largest per window of rows and
+    per block of postings, each over its largest, averaged over the dev queries' terms by postings."""
+    sums, total = np.zeros(3), 0
+    for t in {int(t) for q in queries for t in ix.query_tokens(q)}:
+        lo, hi = int(ix.indptr[t]), int(ix.indptr[t + 1])
+        if hi - lo < block:
+            continue
+        d, rows = np.asarray(ix.data[lo:hi]), np.asarray(ix.indices[lo:hi])
+        starts = np.unique(np.searchsorted(rows, np.arange(0, ix.n_docs, window)))
+        starts = starts[starts < d.size]
+        top = float(d.max())
+        ratios = (
+            d.mean(),
+            np.maximum.reduceat(d, starts).mean(),
+            np.maximum.reduceat(d, np.arange(0, d.size, block)).mean(),
+        )
+        sums += (hi - lo) * np.asarray(ratios) / top
+        total += hi - lo
+    m = sums / max(total, 1)
+    return f"bounds over the largest weight: mean posting {m[0]:.2f}, largest per {window} rows {m[1]:.2f}, per {block} postings {m[2]:.2f}"
+
+
 def step_kernel(args: argparse.Namespace) -> None:
     ix = SparseIndex.load(args.bm25)
     bounds = ix.ensure_term_max()
@@ -128,16 +151,20 @@ def step_kernel(args: argparse.Namespace) -> None:
     )
 
 
-def _in_process(index: Path, queries: list[str], pruning: bool) -> dict[str, float]:
+def _in_process(index: Path, queries: list[str], pruning: bool) -> dict[str, Any]:
     from harness.scale import time_queries
 
     from openxiv.corpus.settings.model import Settings
     from openxiv.indexer.snapshot import open_index
 
     settings = Settings.from_env().replace(bm25_pruning=pruning)
+    stages: list[dict[str, float]] = []
     with open_index(index, settings) as ix:
         time_queries(ix.backend, queries, settings.fusion)  # warm
-        return pcts(time_queries(ix.backend, queries, settings.fusion))
+        out: dict[str, Any] = dict(pcts(time_queries(ix.backend, queries, settings.fusion, stages=stages)))
+    names = sorted({k for t in stages for k in t} - {"total"})
+    out["stages"] = ", ".join(f"{k} {pcts([t.get(k, 0.0) for t in stages])['p50']:.1f}" for k in names)
+    return out
 
 
 def _clients(index: Path, queries: list[str], pruning: bool) -> dict[str, Any]:
@@ -166,7 +193,7 @@ def step_serve(args: argparse.Namespace) -> None:
             name = "pruned" if pruning else "exhaustive"
             rows.append(
                 f"| {rnd + 1} | {name} | {one['p50']:.1f} / {one['p95']:.1f} | {many['qps']:.1f} | "
-                f"{many['p50']:.0f} / {many['p95']:.0f} | {many['cpu_ms']:.1f} | {load:.1f} |"
+                f"{many['p50']:.0f} / {many['p95']:.0f} | {many['cpu_ms']:.1f} | {one['stages']} | {load:.1f} |"
             )
             print(rows[-1], flush=True)
     print(

@@ -112,7 +112,8 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
             self._plan(settings.fusion)
         except ModeUnavailable as exc:
             raise ConfigError(f"OPENXIV_FUSION={settings.fusion!r}: {exc}") from exc
-        self.bm25_papers.search("warm up", 1)  # compile the numba kernel now, not on the first request
+        # compile the numba kernels now (the pruned ones too when on), not on the first request
+        paper_pass(self.bm25_papers, "warm up", 1, None, settings.bm25_pruning)
         if self.feedback.enabled:  # its per-paper term copy: seconds at millions of papers, so at open,
             self._paper_terms()  # not inside the first requests' time budget (503s at 2.7M, issue 24)
 
