@@ -30,6 +30,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import DeadlineExceeded, SearchFilters
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, NotFound
+from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, check_queries, check_range, check_work
 from openxiv.service.passages import navigable
@@ -149,7 +150,8 @@ def facets(
     ``filters`` (every paper passing them when ``query`` is empty)."""
     check_range(top_authors, "top_authors", 0, TOP_AUTHORS_MAX)
     text = check_queries(query, settings.max_query_chars)[0] if query and query.strip() else ""
-    built = filters or SearchFilters()
+    state = current_call()  # a tagged question's date ceiling (--cutoffs): later papers are not counted
+    built = (state.capped(filters) if state is not None else filters) or SearchFilters()
     check_work([text] if text else [], built)
     with holder.acquire() as index:
         try:

@@ -165,6 +165,11 @@ def test_a_cutoff_holds_back_later_papers_without_date_to_and_counts_the_leaks(
         "result"
     ]
     assert held_passages and not {p["arxiv_id"] for p in held_passages} & set(later)
+    years = {
+        q: {y["value"] for y in client.get(f"/runs/r4/q/{q}/v1/facets", params={"q": ASTRO}).json()["years"]}
+        for q in ("none", "old")
+    }
+    assert "2025" in years["none"] and years["old"] and max(years["old"]) <= "2016"
     agent = client.post("/runs/r3/q/old/arxiv/agent/search", json={"query": ASTRO, "top_k": 10})
     sources = agent.json()["sources"]
     assert agent.status_code == 200 and sources and all(src["date"] <= "2016-12-31" for src in sources)
