@@ -1,8 +1,11 @@
 """DeepXiv's agent search (``POST /arxiv/agent/search`` and ``.../stream``) over the hybrid search.
 
 deepxiv-sdk 1.2's ``Reader.agent_search``/``agent_search_stream`` send ``{query, effort, verbose,
-stream_answer, max_answer_tokens, top_k, language?}`` (`AgentSearchRequest`). openxiv answers with
-one search round: the sources are the hybrid search's top ``top_k`` papers, and the answer is
+stream_answer, max_answer_tokens, top_k, language?}`` (`AgentSearchRequest`). openxiv runs the rounds
+``effort`` buys (`openxiv.service.agent_rounds`: 1 at ``default``, whose sources are the hybrid
+search's top ``top_k`` papers as before; 3 at ``high`` and 5 at ``xhigh``: searches, reformulations
+from the best papers' titles and hops over the citation graph, fused by reciprocal rank; the stream
+reports each with a ``round`` event), and the answer is
 
 - without an LLM (``OPENXIV_ANSWER_BASE_URL`` unset): a readable list of the sources, each with the
   passage that matched (`openxiv.service.agent_answer.source_list`), cut to ``max_answer_tokens``;
@@ -15,8 +18,8 @@ waiting on a slow LLM never delay `POST /search`, and cancelling the caller (a c
 disconnected) cancels the call.
 
 `events` yields the stream's events in order (``start``, ``tool_call``/``tool_result`` when
-``verbose``, ``sources``, ``answer_start``, ``answer_delta``s or one ``answer``, ``done``; a
-``warning`` for what openxiv does not do, e.g. more effort; a failure after the stream has started
+``verbose``, a ``round`` after each round when there are several, ``sources``, ``answer_start``,
+``answer_delta``s or one ``answer``, ``done``; a ``warning`` for what openxiv does not do; a failure after the stream has started
 is an ``error`` event with its ``stage`` and ``message``, the last event); `answer` collects them into
 the blocking response ``{status, answer, sources, stats, quota, trace?, warnings?}``.
 """
@@ -33,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.agent_answer import EXTRACTIVE, llm_messages, source_list
+from openxiv.service.agent_rounds import SEED_PAPERS, Round, fuse, hop_hits, plan, reformulation
 from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
 from openxiv.service.llm import ChatEndpoint, Completion
@@ -57,7 +61,9 @@ class AgentSearchRequest(BaseModel):
 
     query: str = Field(description="The question, 1-2000 characters.")
     effort: Literal["default", "high", "xhigh"] = Field(
-        "default", description="Accepted; openxiv runs one search round at every effort (said in a warning)."
+        "default",
+        description="Search rounds: default 1, high 3, xhigh 5 (search, reformulation, citation hop; "
+        "no LLM needed).",
     )
     verbose: bool = Field(
         False, description="Add the search call (stream: tool_call/tool_result; blocking: trace)."
@@ -99,8 +105,6 @@ def _source(hit: Hit) -> dict[str, Any]:
 
 def _warnings(req: AgentSearchRequest, endpoint: ChatEndpoint | None) -> list[str]:
     out = []
-    if req.effort != "default":
-        out.append(f"effort={req.effort}: openxiv runs one search round at every effort")
     if req.language and endpoint is None:
         out.append("language: no answer LLM is configured; the answer lists the sources as they are")
     return out
@@ -150,26 +154,33 @@ async def events(
         "run_id": uuid.uuid4().hex,
         "model": endpoint.model if endpoint else EXTRACTIVE,
         "effort": req.effort,
-        "max_rounds": 1,
+        "max_rounds": len(plan(req.effort)),
         "top_k": _k(req),
     }
     for w in _warnings(req, endpoint):
         yield {"event": "warning", "stage": "plan", "message": w}
     try:
-        arguments = {"query": req.query, "top_k": _k(req)}
-        if req.verbose:
-            yield {"event": "tool_call", "round": 1, "name": "search", "arguments": arguments}
-        t_search = time.perf_counter()
-        spec = SearchSpec(queries=(req.query,), top_k=_k(req), fine_rerank=bool(req.use_fine_rerank))
-        # a compute slot for the search's compute only; a model server is awaited outside it
-        response, _ = await deepxiv_search_async(holder, spec, settings=settings)
-        hits, total = response.result, response.total_count
-        if req.verbose:
-            yield {
-                "event": "tool_result", "round": 1, "name": "search", "ok": True,
-                "elapsed_ms": round((time.perf_counter() - t_search) * 1000, 1),
-                "summary": f"{total} papers match; the best {len(hits)} are the sources",
-            }  # fmt: skip
+        kinds = plan(req.effort)
+        rounds: list[Round] = []
+        total = 0
+        for number, kind in enumerate(kinds, start=1):
+            r = Round(number, kind)
+            if kind == "hop":
+                r.seeds = _seeds(rounds, _k(req))
+                with holder.acquire() as index:
+                    r.hits = await anyio.to_thread.run_sync(hop_hits, index, r.seeds)
+            else:
+                r.query = req.query if kind == "search" else reformulation(req.query, fuse(rounds, _k(req)))
+                if r.query is not None:
+                    async for ev in _search_round(holder, settings, req, r):
+                        yield ev
+                    total = r.total if number == 1 else total
+            seen = {h.arxiv_id for past in rounds for h in past.hits}
+            r.new = sum(1 for h in r.hits if h.arxiv_id not in seen)
+            rounds.append(r)
+            if len(kinds) > 1:
+                yield r.event()
+        hits = fuse(rounds, _k(req))
         yield {"event": "sources", "papers": [_source(h) for h in hits]}
         stage = "answer"
         yield {"event": "answer_start"}
@@ -194,6 +205,34 @@ async def events(
     }
 
 
+def _seeds(rounds: list[Round], top_k: int) -> list[str]:
+    """The best papers so far that no earlier hop started from (`SEED_PAPERS` of them)."""
+    used = {s for r in rounds for s in r.seeds}
+    return [h.arxiv_id for h in fuse(rounds, top_k + SEED_PAPERS) if h.arxiv_id not in used][:SEED_PAPERS]
+
+
+async def _search_round(
+    holder: IndexHolder, settings: Settings, req: AgentSearchRequest, r: Round
+) -> AsyncIterator[Event]:
+    """One search round of ``r.query`` (its hits and match count into ``r``), with its
+    ``tool_call``/``tool_result`` events when ``verbose``."""
+    assert r.query is not None
+    if req.verbose:
+        arguments = {"query": r.query, "top_k": _k(req)}
+        yield {"event": "tool_call", "round": r.number, "name": "search", "arguments": arguments}
+    t_search = time.perf_counter()
+    spec = SearchSpec(queries=(r.query,), top_k=_k(req), fine_rerank=bool(req.use_fine_rerank))
+    # a compute slot for the search's compute only; a model server is awaited outside it
+    response, _ = await deepxiv_search_async(holder, spec, settings=settings)
+    r.hits, r.total = response.result, response.total_count
+    if req.verbose:
+        yield {
+            "event": "tool_result", "round": r.number, "name": "search", "ok": True,
+            "elapsed_ms": round((time.perf_counter() - t_search) * 1000, 1),
+            "summary": f"{r.total} papers match; the best {len(r.hits)} are the sources",
+        }  # fmt: skip
+
+
 def check(settings: Settings, req: AgentSearchRequest) -> AgentSearchRequest:
     """The request with its query checked like every search's (400 naming ``query``), and the answer
     LLM's settings checked, before a stream starts."""
@@ -212,6 +251,7 @@ async def answer(
     trace: list[Event] = []
     warnings: list[str] = []
     model = EXTRACTIVE
+    rounds = 1
     async for ev in events(holder, settings, req, slots, stream_answer=False):
         kind = ev["event"]
         if kind == "error":
@@ -227,10 +267,10 @@ async def answer(
         elif kind == "warning":
             warnings.append(ev["message"])
         elif kind == "start":
-            model = ev["model"]
+            model, rounds = ev["model"], ev["max_rounds"]
         elif kind == "done":
             out["stats"] = {
-                "answer_truncated": ev["answer_truncated"], "rounds": 1, "model": model,
+                "answer_truncated": ev["answer_truncated"], "rounds": rounds, "model": model,
                 "total_count": ev["total_count"], "elapsed_ms": ev["elapsed_ms"],
             }  # fmt: skip
     out["quota"] = {"tier": "local", "used": 0, "remaining": None}

@@ -43,7 +43,8 @@ AGENT_ERRORS = ERRORS | {
     summary="Agent search (DeepXiv shape): sources and an answer",
 )
 async def agent_search_post(body: agent_search.AgentSearchRequest, request: Request) -> Response:
-    """One search round: the hybrid search's best `top_k` papers are the `sources`; the `answer`
+    """The rounds `effort` buys (default 1: the hybrid search's best `top_k` papers are the
+    `sources`; high 3, xhigh 5: reformulations and citation hops, fused by reciprocal rank); the `answer`
     lists them with the passages that matched, or, with `OPENXIV_ANSWER_BASE_URL` set, is a short
     answer from that OpenAI-compatible LLM citing them as `[arXiv:ID]`.
 

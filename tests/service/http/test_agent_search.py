@@ -57,22 +57,11 @@ def test_stream_events_in_deepxiv_shape(server: LiveServer) -> None:
     assert len(papers) == 5 and papers[0]["evidence"]["text"]
     assert events[-1]["answer_truncated"] is False
 
-    verbose = list(
-        reader.agent_search_stream(QUERY, top_k=3, verbose=True, stream_answer=False, effort="high")
-    )
+    verbose = list(reader.agent_search_stream(QUERY, top_k=3, verbose=True, stream_answer=False))
     names = [e["event"] for e in verbose]
-    assert names == [
-        "start",
-        "warning",
-        "tool_call",
-        "tool_result",
-        "sources",
-        "answer_start",
-        "answer",
-        "done",
-    ]
-    assert "one search round" in verbose[1]["message"]
-    assert verbose[2]["arguments"] == {"query": QUERY, "top_k": 3}
+    assert names == ["start", "tool_call", "tool_result", "sources", "answer_start", "answer", "done"]
+    assert verbose[1]["arguments"] == {"query": QUERY, "top_k": 3}
+    assert verbose[0]["max_rounds"] == 1  # default effort: one round, the answer as before
 
 
 def test_answer_is_cut_to_max_answer_tokens(server: LiveServer) -> None:
