@@ -31,8 +31,13 @@ export HF_HUB_OFFLINE := 1
 # its own venv (its pins conflict with the product's), never the product's dependencies
 INFINITY_VENV ?= .venv-infinity
 ARB_VENV ?= .venv-arb
+# Pyserini (Lucene BM25 through Anserini's fatjar) for scripts/bench_lucene.py and the `lucene` tests: its own
+# venv, never the product's dependencies. 0.22.1 is the last release whose Anserini runs on Java 17
+# (Debian bookworm's JDK; later ones need 21). --no-deps: its declared dependencies (torch, faiss,
+# transformers, ...) serve its dense and neural parts; the Lucene index and searcher need pyjnius only
+PYSERINI_VENV ?= .venv-pyserini
 
-.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke infinity-venv test-modelserver arb-venv test-arb
+.PHONY: help install serve corpus index test lint test-heavy test-all test-fast test-float-paths bench demo clean docs compose-smoke infinity-venv test-modelserver arb-venv test-arb pyserini-venv test-lucene
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -98,6 +103,13 @@ arb-venv:  ## the AutoResearchBench agent's packages (its requirements.txt, from
 	test -n "$(ARB_DIR)" -a -f "$(ARB_DIR)/requirements.txt" || (echo "set ARB_DIR to a checkout of github CherYou/AutoResearchBench" && false)
 	test -x $(ARB_VENV)/bin/python || $(PYTHON) -m venv $(ARB_VENV)
 	$(ARB_VENV)/bin/pip install --quiet -r $(ARB_DIR)/requirements.txt
+
+pyserini-venv:  ## Pyserini 0.22.1 (Lucene BM25; needs a JDK 11 or 17: `java` on PATH) in its own venv $(PYSERINI_VENV)
+	test -x $(PYSERINI_VENV)/bin/python || $(PYTHON) -m venv $(PYSERINI_VENV)
+	$(PYSERINI_VENV)/bin/pip install --quiet --no-deps pyserini==0.22.1 pyjnius==1.9.0
+
+test-lucene: install pyserini-venv  ## the tests that index and search with real Lucene (Pyserini) beside openxiv
+	OPENXIV_PYSERINI_VENV=$(abspath $(PYSERINI_VENV)) $(BIN)/pytest -q -m lucene
 
 test-arb: install arb-venv  ## the experiments tests with the unmodified AutoResearchBench agent (tests/service/experiments/test_agents_live.py, tests/evaluator/test_ledger_arb.py)
 	OPENXIV_TEST_ARB_DIR=$(abspath $(ARB_DIR)) OPENXIV_TEST_ARB_PYTHON=$(abspath $(ARB_VENV))/bin/python \

@@ -32,6 +32,8 @@ SLOW_KINDS = {
     "milvus": "builds into or serves from milvus-lite",
     "modelserver": "runs a real third-party model server (Infinity) on loopback (left out of the default run, "
     "`make test-modelserver` runs it)",
+    "lucene": "indexes and searches with real Lucene (Pyserini's venv; left out of the default run, "
+    "`make test-lucene` runs it)",
     "heavy": "full-corpus builds and long benchmarks (left out of the default run)",
     "extended": "a longer variant of a default-suite test (another backend, more queries; left out of the "
     "default run, `make test-all` runs it)",
