@@ -263,6 +263,8 @@ def _tables_current(m: Manifest) -> bool:
         and m.sentences is not None
         and m.sentences.rules == sentences.rules()
         and m.references is not None  # built before references: their requests would be a 409
+        # built before citation counts (issue 41): no resolver ran, min_citation would be a 400
+        and m.references.index_bytes > 0
     )
 
 

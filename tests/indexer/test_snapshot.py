@@ -405,3 +405,15 @@ def test_if_changed_rebuilds_when_the_stored_tables_rules_changed(shared: Shared
         rebuilt = build_index_report(db, root, settings, progress=False, force=False)
         assert not rebuilt.reused and rebuilt.path != live, part
         assert getattr(rebuilt.manifest, part).rules != "0" * 16
+    # a snapshot built before citation counts (its references part has no resolver): rebuilt too
+    live = current_snapshot(root)
+    assert live is not None
+    manifest = read_manifest(live)
+    assert manifest.references is not None and manifest.references.index_bytes > 0
+    old = {
+        k: v for k, v in manifest.references.model_dump().items() if k not in ("index_bytes", "with_context")
+    }
+    manifest.references = type(manifest.references)(**old)
+    write_manifest(live, manifest)
+    rebuilt = build_index_report(db, root, settings, progress=False, force=False)
+    assert not rebuilt.reused and rebuilt.path != live
