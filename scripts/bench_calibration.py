@@ -53,8 +53,13 @@ from harness.report import write_section
 from harness.requests import FILTERS, MODES, PAGES
 from harness.timing import percentile
 
-SECTION = "Passage calibration (issue 37)"
+SECTION = "Passage calibration graded by rank (issue 37)"
+"""Written after the first round's section, «Passage calibration (issue 37)», which it leaves alone."""
 BEFORE = "fixed 0.8"
+"""The ranking before issue 37."""
+REFERENCE = "idf x1.0"
+"""The shipped default the rule compares against (`passage_norm=idf`, scale 1.0, since issue 37's
+first round)."""
 VARIANTS: dict[str, dict[str, Any]] = {
     BEFORE: {"passage_norm": "fixed"},
     **{f"idf x{x}": {"passage_norm": "idf", "passage_norm_scale": x} for x in (1.0, 1.1, 1.2, 1.3, 1.5, 1.7)},
@@ -287,27 +292,27 @@ def examples_recent_first(row: dict[str, Any]) -> bool:
 def verdict(rows: dict[str, dict[str, Any]]) -> tuple[str, str]:
     """The rule's text and the chosen variant."""
     shipped = {k: v for k, v in rows.items() if v["ranking"] == "shipped"}
-    before_r100 = statistics.mean(shipped[BEFORE]["per_topic_recall@100"])
+    before_r100 = statistics.mean(shipped[REFERENCE]["per_topic_recall@100"])
     keeping = [
         n
         for n, r in shipped.items()
-        if keeps_known_items(r, shipped[BEFORE])
+        if keeps_known_items(r, shipped[REFERENCE])
         and statistics.mean(r["per_topic_recall@100"]) >= before_r100 - RECALL_NOISE
     ]
-    eligible = [n for n in keeping if examples_recent_first(shipped[n])]
+    eligible = [n for n in keeping if examples_recent_first(shipped[n])] or [REFERENCE]
     picks, held = cross_validated(shipped, eligible)
     fair, fair_held = fairest(shipped, eligible)
     chosen = min(eligible, key=lambda v: abs(math.log(max(shipped[v]["bias"]["ratio"], 1e-9))))
     text = (
         f"Rule: eligible are the shipped-ranking variants that keep the known items (exact S@10 >= 0.985, "
-        f"keywords >= 0.96, MRR@10 of each kind at most 0.02 below `{BEFORE}`), lose no topic R@100 against "
+        f"keywords >= 0.96, MRR@10 of each kind at most 0.02 below `{REFERENCE}`), lose no topic R@100 against "
         f"it beyond bench_quality's noise ({RECALL_NOISE}) ({', '.join(keeping)}), and put a 2025–26 paper "
         f"first on each of the issue's examples (its target): {', '.join(eligible)}. The topic queries cannot see "
         "fairness (every relevant paper is a recent abstract, no full text is ever relevant), so the coverage "
         f"bias picks among them: 2-fold CV over the short queries (even / odd) picks {' and '.join(fair)} "
         f"(held-out bias {fair_held[0]:.2f} and {fair_held[1]:.2f}; 1 is fair). For reference, 2-fold CV over "
         f"the topic queries by R@100 alone picks {' and '.join(picks)} (held-out topic R@100 {held:.3f}, "
-        f"against {before_r100:.3f} for `{BEFORE}`). On all the short queries the bias nearest 1 is "
+        f"against {before_r100:.3f} for `{REFERENCE}`). On all the short queries the bias nearest 1 is "
         f"**{chosen}** ({shipped[chosen]['bias']['ratio']:.2f}): the default (`passage_norm`, "
         "`passage_norm_scale` in corpus/settings/model.py)."
     )
@@ -394,6 +399,8 @@ def main() -> None:
             paper = store.get_paper(arxiv_id) if arxiv_id else None
             return getattr(paper, "title", "") or ""
 
+        if args.json and not args.from_json:
+            args.json.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
         rule, chosen = verdict(rows)
         shown = examples(
             rows, list(dict.fromkeys(n for n in (BEFORE, "idf x1.0", chosen) if n in rows)), title
@@ -401,8 +408,6 @@ def main() -> None:
         cost = calibration_cost(opened.backend, gold)
     finally:
         opened.close()
-    if args.json and not args.from_json:
-        args.json.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
     text = (
         table(rows)
         + "\n"
@@ -419,11 +424,16 @@ def main() -> None:
         SECTION,
         "Whole shared corpus (101,029 papers, 12,174 with a full text). `shipped` is the default ranking "
         "(hybrid weighted, feedback, category prior, query kind) with only the passage calibration changed; "
-        "`bm25` is BM25 over papers + passages alone. Coverage bias: scripts/harness/coverage.py.\n\n"
+        "`bm25` is BM25 over papers + passages alone. Coverage bias (scripts/harness/coverage.py): the "
+        "full-text share of the first 10 hits over their share among the papers whose text holds every "
+        "query word (the issue's measure), mean over the short dev queries that at least 10 papers match; "
+        "`index match` counts the papers whose title + abstract or passages hold the words' stems.\n\n"
         + text
-        + f"\n\nCommand: `.venv/bin/python scripts/bench_calibration.py --index data/index` (1-minute load "
+        + "\n\nCommand: `.venv/bin/python scripts/bench_calibration.py --index data/index"
+        + ("" if not args.variants else " --variants " + " ".join(f"'{v}'" for v in args.variants))
+        + f"` (1-minute load "
         f"average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)\n",
-        after="Retrieval quality: exact titles",
+        after="Passage calibration (issue 37)",
     )
 
 
