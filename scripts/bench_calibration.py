@@ -1,19 +1,25 @@
 """Passage calibration (issue 37): how the BM25 passage side is scaled before it meets paper texts,
 measured on the dev sets in the shipped ranking and in ``bm25`` mode, and the default chosen by rule.
 
-Each variant runs the 103 dev topic queries (Recall@10/@100/@1000), the 600 full-text known items
-(MRR@10, success@1/@10 per kind) and the short dev queries' coverage bias (`harness.coverage`: the full-text
-share of the first 10 hits over their share among the papers holding every query word; 1 is fair).
+Each variant (one factor per query, ``idf`` at several scales and the ``fixed`` 0.8 of before issue
+37; or ``quantile``, graded per paper by rank) runs the 103 dev topic queries (Recall@10/@100/@1000),
+the 600 full-text known items (MRR@10, success@1/@10 per kind) and the short dev queries' coverage
+bias (`harness.coverage`: the full-text share of the first 10 hits over their share among the papers
+whose text holds every query word, the issue's measure; 1 is fair).
 
-    .venv/bin/python scripts/bench_calibration.py --index data/index
+    .venv/bin/python scripts/bench_calibration.py --index data/index [--variants 'idf x1.0' quantile]
+    .venv/bin/python scripts/bench_calibration.py --index data/index --definitions
+    .venv/bin/python scripts/bench_calibration.py --index data/index --explain before.tsv after.tsv
 
 The rule: eligible are the variants of the shipped ranking that keep the known items with
-bench_quality's margins against the ranking before issue 37 (`fixed`), lose no topic Recall@100
-against it (beyond bench_quality's noise) and put a 2025–26 paper first on each of the issue's
-examples (its target); among them the coverage bias nearest 1 decides, by 2-fold cross-validation over the short
+bench_quality's margins against the shipped default (`REFERENCE`), lose no topic Recall@100 against
+it (beyond bench_quality's noise) and put a 2025–26 paper first on each of the issue's examples (its
+target); among them the coverage bias nearest 1 decides, by 2-fold cross-validation over the short
 queries (even / odd positions: each fold's pick is scored on the other fold, the held-out estimate);
 the default is the pick on all of them. The topic queries' own 2-fold pick by Recall@100 is reported
 beside it: they cannot see fairness, since no paper with a full text is ever relevant to them.
+``--definitions`` prints the issue's examples' matching papers under each reading of the measure;
+``--explain`` sorts two check_search_identical runs' bodies by whether ``quantile`` maps the request.
 """
 
 from __future__ import annotations
@@ -29,8 +35,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openxiv.corpus.settings.model import Settings
@@ -38,19 +42,18 @@ from openxiv.evaluator.ranked import score_query
 from openxiv.indexer.snapshot import open_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.calibration_diff import explain_diff, explain_digests
 from harness.coverage import (
     EXAMPLES,
     TextMatch,
     coverage_bias,
     definitions,
-    full_text_mask,
     short_queries,
     text_match,
 )
-from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, SharedData, load_jsonl, load_queries
+from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, SharedData, load_jsonl
 from harness.quality import RECALL_NOISE, evaluate, keeps_known_items, run_queries
 from harness.report import write_section
-from harness.requests import FILTERS, MODES, PAGES
 from harness.timing import percentile
 
 SECTION = "Passage calibration graded by rank (issue 37)"
@@ -156,101 +159,6 @@ def examples(rows: dict[str, dict[str, Any]], names: list[str], titles: Any) -> 
             )
         lines.append(f"- **{q}** — " + "; ".join(cells))
     return "\n".join(lines)
-
-
-NO_PASSAGES = ("bm25_papers", "dense")
-"""Modes without a passage side, added to check_search_identical's: the calibration cannot touch them."""
-
-
-def explain_diff(backend: Any, n: int) -> str:
-    """What the calibration changes in the requests `check_search_identical.py` sends (its queries,
-    modes, filters and pages; plus `NO_PASSAGES`): each page ranked with ``fixed`` and with the
-    shipped calibration, by mode, counted as identical (papers and scores), the same papers in the
-    same order with other scores, the same papers reordered, or other papers; with the full-text
-    share of the pages before and after."""
-    from openxiv.service.params import build_filters
-
-    before = backend.tuned(passage_norm="fixed")
-    full = full_text_mask(backend)
-    counts: dict[str, dict[str, int]] = {}
-    shares: dict[str, list[float]] = {}
-    for i, q in enumerate(load_queries(SharedData.default(), n)):
-        top_k, offset = PAGES[i % len(PAGES)]
-        for mode in (*MODES, *NO_PASSAGES):
-            for cats in FILTERS:
-                filters = build_filters(categories=list(cats) or None)
-                pages = [
-                    [
-                        (h.arxiv_id, h.score)
-                        for h in b.search(q, top_k=top_k, offset=offset, filters=filters, mode=mode).hits
-                    ]
-                    for b in (before, backend)
-                ]
-                ids = [[a for a, _ in p] for p in pages]
-                kind = (
-                    "identical"
-                    if pages[0] == pages[1]
-                    else "same papers and order, other scores"
-                    if ids[0] == ids[1]
-                    else "reordered"
-                    if set(ids[0]) == set(ids[1])
-                    else "other papers"
-                )
-                c = counts.setdefault(mode or "default (weighted)", {})
-                c[kind] = c.get(kind, 0) + 1
-                if mode in NO_PASSAGES:
-                    continue
-                for label, page_ids in zip(("before", "after"), ids, strict=True):
-                    rows = [backend.meta.row_of(a) for a in page_ids]
-                    shares.setdefault(label, []).append(
-                        float(np.mean([full[r] for r in rows])) if rows else 0.0
-                    )
-    lines = [
-        f"- `{mode}`: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())) for mode, c in counts.items()
-    ]
-    return (
-        "\n".join(lines)
-        + f"\n\nFull-text share of the pages with a passage side: {statistics.mean(shares['before']):.3f} "
-        f"before, {statistics.mean(shares['after']):.3f} after."
-    )
-
-
-def explain_digests(backend: Any, before: Path, after: Path, n: int) -> str:
-    """Which of check_search_identical's requests differ between two of its runs (``before``,
-    ``after``: ``--out`` files over the same requests), against whether the ``quantile`` calibration
-    maps the request's passage side (`quantile_hits` under its filter: both populations large enough)
-    or falls back to the ``idf`` factor, which the ranking before it used too."""
-    from openxiv.indexer.engine.passage_calibration import quantile_hits
-    from openxiv.service.params import build_filters
-
-    a = before.read_text(encoding="utf-8").splitlines()
-    b = after.read_text(encoding="utf-8").splitlines()
-    papers, passages = backend.bm25_papers, backend.passages
-    counts: dict[tuple[str, str, str], int] = {}
-    requests = [
-        (q, mode, cats) for q in load_queries(SharedData.default(), n) for mode in MODES for cats in FILTERS
-    ]
-    assert len(requests) == len(a) == len(b), "run both files with the same --queries"
-    mapped: dict[tuple[str, tuple[str, ...]], bool] = {}
-    for (q, mode, cats), x, y in zip(requests, a, b, strict=True):
-        assert x.split("\t")[1:] == y.split("\t")[1:], "the two files list other requests"
-        key = (q, cats)
-        if key not in mapped:
-            allowed = backend.meta.mask(build_filters(categories=list(cats) or None))
-            scores = papers.masked_scores(q, allowed)
-            hits = passages.search(q, 1, allowed)
-            mapped[key] = quantile_hits(q, scores, hits, papers, passages) is not None
-        kind = (
-            mode or "default",
-            "identical" if x == y else "differs",
-            "mapped" if mapped[key] else "idf factor",
-        )
-        counts[kind] = counts.get(kind, 0) + 1
-    lines = [f"- `{m}` {same}, {how}: {c}" for (m, same, how), c in sorted(counts.items())]
-    return (
-        f"{len(a)} bodies; queries mapped by rank: {sum(mapped.values())} of {len(mapped)} (query, filter)\n"
-        + "\n".join(lines)
-    )
 
 
 def calibration_cost(backend: Any, gold: Path) -> str:
