@@ -443,7 +443,7 @@ class IndexInfo(BaseModel):
     manifest: dict[str, Any]
     stats: dict[str, Any]
     backend: dict[str, Any]
-    experiments: dict[str, Any] | None = None
+    experiments: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     """The experiment controls that are on (ledger, replay, cutoffs, faults; docs/ledger.md); absent
     when none is."""
 
@@ -457,7 +457,7 @@ class ReloadResponse(BaseModel):
 class Health(BaseModel):
     status: str
     snapshot: str | None = None
-    experiments: dict[str, Any] | None = None
+    experiments: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     """The experiment controls that are on (docs/ledger.md); absent when none is."""
     warm: str | None = None
     """The snapshot's warm-up (`OPENXIV_SERVE_WARM`): ``warming: 0.4 of 1.2 GiB in 3.0 s``, ``warm:
