@@ -2,8 +2,8 @@
 
 A server that opens a snapshot maps its arrays (BM25 matrices, feedback's rows, metadata, vectors)
 and reads each page the first time a query touches it: right after a start or a reload every query
-waits on the disk (at 2.7M papers rrf p95 was 1,062 ms cold against 107 ms warm, BENCHMARKS.md
-«Scale (streaming build)»). `Warmer` reads the snapshot's hot files once, in the order a search
+waits on the disk (at 2.7M papers a cold p95 was ten times the warm one: BENCHMARKS.md «Scale
+(streaming build)», the `cold` rows). `Warmer` reads the snapshot's hot files once, in the order a search
 touches them (the paper side, feedback's rows, the metadata, the passage side, the vectors, then
 the tldr, sentence and reference tables a page shows), after asking the kernel to read them ahead
 (``posix_fadvise(WILLNEED)``). The pages land in the page cache, which every worker process maps,

@@ -460,5 +460,5 @@ class Health(BaseModel):
     experiments: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     """The experiment controls that are on (docs/ledger.md); absent when none is."""
     warm: str | None = None
-    """The snapshot's warm-up (`OPENXIV_SERVE_WARM`): ``warming: 0.4 of 1.2 GiB in 3.0 s``, ``warm:
-    1.2 GiB of 61 files in 9.8 s``, ``off``; only on ``/readyz``."""
+    """The snapshot's warm-up (`OPENXIV_SERVE_WARM`): ``warming: <read> of <total> in <seconds> s``,
+    ``warm: <total> of <files> files in <seconds> s``, or ``off``; only on ``/readyz``."""
