@@ -105,12 +105,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             base = opened.backend
             papers = base.tuned(side_weights={}, prf_docs=0, prior_docs=0, kind_ratio=0.0)  # as bench_quality
             # warm both: openxiv's numba kernels compile on the first query, the JVM's JIT needs passes
-            # (Anserini's one-thread batch throughput rose 34 -> 46 -> 65 -> 90 queries/s over the
-            # first four passes of these queries here)
+            # (the throughput of each pass is kept, to show when it levels off)
             run_queries(papers, topics + known, "bm25_papers", 100)
             run_queries(base, topics[:10], None, 10)
-            for _ in range(WARM_PASSES):
-                lucene.batch(texts, 100, 1)
+            out["warm_qps"] = [
+                len(texts) / (lucene.batch(texts, 100, 1)[1] / 1000) for _ in range(WARM_PASSES)
+            ]
             lucene_run(lucene, topics + known, 100)
             for name, backend, mode in (
                 ("openxiv bm25_papers", papers, "bm25_papers"),
@@ -184,8 +184,8 @@ def render(m: dict[str, Any], cmd: str) -> str:
         "around the Java call (pipe excluded; Anserini's `SimpleSearcher`, which Pyserini's `LuceneSearcher` "
         "wraps: a bag-of-words query, hits sorted by score then document id, each hit's arXiv id read from "
         f"Lucene's stored fields). Both engines warmed first: openxiv by one pass of every query, Lucene by "
-        f"{WARM_PASSES} one-thread batch passes and one pass one at a time (its JIT needs them: Anserini's "
-        "throughput here rose 34 -> 46 -> 65 -> 90 queries/s over the first four passes).\n\n"
+        f"{WARM_PASSES} one-thread batch passes at top 100 and one pass one at a time (its JIT needs them: "
+        f"queries/s of those passes {' -> '.join(f'{q:.0f}' for q in m['warm_qps'])}).\n\n"
         f"Export {m['export_s']:.1f} s; Lucene index build {m['lucene_index_s']:.1f} s "
         f"({m['lucene_docs']:,} documents, {m['lucene_index_mib']:.0f} MiB; load average {m['load_indexed']} after); "
         "openxiv's `bm25_papers` stage of the same papers is in «Index build» (`index: bm25_papers`).\n\n"
