@@ -16,8 +16,8 @@ others are looked up here against every paper of the snapshot's corpus copy, pre
 
 Memory is a fixed few arrays per corpus paper, never a dictionary of titles: the folded title's
 first three words and its whole (spaces left out) as 64-bit hashes, its word and letter counts,
-year and first author's surname hash (`TitleIndex`: 33 bytes a paper besides its id; measured with
-the ids, 43 bytes a paper, 116 MB at 2.7M papers: scripts/bench_citations.py), plus the DOIs' hashes.
+year and first author's surname hash (`TitleIndex`: 33 bytes a paper besides its id; its measured size
+at millions of papers is in BENCHMARKS.md, by scripts/bench_citations.py), plus the DOIs' hashes.
 An entry costs one binary search per word of it.
 """
 
