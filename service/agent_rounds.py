@@ -1,7 +1,8 @@
 """The search rounds of the agent search (issue 41, item 5): how many ``effort`` buys and what each does.
 
 DeepXiv's agent search gathers over one to five rounds by ``effort``; openxiv runs `ROUNDS` of them
-(``default`` 1, ``high`` 3, ``xhigh`` 5), without an LLM:
+(``default`` 1, ``high`` 3, ``xhigh`` 5), without an LLM (with one, a reformulation searches the
+queries it proposes instead: `openxiv.service.agent_llm`):
 
 1. **search**: the question as asked (the one round of ``default``, whose answer is unchanged);
 2. **reformulate**: the question plus title words of the best papers so far that the question
@@ -106,10 +107,15 @@ class Round:
     new: int = 0
     total: int = 0
     """Papers the round's search matched (0 for a hop)."""
+    queries: list[str] | None = None
+    """The queries the answer LLM proposed for a reformulation round (searched each, fused);
+    ``None`` when the round's query is the title reformulation."""
 
     def event(self) -> dict[str, object]:
         out: dict[str, object] = {"event": "round", "round": self.number, "kind": self.kind}
         out.update({"seeds": self.seeds} if self.kind == "hop" else {"query": self.query})
+        if self.queries is not None:
+            out.update({"queries": self.queries, "by": "llm"})
         out.update({"found": len(self.hits), "new": self.new})
         return out
 

@@ -5,7 +5,8 @@ stream_answer, max_answer_tokens, top_k, language?}`` (`AgentSearchRequest`). op
 ``effort`` buys (`openxiv.service.agent_rounds`: 1 at ``default``, whose sources are the hybrid
 search's top ``top_k`` papers as before; 3 at ``high`` and 5 at ``xhigh``: searches, reformulations
 from the best papers' titles and hops over the citation graph, fused by reciprocal rank; the stream
-reports each with a ``round`` event), and the answer is
+reports each with a ``round`` event; with an answer LLM a reformulation searches the queries it
+proposes, `openxiv.service.agent_llm`, whose completions the replay cache records), and the answer is
 
 - without an LLM (``OPENXIV_ANSWER_BASE_URL`` unset): a readable list of the sources, each with the
   passage that matched (`openxiv.service.agent_answer.source_list`), cut to ``max_answer_tokens``;
@@ -35,11 +36,20 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.encoders.replay import replay_cache
 from openxiv.service.agent_answer import EXTRACTIVE, llm_messages, source_list
+from openxiv.service.agent_llm import (
+    ANSWER_VERSION,
+    PROMPT_VERSION,
+    QUERIES_TOKENS,
+    cached_complete,
+    next_queries_messages,
+    parse_queries,
+)
 from openxiv.service.agent_rounds import SEED_PAPERS, Round, fuse, hop_hits, plan, reformulation
 from openxiv.service.errors import ApiError
 from openxiv.service.holder import IndexHolder
-from openxiv.service.llm import ChatEndpoint, Completion
+from openxiv.service.llm import AnswerLLMError, ChatEndpoint, Completion
 from openxiv.service.models import Hit
 from openxiv.service.params import DEFAULT_TOP_K, check_queries
 from openxiv.service.search_async import deepxiv_search_async
@@ -115,6 +125,7 @@ async def _answer_events(
     hits: list[Hit],
     total: int,
     endpoint: ChatEndpoint | None,
+    settings: Settings,
     slots: anyio.Semaphore,
     stream: bool,
 ) -> AsyncIterator[Event | Completion]:
@@ -128,8 +139,11 @@ async def _answer_events(
         return
     messages = llm_messages(req.query, hits, req.language)
     async with slots:
-        if not stream:
-            yield await endpoint.complete(messages, req.max_answer_tokens)
+        if not stream or replay_cache(settings) is not None:  # a recorded answer is one piece
+            done = await cached_complete(endpoint, settings, ANSWER_VERSION, messages, req.max_answer_tokens)
+            if stream:
+                yield {"event": "answer_delta", "text": done.text}
+            yield done
             return
         async for item in endpoint.stream(messages, req.max_answer_tokens):
             yield item if isinstance(item, Completion) else {"event": "answer_delta", "text": item}
@@ -170,10 +184,22 @@ async def events(
                 with holder.acquire() as index:
                     r.hits = await anyio.to_thread.run_sync(hop_hits, index, r.seeds)
             else:
-                r.query = req.query if kind == "search" else reformulation(req.query, fuse(rounds, _k(req)))
-                if r.query is not None:
-                    async for ev in _search_round(holder, settings, req, r):
+                queries, warning = [req.query], None
+                if kind == "reformulate":
+                    queries, warning = await _next_queries(
+                        req, endpoint, settings, fuse(rounds, _k(req)), slots
+                    )
+                    if warning:
+                        yield {"event": "warning", "stage": f"round {number}", "message": warning}
+                    if endpoint is not None and warning is None:
+                        r.queries = queries
+                r.query = queries[0] if queries else None
+                parts = [Round(number, kind, query=q) for q in queries]
+                for part in parts:
+                    async for ev in _search_round(holder, settings, req, part):
                         yield ev
+                if parts:
+                    r.hits, r.total = fuse(parts, _k(req)), parts[0].total
                     total = r.total if number == 1 else total
             seen = {h.arxiv_id for past in rounds for h in past.hits}
             r.new = sum(1 for h in r.hits if h.arxiv_id not in seen)
@@ -185,7 +211,7 @@ async def events(
         stage = "answer"
         yield {"event": "answer_start"}
         done: Completion | None = None
-        async for item in _answer_events(req, hits, total, endpoint, slots, stream_answer):
+        async for item in _answer_events(req, hits, total, endpoint, settings, slots, stream_answer):
             if isinstance(item, Completion):
                 done = item
             elif stream_answer:
@@ -203,6 +229,35 @@ async def events(
         "sources": len(hits),
         "total_count": total,
     }
+
+
+async def _next_queries(
+    req: AgentSearchRequest,
+    endpoint: ChatEndpoint | None,
+    settings: Settings,
+    best: list[Hit],
+    slots: anyio.Semaphore,
+) -> tuple[list[str], str | None]:
+    """A reformulation round's queries: the LLM's when one is configured (awaited in the event loop,
+    within one of the answer ``slots``, never a compute slot), else the title reformulation; a failed
+    or malformed LLM answer falls back to it with a warning."""
+    titles = reformulation(req.query, best)
+    fallback = [titles] if titles else []
+    if endpoint is None:
+        return fallback, None
+    messages = next_queries_messages(req.query, best[:SEED_PAPERS])
+    try:
+        async with slots:
+            done = await cached_complete(endpoint, settings, PROMPT_VERSION, messages, QUERIES_TOKENS)
+    except AnswerLLMError as exc:
+        return fallback, f"next queries: {exc.detail}; searched the title reformulation instead"
+    queries = parse_queries(done.text, req.query)
+    if queries is None:
+        return fallback, (
+            f"next queries: the answer LLM proposed no query list ({done.text[:80]!r}); "
+            "searched the title reformulation instead"
+        )
+    return queries, None
 
 
 def _seeds(rounds: list[Round], top_k: int) -> list[str]:

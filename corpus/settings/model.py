@@ -127,8 +127,9 @@ class Settings(BaseSettings):
     `infinity` / `cohere` / `jina` / `vllm` (`documents`), `auto` (found on the first call), or
     `chat`: an OpenAI-compatible chat model orders the list (a versioned listwise prompt)."""
     remote_replay: Literal["off", "record", "replay"] = "off"
-    """Replay cache of model-server answers at query time: `record` writes each query embedding and
-    rerank to `remote_replay_file`, `replay` answers only from it (the server may be gone)."""
+    """Replay cache of model-server answers at query time: `record` writes each query embedding,
+    rerank and agent-search LLM completion to `remote_replay_file`, `replay` answers only from it
+    (the server may be gone)."""
     remote_replay_file: Path | None = Field(
         default=None, json_schema_extra=_default("`<data_dir>/remote-replay.jsonl`")
     )
