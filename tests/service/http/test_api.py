@@ -183,7 +183,10 @@ def test_v1_index_and_probes(client: httpx.Client) -> None:
     assert client.get("/healthz").json()["status"] == "ok"
     ready = client.get("/readyz").json()
     # the warm-up's progress rides along (OPENXIV_SERVE_WARM): its wording, not its numbers
-    assert {k: v for k, v in ready.items() if k != "warm"} == {"status": "ready", "snapshot": info["snapshot"]}
+    assert {k: v for k, v in ready.items() if k != "warm"} == {
+        "status": "ready",
+        "snapshot": info["snapshot"],
+    }
     assert ready["warm"] == "off" or ready["warm"].startswith(("warm: ", "warming: "))
 
 
