@@ -18,7 +18,8 @@ query term after filters on the sides the mode runs: when every BM25 side return
 than it was asked for, those are all of them; otherwise the papers in the lists (a lower bound, said
 in the answer's notes) or, with ``milvus_exact_count``, a ``TEXT_MATCH`` ``count(*)`` over papers plus
 the papers matching only through a passage. Dense sides rank only among those papers when a lexical
-side runs. How deep each side is asked: `openxiv.indexer.engine.milvus_depth`. The service fuses the
+side runs. How deep each side is asked: `openxiv.indexer.engine.milvus_depth` (the fusion modes:
+`openxiv.indexer.engine.milvus_fusion`). The service fuses the
 candidate lists itself (`openxiv.indexer.engine.fusion`) rather than with Milvus' ``hybrid_search``
 rankers: those offer RRF and weighted sums of raw scores, not min-max or z-score fusion, nor the
 max-merge of a paper's text with its best passage, so the ranking would differ between backends.
@@ -54,6 +55,7 @@ from openxiv.indexer.engine.milvus_depth import (
     shallow_depths,
     side,
 )
+from openxiv.indexer.engine.milvus_fusion import DENSE_OVERFETCH, rescore, term_rows
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
@@ -193,6 +195,8 @@ class MilvusBackend(MilvusSimilar, Ranking):
         not fuse, its first places that a shallower ranking already fixes, when they cover places
         ``0:need`` (`openxiv.indexer.engine.milvus_depth.certain`)."""
         full = self.settings.candidates
+        if self._shallow(mode):  # `openxiv.indexer.engine.milvus_fusion`
+            return self._rank(q, self.settings.milvus_fusion_depth, sides, method, mode)
         if not self._fuses(mode):
             for depth in shallow_depths(need, full):
                 block = self._rank(q, depth, sides, method, mode)
@@ -216,6 +220,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
         results: dict[str, MilvusSide] = {}
         lexical = any(s.startswith("bm25") for s in sides)
         dense_expr: str | None = q.expr
+        keep: set[int] | None = None  # papers a dense hit is checked against here (`term_rows`)
         check_deadline(q.deadline, "bm25")
         t = time.perf_counter()
         if lexical:
@@ -225,6 +230,8 @@ class MilvusBackend(MilvusSimilar, Ranking):
                 dense_expr = NOTHING
             elif complete and len(matched) <= MAX_IN_LIST:
                 dense_expr = _and(q.expr, f"row in {sorted(matched)}")
+            elif self._shallow(mode):
+                keep = matched
             else:  # too many to list: rank title/abstract matches (a subset of the lexical papers)
                 dense_expr = _and(q.expr, match_expr("text", q.terms))
         else:  # a dense side alone: every paper passing the filters
@@ -237,12 +244,16 @@ class MilvusBackend(MilvusSimilar, Ranking):
             check_deadline(q.deadline, "dense")
             t = time.perf_counter()
             if "dense_papers" in dense_sides:
-                results["dense_papers"] = self._dense_papers(qvec, depth, dense_expr)
+                results["dense_papers"] = self._dense_papers(qvec, depth, dense_expr, q.terms, keep)
             if "dense_passages" in dense_sides:
                 results["dense_passages"] = self._dense_passages(
-                    qvec, depth, q.expr, dense_expr if lexical else None
+                    qvec, depth, q.expr, dense_expr if lexical else None, q.terms, keep
                 )
             _add(q.timings, "dense", ms_since(t))
+        if self._shallow(mode):
+            t = time.perf_counter()
+            rescore(self._search, self.client, self.collections["papers"], results, q.terms, q.qvec, q.expr)
+            _add(q.timings, "rescore", ms_since(t))
         check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
         inputs: dict[str, SideResult] = dict(results)
@@ -250,6 +261,10 @@ class MilvusBackend(MilvusSimilar, Ranking):
         rows, scores = self._with_prior(rows, scores, mode)
         _add(q.timings, "fuse", ms_since(t))
         return Block(depth, rows, scores, {"results": results, "total": total, "complete": complete})
+
+    def _shallow(self, mode: str | None) -> bool:
+        """Whether ``mode`` fuses with sides asked ``milvus_fusion_depth`` deep (`milvus_fusion`)."""
+        return self._fuses(mode) and self.settings.milvus_fusion_depth > 0
 
     def _query_vector(self, q: _MilvusQuery) -> np.ndarray:
         """The query's vector, encoded on first use and kept for the deeper blocks."""
@@ -319,12 +334,30 @@ class MilvusBackend(MilvusSimilar, Ranking):
         rows = [(int(h["entity"]["paper_row"]), _pk(h), abs(float(h["distance"]))) for h in hits]
         return per_paper(rows, depth, len(hits) >= limit)
 
-    def _dense_papers(self, qvec: np.ndarray, depth: int, expr: str | None) -> MilvusSide:
-        hits = self._search("papers", qvec.tolist(), "dense", depth, expr)
-        return side([(_pk(h), float(h["distance"])) for h in hits], len(hits) >= depth)
+    def _dense_papers(
+        self, qvec: np.ndarray, depth: int, expr: str | None, terms: str = "", keep: set[int] | None = None
+    ) -> MilvusSide:
+        """Inner product over paper vectors; with ``keep``, asked `DENSE_OVERFETCH` deeper and the
+        papers holding no query term taken out here (`openxiv.indexer.engine.milvus_fusion`)."""
+        limit = depth if keep is None else min(depth * DENSE_OVERFETCH, MAX_TOPK)
+        hits = self._search("papers", qvec.tolist(), "dense", limit, expr)
+        pairs = [(_pk(h), float(h["distance"])) for h in hits]
+        if keep is not None:
+            allowed = term_rows(self.client, self.collections["papers"], [r for r, _ in pairs], terms, keep)
+            pairs = [p for p in pairs if p[0] in allowed]
+        out = side(pairs, len(hits) >= limit)
+        if out.rows.size > depth:
+            out = side(list(zip(out.rows[:depth].tolist(), out.scores[:depth].tolist(), strict=True)), True)
+        return out
 
     def _dense_passages(
-        self, qvec: np.ndarray, depth: int, expr: str | None, lexical: str | None
+        self,
+        qvec: np.ndarray,
+        depth: int,
+        expr: str | None,
+        lexical: str | None,
+        terms: str = "",
+        keep: set[int] | None = None,
     ) -> MilvusSide:
         limit = min(depth * PASSAGE_OVERFETCH, MAX_TOPK)
         hits = self._search(
@@ -338,14 +371,17 @@ class MilvusBackend(MilvusSimilar, Ranking):
         )
         best = {int(h["entity"]["paper_row"]): (float(h["distance"]), _pk(h)) for h in reversed(hits)}
         rows = list(best)
-        if lexical and rows:  # rank only papers that match a query word (see the module docstring)
-            keep = self.client.query(
+        if keep is not None and rows:  # rank only papers holding a query word, checked here
+            allowed = term_rows(self.client, self.collections["papers"], rows, terms, keep)
+            rows = [r for r in rows if r in allowed]
+        elif lexical and rows:  # rank only papers that match a query word (see the module docstring)
+            found = self.client.query(
                 self.collections["papers"],
                 filter=_and(lexical, f"row in {rows}"),
                 output_fields=["row"],
                 limit=len(rows),
             )
-            allowed = {int(r["row"]) for r in keep}
+            allowed = {int(r["row"]) for r in found}
             rows = [r for r in rows if r in allowed]
         out = side([(r, best[r][0]) for r in rows], len(rows) >= depth)
         if out.rows.size > depth:  # the floor: the last paper kept

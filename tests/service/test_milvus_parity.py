@@ -289,3 +289,22 @@ def test_a_shallow_search_that_holds_every_match_counts_exactly(
         "learning", top_k=10, mode="dense", filters=SearchFilters(categories=("astro-ph",))
     )
     assert filtered.total_count == embedded.total_count and not filtered.notes
+
+
+@pytest.mark.parametrize("mode", ["weighted", "rrf", "zscore"])
+def test_fusion_asks_milvus_shallow_and_overlaps_the_embedded_ranking(
+    pair: tuple[OpenIndex, OpenIndex], lower_bound: tuple[Any, list[int]], mode: str
+) -> None:
+    """Issue 42 item 3: a fusion mode asks each side ``milvus_fusion_depth`` (100) deep, not the 1,000
+    candidates, its dense sides without a ``TEXT_MATCH`` scan, and its first pages still share at
+    least 0.85 of their top 10 with the embedded backend on the dev topics."""
+    backend, limits = lower_bound
+    shares = []
+    for query in _topics(FEW_TOPICS):
+        limits.clear()
+        got = [h.arxiv_id for h in backend.search(query, top_k=10, mode=mode).hits]
+        # papers 100, dense 200, BM25 passages 10 per paper (before: 1,000, 1,000 and 10,000)
+        assert limits and max(limits) <= 1000, limits
+        want = _top(pair[0], query, mode)[0]
+        shares.append(len(set(got) & set(want)) / max(len(want), 1))
+    assert sum(shares) / len(shares) >= 0.85, shares
