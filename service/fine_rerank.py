@@ -26,7 +26,7 @@ from openxiv.indexer.backend import PaperHit, SearchResult
 from openxiv.indexer.encoders.cross_encoder import resolve_reranker
 from openxiv.indexer.encoders.embed import paper_text
 from openxiv.indexer.encoders.rerankers import Reranker, RerankerUnavailable
-from openxiv.indexer.engine.rerank import NOT_CONFIGURED, rerank_head
+from openxiv.indexer.engine.rerank import NOT_CONFIGURED, passage_window, rerank_head
 from openxiv.indexer.snapshot import OpenIndex
 
 __all__ = ["FineRerank", "Staged", "hit_texts", "network_reranker", "rank_page", "stage_head"]
@@ -42,6 +42,8 @@ class FineRerank:
     spec: str
     depth: int
     passages: bool = True
+    weight: float = 0.0
+    """The first stage's weight in the head's order (`openxiv.indexer.engine.rerank.mixed`)."""
     settings: Settings | None = field(default=None, compare=False, repr=False)
     """The server's settings: a model server's shape, timeout and replay are read from them."""
 
@@ -56,6 +58,7 @@ class FineRerank:
             spec=settings.rerank,
             depth=settings.rerank_depth,
             passages=settings.rerank_passages,
+            weight=settings.rerank_weight,
             settings=settings,
         )
         _reranker(plan)
@@ -73,8 +76,11 @@ def _reranker(plan: FineRerank) -> tuple[Reranker | None, str | None]:
     return found, None if found is not None else NOT_CONFIGURED
 
 
-def hit_texts(index: OpenIndex, passages: bool) -> Callable[[Sequence[PaperHit]], list[list[str]]]:
-    """Each hit's texts: title + abstract, and title + its evidence passage when it has one."""
+def hit_texts(
+    index: OpenIndex, passages: bool, query: str
+) -> Callable[[Sequence[PaperHit]], list[list[str]]]:
+    """Each hit's texts: title + abstract, and title + its evidence passage when it has one (from the
+    passage's sentence that holds the most query terms: `passage_window`)."""
 
     def texts_of(hits: Sequence[PaperHit]) -> list[list[str]]:
         papers = index.store.get_papers([h.arxiv_id for h in hits])
@@ -86,7 +92,7 @@ def hit_texts(index: OpenIndex, passages: bool) -> Callable[[Sequence[PaperHit]]
             title, abstract = (p.title, p.abstract) if p is not None else ("", "")
             texts = [paper_text(title, abstract)]
             if h.passage_id is not None and h.passage_id in found:
-                texts.append(paper_text(title, found[h.passage_id].text))
+                texts.append(paper_text(title, passage_window(query, found[h.passage_id].text)))
             out.append(texts)
         return out
 
@@ -151,7 +157,7 @@ def stage_head(
     if offset >= plan.depth or _reranker(plan)[0] is None:
         return None
     head = rank(plan.depth, 0)
-    return Staged(head, hit_texts(index, plan.passages)(head.hits))
+    return Staged(head, hit_texts(index, plan.passages, query)(head.hits))
 
 
 def rank_page(
@@ -174,10 +180,10 @@ def rank_page(
         return SearchResult(first.hits, first.total_count, first.timings_ms, [*first.notes, str(note)])
     if staged is None:
         head = rank(plan.depth, 0)
-        done = rerank_head(query, head.hits, hit_texts(index, plan.passages), reranker)
+        done = rerank_head(query, head.hits, hit_texts(index, plan.passages, query), reranker, plan.weight)
     else:
         head = staged.head
-        done = rerank_head(query, head.hits, lambda _: staged.texts, _Fetched(reranker, staged))
+        done = rerank_head(query, head.hits, lambda _: staged.texts, _Fetched(reranker, staged), plan.weight)
     hits = done.hits
     timings = dict(head.timings_ms)
     notes = [*head.notes, *done.warnings]
