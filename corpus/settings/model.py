@@ -302,6 +302,10 @@ class Settings(BaseSettings):
     rerank_depth: int = Field(100, ge=1, le=1000)
     """Fine rerank: places of the first stage's ranking the cross-encoder reorders; below them a page
     keeps the first stage's order (BENCHMARKS.md, "Fine rerank")."""
+    rerank_weight: float = Field(0.0, ge=0.0, le=100.0)
+    """Fine rerank: weight of the first stage's score in the head's order. Each of the two scores is
+    standardised over the head; the order is the cross-encoder's plus this weight times the first
+    stage's (0: the cross-encoder alone). Chosen on the dev sets (BENCHMARKS.md, "Fine rerank")."""
     rerank_passages: bool = True
     """Fine rerank: a full-text hit is also scored on its title + evidence passage (the better of its
     two scores counts), so a query found in a paper's body is not judged by its abstract alone."""
