@@ -1,24 +1,35 @@
-"""Fine rerank (``use_fine_rerank``): quality with and without it on the dev sets, and its latency.
+"""Fine rerank (``use_fine_rerank``): quality and latency of the stage on the dev sets, and the rule's
+choice of its depth N and first-stage weight by 2-fold cross-validation.
 
-The first stage is the service's default ranking (``Settings.from_env()``) of ``--index``; the
-reranked orders are the fine-rerank stage's (`openxiv.indexer.engine.rerank`, texts from
-`openxiv.service.fine_rerank.hit_texts`) at each ``--depths`` value, with and without the evidence
-passage of full-text hits. Every (query, text) pair is scored once (a pair's score does not depend
-on its batch-mates), and each variant's order is derived from those scores.
+The first stage is the service's default ranking (``Settings.from_env()``) of ``--index``. For each
+query its first ``max(--depths)`` hits are scored by the reranker as the serving stage scores them
+(`openxiv.service.fine_rerank.hit_texts`: title + abstract, and title + evidence passage for a
+full-text hit; a hit's score is the better of the two), once; every variant's order is derived from
+those scores with `openxiv.indexer.engine.rerank.mixed` (the serving stage's order key):
 
+- depth N in ``--depths`` and first-stage weight in ``--weights`` (0: the cross-encoder alone);
 - topic: Recall@10, Recall@100, nDCG@10 on ``topic_queries_dev`` + ``topic_queries_more_dev``;
-- known items: MRR@10, success@1/@10 per kind on ``--known`` queries of ``fulltext_known_item_dev``
-  (every n-th, both kinds), the first stage on the same queries beside;
+- known items: MRR@10, success@1/@10 per kind on every ``--known-every``-th paper of
+  ``fulltext_known_item_dev`` (both its queries);
+- the rule (the project's, as ``bench_query_kind``): for each fold (even / odd positions of every
+  query set) the (N, weight) with the most topic R@10 + nDCG@10 among those that keep the known
+  items on the other fold (success@10 floors and MRR@10 margin of `harness.quality.keeps_known_items`
+  against the first stage), or the first stage when none beats it; the held-out folds' numbers;
 - latency: the stage's own time (reading the texts + scoring) for the first N places, p50 / p95 over
   the topic queries, with the load average of the run (2 shared cores).
 
-    .venv/bin/python scripts/bench_rerank.py --index data/index --depths 100 200 --known 120
+Scores are kept in ``--cache`` (one file per reranker fingerprint and index), so the report can be
+redone without scoring again.
+
+    .venv/bin/python scripts/bench_rerank.py --index data/index --reranker shipped
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pickle
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -31,130 +42,197 @@ import numpy as np
 from openxiv.corpus.settings.model import Settings
 from openxiv.evaluator.shared import SharedData
 from openxiv.indexer.encoders.cross_encoder import resolve_reranker
+from openxiv.indexer.engine.rerank import mixed
 from openxiv.indexer.snapshot import open_index
 from openxiv.service.fine_rerank import hit_texts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.data import KNOWN_ITEM_FILE, TOPIC_FILES, load_jsonl
-from harness.quality import evaluate
+from harness.quality import evaluate, keeps_known_items
 from harness.report import load_average, write_section
 from harness.timing import percentile
 
 SECTION = "Fine rerank"
+COLS = ("topic R@10", "topic R@100", "topic nDCG@10", "exact MRR@10", "exact S@1", "exact S@10")
+COLS += ("kw MRR@10", "kw S@1", "kw S@10")
+Variant = tuple[int, float] | None
+"""(depth N, first-stage weight); None: the first stage."""
 
 
-def scored(index: Any, reranker: Any, queries: list[dict[str, Any]], depth: int) -> list[dict[str, Any]]:
-    """Per query: the first stage's ``depth`` hits, each hit's best score over its texts (with and
-    without the passage), and the stage's time for the first 100 / 200 places."""
-    texts_of = hit_texts(index, passages=True)
+def scored(index: Any, reranker: Any, queries: list[dict[str, Any]], cuts: list[int]) -> list[dict[str, Any]]:
+    """Per query: the first stage's hits (ids, scores) to the deepest cut, each hit's reranker score
+    (best over its texts), and the stage's milliseconds for the first ``cut`` places, per cut."""
     out = []
     for n, q in enumerate(queries):
-        hits = index.backend.search(q["query"], top_k=depth).hits
+        texts_of = hit_texts(index, True, q["query"])
+        hits = index.backend.search(q["query"], top_k=max(cuts)).hits
+        best = np.full(len(hits), -1e30)
         row: dict[str, Any] = {"qid": q["qid"], "ids": [h.arxiv_id for h in hits], "ms": {}}
-        ta, best = np.full(len(hits), -1e30), np.full(len(hits), -1e30)
-        done = 0
-        for cut in sorted({min(100, len(hits)), len(hits)}):
+        row["first"] = np.array([h.score for h in hits], dtype=np.float64)
+        done, spent = 0, 0.0
+        for cut in sorted({min(c, len(hits)) for c in cuts}):
             t0 = time.perf_counter()
             texts = texts_of(hits[done:cut])
             flat = reranker.score(q["query"], [t for ts in texts for t in ts])
-            row["ms"][cut] = (time.perf_counter() - t0) * 1000 + row["ms"].get(done, 0.0)
+            spent += (time.perf_counter() - t0) * 1000
+            row["ms"][cut] = spent
             k = 0
             for i, ts in enumerate(texts, start=done):
-                ta[i] = flat[k]
                 best[i] = max(flat[k : k + len(ts)])
                 k += len(ts)
             done = cut
-        row["ta"], row["best"] = ta, best
+        row["ce"] = best
         out.append(row)
         if n % 20 == 0:
             print(f"  {n}/{len(queries)} scored", flush=True)
     return out
 
 
-def order(row: dict[str, Any], depth: int | None, key: str) -> list[tuple[str, float]]:
+def ranked(row: dict[str, Any], v: Variant) -> list[tuple[str, float]]:
     ids = row["ids"]
-    head = list(range(len(ids)))
-    if depth:
-        s = row[key][:depth]
-        head = [int(i) for i in np.argsort(-s, kind="stable")] + list(range(min(depth, len(ids)), len(ids)))
-    return [(ids[i], float(len(ids) - r)) for r, i in enumerate(head)]
+    order = list(range(len(ids)))
+    if v is not None:
+        d = min(v[0], len(ids))
+        head = np.argsort(-mixed(row["ce"][:d], row["first"][:d], v[1]), kind="stable")
+        order = [int(i) for i in head] + order[d:]
+    return [(ids[i], float(len(ids) - r)) for r, i in enumerate(order)]
 
 
-def variants(depths: list[int]) -> list[tuple[str, int | None, str]]:
-    out: list[tuple[str, int | None, str]] = [("first stage (default ranking)", None, "ta")]
-    for d in depths:
-        out.append((f"rerank top {d} (title + abstract)", d, "ta"))
-        out.append((f"rerank top {d} (+ passage of full-text hits)", d, "best"))
+def summary(rows: list[dict[str, Any]], qs: dict[str, dict[str, Any]], v: Variant) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for kind, ks, metrics in (
+        ("topic", (10, 100), ("recall@10", "recall@100", "ndcg@10")),
+        ("exact", (1, 10), ("mrr@10", "success@1", "success@10")),
+        ("keywords", (1, 10), ("mrr@10", "success@1", "success@10")),
+    ):
+        sub = [r for r in rows if qs[r["qid"]]["set"] == kind]
+        if not sub:
+            continue
+        m = evaluate([qs[r["qid"]] for r in sub], {r["qid"]: ranked(r, v) for r in sub}, ks)
+        prefix = {"topic": "topic", "exact": "exact", "keywords": "kw"}[kind]
+        for name in metrics:
+            out[f"{prefix}_{name}"] = m.get(name, 0.0)
     return out
+
+
+def cells(s: dict[str, float]) -> str:
+    keys = ("topic_recall@10", "topic_recall@100", "topic_ndcg@10", "exact_mrr@10", "exact_success@1")
+    keys += ("exact_success@10", "kw_mrr@10", "kw_success@1", "kw_success@10")
+    return " | ".join(f"{s[k]:.3f}" for k in keys)
+
+
+def choose(rows: list[dict[str, Any]], qs: dict[str, dict[str, Any]], grid: list[Variant]) -> Variant:
+    """The rule on ``rows``: the best topic R@10 + nDCG@10 keeping the known items, if it beats the
+    first stage's; else the first stage (None)."""
+    base = summary(rows, qs, None)
+    best: tuple[float, Variant] = (base["topic_recall@10"] + base["topic_ndcg@10"] + 1e-9, None)
+    for v in grid:
+        s = summary(rows, qs, v)
+        if keeps_known_items(s, base) and s["topic_recall@10"] + s["topic_ndcg@10"] > best[0]:
+            best = (s["topic_recall@10"] + s["topic_ndcg@10"], v)
+    return best[1]
+
+
+def name(v: Variant) -> str:
+    if v is None:
+        return "first stage (default ranking)"
+    return f"rerank top {v[0]}, " + ("cross-encoder alone" if v[1] == 0 else f"first-stage weight {v[1]:g}")
+
+
+def report(rows: list[dict[str, Any]], qs: dict[str, dict[str, Any]], args: argparse.Namespace) -> list[str]:
+    grid: list[Variant] = [(d, w) for d in args.depths for w in args.weights]
+    by_set: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_set.setdefault(qs[r["qid"]]["set"], []).append(r)
+    folds = [[r for s in by_set.values() for r in s[f::2]] for f in (0, 1)]
+    picks = [choose(folds[1 - f], qs, grid) for f in (0, 1)]
+    held = [summary(folds[f], qs, picks[f]) for f in (0, 1)]
+    base_held = [summary(folds[f], qs, None) for f in (0, 1)]
+    full = choose(rows, qs, grid)
+    lines = ["| ranking | " + " | ".join(COLS) + " |", "|---|" + "---:|" * len(COLS)]
+    shown: list[Variant] = [None, *[(d, 0.0) for d in args.depths]]
+    shown += [(d, w) for d in args.depths for w in args.weights if w > 0 and (d, w) != full]
+    for v in [*shown, *([full] if full is not None else [])]:
+        tag = " (rule, all queries)" if v == full and v is not None else ""
+        lines.append(f"| {name(v)}{tag} | {cells(summary(rows, qs, v))} |")
+
+    def mean(which: list[dict[str, float]]) -> dict[str, float]:
+        return {k: statistics.mean(h[k] for h in which) for k in which[0]}
+
+    lines.append(f"| the rule, 2-fold CV (held-out folds) | {cells(mean(held))} |")
+    lines.append(f"| first stage, the same folds | {cells(mean(base_held))} |")
+    lines += ["", f"Picked per fold: {name(picks[0])} and {name(picks[1])}; on all queries: {name(full)}."]
+    return lines
+
+
+def latency(rows: list[dict[str, Any]]) -> list[str]:
+    lat = ["| stage | places N | p50 ms | p95 ms |", "|---|---:|---:|---:|"]
+    for cut in sorted({c for r in rows for c in r["ms"]}):
+        ms = [r["ms"][cut] for r in rows if cut in r["ms"]]
+        lat.append(
+            f"| rerank (texts + cross-encoder) | {cut} | {percentile(ms, 50):.0f} | {percentile(ms, 95):.0f} |"
+        )
+    return lat
+
+
+def queries(known_every: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    gold = SharedData.default().gold()
+    topics = [{**q, "set": "topic"} for f in TOPIC_FILES for q in load_jsonl(gold / f)]
+    known = [q for i, q in enumerate(load_jsonl(gold / KNOWN_ITEM_FILE)) if (i // 2) % known_every == 0]
+    return topics, [{**q, "set": q["kind"]} for q in known]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True)
-    ap.add_argument("--depths", type=int, nargs="+", default=[100, 200])
-    ap.add_argument("--known", type=int, default=120, help="known-item queries (every n-th of 600)")
-    ap.add_argument("--every", type=int, default=1, help="every n-th topic query (a shorter run)")
-    ap.add_argument(
-        "--reranker",
-        default="shipped",
-        help="what OPENXIV_RERANK would name: shipped (default here; the server's default is none), a directory or a server",
-    )
+    ap.add_argument("--reranker", default="shipped", help="what OPENXIV_RERANK would name")
+    ap.add_argument("--depths", type=int, nargs="+", default=[10, 20, 30, 50])
+    ap.add_argument("--weights", type=float, nargs="+", default=[0.0, 0.5, 1.0, 2.0, 4.0])
+    ap.add_argument("--known-every", type=int, default=3, help="every n-th known-item paper (both kinds)")
+    ap.add_argument("--known-depth", type=int, default=30, help="places scored for a known-item query")
+    ap.add_argument("--cache", type=Path, default=Path("runs/bench_rerank"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     settings = Settings.from_env()
-    gold = SharedData.default().gold()
-    topics = [q for f in TOPIC_FILES for q in load_jsonl(gold / f)]
-    topics = topics[:: args.every]
-    known_all = load_jsonl(gold / KNOWN_ITEM_FILE)
-    step = max(1, len(known_all) // args.known)  # lines come in pairs (exact, keywords) per paper
-    known = [q for i, q in enumerate(known_all) if (i // 2) % (step // 2 or 1) == 0][: args.known]
+    topics, known = queries(args.known_every)
+    qs = {q["qid"]: q for q in [*topics, *known]}
     reranker = resolve_reranker(args.reranker)
     assert reranker is not None, "--reranker none: nothing to measure"
+    args.cache.mkdir(parents=True, exist_ok=True)
+    cache = (
+        args.cache
+        / f"{reranker.fingerprint}-{args.index.resolve().name}-{max(args.depths)}-{args.known_every}.pkl"
+    )
     load0 = load_average()
-    with open_index(args.index, settings) as index:
-        index.backend.search("warm up the encoder", top_k=10)
-        reranker.score("warm up", ["the cross-encoder"])
-        print(f"topic queries: {len(topics)}", flush=True)
-        trows = scored(index, reranker, topics, max(args.depths))
-        print(f"known items: {len(known)}", flush=True)
-        krows = scored(index, reranker, known, 100)
-    load1 = load_average()
-    lines = [
-        "| ranking | topic R@10 | topic R@100 | topic nDCG@10 | exact MRR@10 | exact S@1 | exact S@10 "
-        "| kw MRR@10 | kw S@1 | kw S@10 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, depth, key in variants(args.depths):
-        t = evaluate(topics, {r["qid"]: order(r, depth, key) for r in trows}, (10, 100))
-        kd = min(depth, 100) if depth else None
-        cells = [f"{t['recall@10']:.3f}", f"{t['recall@100']:.3f}", f"{t['ndcg@10']:.3f}"]
-        for kind in ("exact", "keywords"):
-            sub = [q for q in known if q["kind"] == kind]
-            by = {r["qid"]: order(r, kd, key)[:10] for r in krows if r["qid"] in {q["qid"] for q in sub}}
-            m = evaluate(sub, by, (1, 10)) if sub else {}
-            cells += [f"{m.get(k, float('nan')):.3f}" for k in ("mrr@10", "success@1", "success@10")]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lat = ["", "| stage | places | p50 ms | p95 ms |", "|---|---:|---:|---:|"]
-    for cut in sorted({c for r in trows for c in r["ms"]}):
-        ms = [r["ms"][cut] for r in trows if cut in r["ms"]]
-        lat.append(
-            f"| rerank (texts + cross-encoder) | {cut} | {percentile(ms, 50):.0f} | {percentile(ms, 95):.0f} |"
-        )
+    if cache.exists():
+        saved = pickle.loads(cache.read_bytes())
+    else:
+        with open_index(args.index, settings) as index:
+            index.backend.search("warm up the encoder", top_k=10)
+            reranker.score("warm up", ["the cross-encoder"])
+            print(f"topic queries: {len(topics)}", flush=True)
+            trows = scored(index, reranker, topics, args.depths)
+            print(f"known items: {len(known)}", flush=True)
+            krows = scored(index, reranker, known, [d for d in args.depths if d <= args.known_depth])
+        saved = {"rows": trows + krows, "load": (load0, load_average())}
+        cache.write_bytes(pickle.dumps(saved))
+    rows = saved["rows"]
+    known_depth = max(d for d in args.depths if d <= args.known_depth)
+    args.depths = [d for d in args.depths if d <= known_depth]  # a rule's N is judged on both kinds
     body = "\n".join(
         [
-            "Written by `scripts/bench_rerank.py --index data/index --depths "
-            + " ".join(map(str, args.depths))
-            + f" --known {args.known} --every {args.every}` on the whole shared corpus; cross-encoder `{reranker.name}` "
-            f"(`{reranker.fingerprint}`). Topic: {len(topics)} dev queries; known items: {len(known)} of "
-            f"{len(known_all)} dev queries (both kinds of every {step // 2 or 1}th paper); topic queries: every "
-            f"{args.every}th of the {len(TOPIC_FILES)} dev files' queries.",
+            f"`scripts/bench_rerank.py --index data/index --reranker {args.reranker} --known-every "
+            f"{args.known_every}` on the whole shared corpus; reranker `{reranker.name}` "
+            f"(`{reranker.fingerprint}`). Topic: the {len(topics)} dev queries; known items: "
+            f"{len(known)} dev queries (both kinds of every {args.known_every}th paper).",
             "",
-            *lines,
-            *lat,
+            *report(rows, qs, args),
             "",
-            f"Load average (1 / 5 / 15 min) at the start {load0}, at the end {load1}, on 2 cores shared "
-            "with other work; threads: onnxruntime's default for the process (`OMP_NUM_THREADS` "
-            f"{os.environ.get('OMP_NUM_THREADS', 'unset')}).",
+            *latency([r for r in rows if qs[r["qid"]]["set"] == "topic"]),
+            "",
+            f"Load average (1 / 5 / 15 min) at the start {saved['load'][0]}, at the end "
+            f"{saved['load'][1]}, on 2 cores shared with other work; `OMP_NUM_THREADS` "
+            f"{os.environ.get('OMP_NUM_THREADS', 'unset')}.",
         ]
     )
     print(body)

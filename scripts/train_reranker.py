@@ -30,184 +30,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import re
 import resource
 import shutil
-import sqlite3
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.rerank_pairs import build_groups
 from harness.training import GOLD_DIR_DEFAULT, gold_ids, save_checkpoint
-
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{2,}")
-GENERIC_HEADING = set(
-    [
-        "introduction",
-        "conclusion",
-        "conclusions",
-        "concluding",
-        "remarks",
-        "results",
-        "result",
-        "discussion",
-        "discussions",
-        "summary",
-        "acknowledgements",
-        "acknowledgments",
-        "acknowledgement",
-        "acknowledgment",
-        "related",
-        "work",
-        "works",
-        "appendix",
-        "appendices",
-        "method",
-        "methods",
-        "methodology",
-        "model",
-        "models",
-        "background",
-        "experiments",
-        "experiment",
-        "experimental",
-        "setup",
-        "figure",
-        "figures",
-        "captions",
-        "caption",
-        "table",
-        "tables",
-        "body",
-        "preliminaries",
-        "observations",
-        "examples",
-        "example",
-        "analysis",
-        "data",
-        "numerical",
-        "simulations",
-        "simulation",
-        "outlook",
-        "overview",
-        "notation",
-        "proof",
-        "proofs",
-        "main",
-        "theorem",
-        "theorems",
-        "lemma",
-        "remarks",
-        "future",
-        "and",
-        "the",
-        "of",
-        "a",
-        "an",
-        "in",
-        "on",
-        "for",
-        "with",
-        "our",
-        "to",
-        "section",
-        "part",
-        "final",
-        "further",
-        "some",
-        "approach",
-        "setting",
-        "framework",
-        "definitions",
-    ]
-)
-DOC_WORDS = 220
-
-
-def fts_index(con: sqlite3.Connection, rows: list[tuple[int, str, str]]) -> sqlite3.Connection:
-    """An in-memory FTS5 table over title + abstract (BM25), rowid = paper id."""
-    mem = sqlite3.connect(":memory:")
-    mem.execute("CREATE VIRTUAL TABLE f USING fts5(title, abstract, tokenize='porter unicode61')")
-    mem.executemany("INSERT INTO f(rowid, title, abstract) VALUES (?, ?, ?)", rows)
-    mem.commit()
-    return mem
-
-
-def bm25_top(mem: sqlite3.Connection, query: str, k: int) -> list[int]:
-    words = sorted({w.lower() for w in WORD.findall(query)}, key=len, reverse=True)[:8]
-    if not words:
-        return []
-    expr = " OR ".join(f'"{w}"' for w in words)
-    cur = mem.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f) LIMIT ?", (expr, k))
-    return [r[0] for r in cur]
-
-
-def cut(text: str, words: int = DOC_WORDS) -> str:
-    return " ".join(text.split()[:words])
-
-
-def specific_heading(name: str) -> bool:
-    words = [w.lower() for w in WORD.findall(name)]
-    return len(words) >= 2 and sum(w not in GENERIC_HEADING for w in words) >= 2
-
-
-def build_groups(db: Path, excluded: set[str], n_groups: int, negs: int, seed: int) -> dict[str, Any]:
-    """``n_groups`` (kind, query, [positive, negatives...]) groups, ~3 title : 1 heading."""
-    rng = random.Random(seed)
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    papers = {
-        pid: (aid, " ".join((t or "").split()), " ".join((a or "").split()))
-        for pid, aid, t, a in con.execute("SELECT id, arxiv_id, title, abstract FROM papers")
-    }
-    usable = [p for p, (aid, t, a) in papers.items() if aid not in excluded and t and len(a.split()) >= 30]
-    mem = fts_index(con, [(p, papers[p][1], papers[p][2]) for p in usable])
-    groups: list[tuple[str, str, list[str]]] = []
-    counts = {"title": 0, "heading": 0, "citing": 0}
-    # citing: a reference string of a paper -> the cited paper (where the corpus has it)
-    for pid, ref in con.execute(
-        "SELECT p.id, r.text FROM paper_references r JOIN papers p ON p.arxiv_id = r.cited_id"
-    ):
-        if pid in papers and papers[pid][0] not in excluded and ref:
-            hits = [h for h in bm25_top(mem, ref, 30) if h != pid][1:]
-            if len(hits) >= negs:
-                docs = [cut(papers[pid][2])] + [cut(papers[h][2]) for h in rng.sample(hits, negs)]
-                groups.append(("citing", cut(ref, 60), docs))
-                counts["citing"] += 1
-    # heading: section heading -> its opening; negatives: the paper's other sections + one elsewhere
-    secs: dict[int, list[tuple[str, str]]] = {}
-    for pid, name, text in con.execute("SELECT paper_id, name, text FROM sections ORDER BY paper_id, idx"):
-        if pid in papers and papers[pid][0] not in excluded and len(text.split()) >= 40:
-            secs.setdefault(pid, []).append((" ".join(name.split()), cut(text)))
-    heading_pool = [(p, i) for p, s in secs.items() for i, (n, _) in enumerate(s) if specific_heading(n)]
-    all_secs = [(p, i) for p, s in secs.items() for i in range(len(s))]
-    rng.shuffle(heading_pool)
-    rng.shuffle(usable)
-    n_heading = n_groups // 4
-    for p, i in heading_pool:
-        if counts["heading"] >= n_heading:
-            break
-        others = [s for j, s in enumerate(secs[p]) if j != i and s[0] != secs[p][i][0]]
-        if len(others) < negs - 1:
-            continue
-        far = secs[rng.choice(all_secs)[0]]
-        negatives = [t for _, t in rng.sample(others, negs - 1)] + [rng.choice(far)[1]]
-        groups.append(("heading", secs[p][i][0], [secs[p][i][1], *negatives]))
-        counts["heading"] += 1
-    # title: title -> abstract; negatives from BM25's top ranks for the title
-    for p in usable:
-        if len(groups) >= n_groups:
-            break
-        hits = [h for h in bm25_top(mem, papers[p][1], 31) if h != p][1:]
-        if len(hits) < negs:
-            continue
-        docs = [cut(papers[p][2])] + [cut(papers[h][2]) for h in rng.sample(hits, negs)]
-        groups.append(("title", papers[p][1], docs))
-        counts["title"] += 1
-    rng.shuffle(groups)
-    return {"groups": groups, "counts": counts, "excluded": len(excluded)}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -217,7 +49,13 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--gold-dir", type=Path, default=GOLD_DIR_DEFAULT)
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--groups-per-step", type=int, default=4)
-    ap.add_argument("--negatives", type=int, default=3)
+    ap.add_argument("--negatives", type=int, default=7)
+    ap.add_argument(
+        "--hard-ranks", type=int, nargs=2, default=[2, 50], help="BM25 ranks the hard negatives come from"
+    )
+    ap.add_argument(
+        "--layers", type=int, default=6, help="keep the base's first N layers (a smaller student)"
+    )
     ap.add_argument("--lr", type=float, default=4e-5)
     ap.add_argument("--head-lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, default=30)
@@ -229,7 +67,8 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def load_model(base: Path, ckpt_dir: Path) -> tuple[Any, Any, dict[str, Any] | None]:
+def load_model(base: Path, ckpt_dir: Path, layers: int | None) -> tuple[Any, Any, dict[str, Any] | None]:
+    """The base with a one-logit head (its first ``layers`` layers; the checkpoint's when resuming)."""
     import torch
     from transformers import AutoTokenizer, BertForSequenceClassification
 
@@ -238,6 +77,11 @@ def load_model(base: Path, ckpt_dir: Path) -> tuple[Any, Any, dict[str, Any] | N
     state = None
     if (ckpt_dir / "state.pt").exists():
         state = torch.load(ckpt_dir / "state.pt", weights_only=False)
+        layers = int(state["args"].get("layers", 6))
+    if layers is not None and layers < model.config.num_hidden_layers:
+        model.bert.encoder.layer = model.bert.encoder.layer[:layers]
+        model.config.num_hidden_layers = layers
+    if state is not None:
         model.load_state_dict(state["model"])
     return tok, model, state
 
@@ -253,14 +97,20 @@ def train(args: argparse.Namespace, base: Path) -> None:
         excluded = gold_ids(args.gold_dir.resolve())
         if not excluded:
             sys.exit(f"--gold-dir {args.gold_dir}: no gold ids found; refusing to train without exclusions")
-        data = build_groups(args.db, excluded, args.steps * args.groups_per_step, args.negatives, args.seed)
+        n = args.steps * args.groups_per_step
+        data = build_groups(args.db, excluded, n, args.negatives, args.seed, tuple(args.hard_ranks))
         groups_file.write_text(json.dumps(data))
     groups = data["groups"]
     print(f"groups {len(groups)} {data['counts']}; excluded gold ids {data['excluded']}", flush=True)
 
-    tok, model, state = load_model(base, ckpt_dir)
+    tok, model, state = load_model(base, ckpt_dir, args.layers)
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)  # half the weights; few steps
     head = [p for n, p in model.named_parameters() if n.startswith(("classifier", "bert.pooler"))]
-    body = [p for n, p in model.named_parameters() if not n.startswith(("classifier", "bert.pooler"))]
+    body = [
+        p
+        for n, p in model.named_parameters()
+        if p.requires_grad and not n.startswith(("classifier", "bert.pooler"))
+    ]
     opt = torch.optim.AdamW(
         [
             {"params": body, "lr": args.lr, "base": args.lr},
@@ -312,6 +162,28 @@ def train(args: argparse.Namespace, base: Path) -> None:
             save_checkpoint(ckpt_dir, model, opt, step, log, args)
 
 
+def agreement(model: Any, tok: Any, target: Path, data: dict[str, Any], n: int = 60) -> dict[str, float]:
+    """How the exported int8 model orders training groups against the torch model it came from: the
+    mean Spearman correlation of their scores per group, and the share of groups with the same best."""
+    import numpy as np
+    import torch
+
+    from openxiv.indexer.encoders.cross_encoder import OnnxCrossEncoder
+
+    ce = OnnxCrossEncoder(target)
+    rhos, same = [], 0
+    for _, q, docs in data["groups"][-n:]:  # the last groups: trained on last, if at all
+        enc = tok([q] * len(docs), docs, padding="max_length", truncation="longest_first",
+                  max_length=ce.max_tokens, return_tensors="pt")  # fmt: skip
+        with torch.inference_mode():
+            ref = model(**enc).logits.view(-1).numpy()
+        got = ce.score(q, docs)
+        ranks = [np.argsort(np.argsort(x)) for x in (ref, got)]
+        rhos.append(float(np.corrcoef(*ranks)[0, 1]))
+        same += int(np.argmax(ref) == np.argmax(got))
+    return {"groups": n, "spearman_mean": round(float(np.mean(rhos)), 4), "same_best": round(same / n, 4)}
+
+
 def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     """The checkpoint as HF safetensors (``--out/hf``) and as the shipped int8 ONNX directory."""
     import torch
@@ -320,7 +192,7 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     from openxiv.indexer.encoders.onnx_encoder import quantize_static_int8, sha256_files
 
     ckpt_dir = args.out / "ckpt"
-    tok, model, state = load_model(base, ckpt_dir)
+    tok, model, state = load_model(base, ckpt_dir, None)
     if state is None:
         sys.exit(f"no checkpoint in {ckpt_dir}")
     model.eval()
@@ -357,7 +229,7 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     train_args = {k: str(v) for k, v in state["args"].items() if k not in ("db", "out", "gold_dir", "export")}
     counts = json.loads((args.out / "groups.json").read_text())["counts"]
     desc = {
-        "model": "openxiv-minilm-l6-arxiv-ce",
+        "model": f"openxiv-minilm-l{model.config.num_hidden_layers}-arxiv-ce",
         "scheme": "static-int8-v1",
         "files": files,
         "sha256": sha256_files(target, files),
@@ -375,6 +247,8 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
             "loss_last25": state["log"][-25:],
         },
     }
+    (target / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    desc["int8_vs_torch"] = agreement(model, tok, target, json.loads((args.out / "groups.json").read_text()))
     (target / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     shutil.rmtree(tmp)
     print(f"exported to {target} (hf copy {hf}); sha256 {desc['sha256']}; export argv {argv}")

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -21,10 +23,11 @@ from click.testing import CliRunner
 from live_index import BIN, BuiltIndex
 
 from openxiv.corpus.settings.model import Settings
+from openxiv.indexer.encoders.cross_encoder import OnnxCrossEncoder, resolve_reranker
 from openxiv.indexer.encoders.rerankers import RerankerUnavailable
 from openxiv.indexer.engine.rerank import NOT_CONFIGURED, rerank_head
 from openxiv.service.cli import cli
-from openxiv.service.fine_rerank import FineRerank
+from openxiv.service.fine_rerank import FineRerank, hit_texts
 from openxiv.service.library import Library
 from openxiv.service.search import run_search
 from openxiv.service.spec import SearchSpec
@@ -82,6 +85,27 @@ def test_no_reranker_or_a_broken_one_keeps_the_first_stage_order_with_a_warning(
     assert any("cannot be loaded" in n for n in gone.notes)
 
 
+def test_a_known_item_is_read_by_the_sentence_it_was_found_by(
+    library: Library, known_item: dict[str, Any]
+) -> None:
+    """The full-text hit's passage reaches the reranker cut where the query's words are: the pair the
+    model reads (its tokenizer's truncation) holds most of the query's terms. Read from the passage's
+    start, as before issue 37's fix, a sentence from the later half of a paper was out of sight."""
+    query, paper = known_item["query"], known_item["relevant"][0]
+    with library.holder.acquire() as index:
+        head = index.backend.search(query, top_k=DEPTH).hits
+        texts = hit_texts(index, True, query)(head)
+    at = [i for i, h in enumerate(head) if h.arxiv_id == paper]
+    assert at and head[at[0]].passage_id is not None and len(texts[at[0]]) == 2
+    ce = resolve_reranker("shipped")
+    assert isinstance(ce, OnnxCrossEncoder)
+    enc = ce.tokenizer.encode(query, texts[at[0]][1])
+    doc = ce.tokenizer.decode([t for t, kind in zip(enc.ids, enc.type_ids, strict=True) if kind == 1])
+    terms = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", query)}
+    seen = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", doc)}
+    assert len(terms & seen) >= 0.6 * len(terms), (query, doc)
+
+
 class Down:
     """A reranker whose server is down: what a remote one raises past its deadline."""
 
@@ -133,6 +157,9 @@ def test_http_search_and_arxiv_retrieve_rerank(client: httpx.Client, library: Li
         "/retrieve", json={"queries": [QUERY], "topk": 10, "use_fine_rerank": True}
     ).json()
     assert [d["id"] for d in retrieved["result"][0]] == fine
+    agent = client.post("/arxiv/agent/search", json={"query": QUERY, "top_k": 10, "use_fine_rerank": True})
+    assert agent.status_code == 200, agent.text
+    assert [p["arxiv_id"] for p in agent.json()["sources"]] == fine
 
 
 def test_cli_and_mcp_rerank_like_http(test_index: BuiltIndex, client: httpx.Client) -> None:
