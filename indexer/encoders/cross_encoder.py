@@ -4,8 +4,9 @@ The cross-encoder is MiniLM-L6 fine-tuned on the corpus by ``scripts/train_reran
 in this package already exported (``shipped_reranker/``: int8 ONNX with the encoder's static scheme,
 ``tokenizer.json`` and ``reranker.json``, which records its sha256 and its training command). It reads
 ``[CLS] query [SEP] text [SEP]`` cut at the exported ``max_tokens`` and answers one logit per pair.
-Every pair is padded to ``max_tokens``, so with fixed activation scales a pair's score never depends
-on the other pairs of its batch. Serving imports onnxruntime and tokenizers only (no torch).
+Every pair is padded to ``max_tokens``, so with fixed activation scales a pair's score depends on
+the other pairs of its batch only by float rounding (~1e-7: the kernels' blocking follows the batch
+size); a query's head is batched the same way each time it is asked. Serving imports onnxruntime and tokenizers only (no torch).
 
 `resolve_reranker` is the one place a setting becomes a reranker: ``shipped`` (the default), ``none``
 (no reranker: a request asking for one is told so in ``warnings``) or the path of a directory

@@ -3,7 +3,8 @@
 Real index (the session's), real cross-encoder. In process: the head of ``rerank_depth`` papers is
 the first stage's head reordered, the places below keep the first stage's order, pages tile, the
 stage's time is ``rerank``, and a missing or failing reranker keeps the first-stage order with a
-warning. Then each front (HTTP ``POST /search`` and ``/arxiv/``, ``POST /retrieve``, MCP, CLI) gives
+warning. Then each front (HTTP ``POST /search`` and ``/arxiv/``, ``POST /retrieve``, the agent search,
+MCP, CLI) gives
 the reranked order when asked.
 """
 
@@ -126,9 +127,9 @@ def test_an_unavailable_reranker_keeps_the_head_and_says_so(library: Library) ->
 
 def test_the_settings_name_the_reranker_and_its_depth() -> None:
     # unset, no reranker: the shipped model loses to the first stage (BENCHMARKS.md, "Fine rerank")
-    assert FineRerank.of(Settings(), True) == FineRerank("none", Settings().rerank_depth)
+    assert FineRerank.of(Settings(), True) == FineRerank("none", 20, weight=2.0)
     s = Settings(rerank="none", rerank_depth=150)
-    assert FineRerank.of(s, True) == FineRerank("none", 150)
+    assert FineRerank.of(s, True) == FineRerank("none", 150, weight=2.0)
     assert FineRerank.of(s, False) is None and FineRerank.of(s, None) is None
     with pytest.raises(ValueError, match="rerank_depth"):
         Settings(rerank_depth=0)
@@ -140,6 +141,7 @@ def _served(client: httpx.Client) -> tuple[list[str], list[str]]:
     client.post("/search", json={"query": "warm up", "top_k": 1, "use_fine_rerank": True})
     plain = client.post("/search", json={"query": QUERY, "top_k": 10}).json()
     fine = client.post("/search", json={"query": QUERY, "top_k": 10, "use_fine_rerank": True})
+    assert fine.status_code == 200, fine.text
     assert "rerank;dur=" in fine.headers["server-timing"]
     body = fine.json()
     assert "warnings" not in body or not any("use_fine_rerank" in w for w in body["warnings"])
@@ -168,7 +170,7 @@ def test_cli_and_mcp_rerank_like_http(test_index: BuiltIndex, client: httpx.Clie
         cli,
         ["search", QUERY, "-k", "10", "--fine-rerank", "--json", "--index", str(test_index.root)],
         # 2 shared cores: no 503 for a slow machine; the shipped model named (the default is none)
-        env={"OPENXIV_REQUEST_BUDGET_S": "0", "OPENXIV_RERANK": "shipped"},
+        env={"OPENXIV_REQUEST_BUDGET_S": "0", "OPENXIV_RERANK": "shipped", "OPENXIV_RERANK_WEIGHT": "0"},
     )
     assert out.exit_code == 0, out.output
     assert [h["arxiv_id"] for h in json.loads(out.output)["result"]] == fine
@@ -184,6 +186,7 @@ def test_cli_and_mcp_rerank_like_http(test_index: BuiltIndex, client: httpx.Clie
             "HF_HUB_OFFLINE": "1",
             "OPENXIV_DATA_DIR": str(test_index.root.parent),
             "OPENXIV_RERANK": "shipped",
+            "OPENXIV_RERANK_WEIGHT": "0",
             **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},  # a worktree's own code
         },
     )

@@ -61,7 +61,7 @@ def test_scores_do_not_depend_on_batch_mates() -> None:
     (t, a), (_, b), (_, c) = _papers(3)
     alone = ce.score(t, [a])
     together = ce.score(t, [c, a, b])
-    assert alone[0] == together[1]
+    assert abs(alone[0] - together[1]) < 1e-5  # float rounding of batch-sized kernels (~1e-7), no more
 
 
 def test_the_description_fingerprints_the_shipped_files_and_records_training() -> None:
