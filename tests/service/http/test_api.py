@@ -82,7 +82,9 @@ def test_batch_answers_each_query_in_order(client: httpx.Client) -> None:
 
 def test_single_query_has_no_batch_keys(client: httpx.Client) -> None:
     body = client.post("/search", json={"query": "graph neural networks"}).json()
-    assert set(body) == {"status", "total_count", "result"}
+    # on Milvus the fusion lists are 100 deep (issue 42), so past them the count is a lower bound said
+    # in `warnings` (docs/scale.md, "Fusion on Milvus"); never a batch key
+    assert {"status", "total_count", "result"} <= set(body) <= {"status", "total_count", "result", "warnings"}
 
 
 def test_mode_override(client: httpx.Client) -> None:
