@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.report import load_average, write_section
+from harness.timing import percentile
 
 from openxiv.corpus.settings.model import Settings, shared_dir
 
@@ -50,10 +51,6 @@ def ingest(db: Path, papers: int, fulltexts: int, settings: Settings) -> None:
 def topics(n: int) -> list[str]:
     with (shared_dir() / "gold" / "topic_queries_dev.jsonl").open(encoding="utf-8") as fh:
         return [json.loads(line)["query"] for line in itertools.islice(fh, n)]
-
-
-def pct(xs: list[float], p: int) -> float:
-    return statistics.quantiles(xs, n=100)[p - 1] if len(xs) > 1 else xs[0]
 
 
 def run(backend: Any, queries: list[str], mode: str) -> tuple[list[float], list[list[str]], dict[str, float]]:
@@ -133,7 +130,7 @@ def main() -> None:
                 times, tops, st = run(backend, queries, mode)
                 rows.append((mode, label, times, overlap(tops, ref[mode]), overlap(tops, ref_shared[mode])))
                 stages[(mode, label)] = st
-                print(mode, label, f"p50 {pct(times, 50):.1f} ms", rows[-1][3:], st, flush=True)
+                print(mode, label, f"p50 {percentile(times, 50):.1f} ms", rows[-1][3:], st, flush=True)
     load = load_average()
     cmd = "nice -n 5 .venv/bin/python scripts/bench_milvus_fusion.py " + shlex.join(sys.argv[1:])
     lines = [
@@ -151,7 +148,7 @@ def main() -> None:
     for mode, label, times, ov, ov_shared in rows:
         stage = ", ".join(f"{k} {v:.0f}" for k, v in stages[(mode, label)].items())
         lines.append(
-            f"| {mode} | {label} | {pct(times, 50):.1f} / {pct(times, 95):.1f} | {ov:.2f} / {ov_shared:.2f} | {stage} |"
+            f"| {mode} | {label} | {percentile(times, 50):.1f} / {percentile(times, 95):.1f} | {ov:.2f} / {ov_shared:.2f} | {stage} |"
         )
     body = "\n".join(lines)
     print(body)

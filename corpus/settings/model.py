@@ -303,7 +303,7 @@ class Settings(BaseSettings):
     rerank_depth: int = Field(20, ge=1, le=1000)
     """Fine rerank: places of the first stage's ranking the cross-encoder reorders; below them a page
     keeps the first stage's order. 20: the depth the rule picked on one dev fold (BENCHMARKS.md, "Fine
-    rerank: decision (issue 37)"), at ~1.8 s per query on the shared 2 cores (100 took ~9 s)."""
+    rerank: decision (issue 37)", with the latency of each depth measured there)."""
     rerank_weight: float = Field(2.0, ge=0.0, le=100.0)
     """Fine rerank: weight of the first stage's score in the head's order. Each of the two scores is
     standardised over the head; the order is the cross-encoder's plus this weight times the first

@@ -3,9 +3,9 @@
 A fusion mode (``weighted``, ``zscore``, ``rrf``) asked every side for ``candidates`` (1,000) places,
 and its dense sides ranked only papers holding a query term: listed (``row in [...]``) when the lexical
 lists held every match, else a ``TEXT_MATCH`` filter over the whole collection. milvus-lite pays per
-hit returned and evaluates ``TEXT_MATCH`` row by row (BENCHMARKS.md, "Milvus search stages"), so a
-fused query took ~5 s at 20k papers, most of it the 1,000-deep lists and the ``TEXT_MATCH`` scan of
-the dense side.
+hit returned and evaluates ``TEXT_MATCH`` row by row (BENCHMARKS.md, "Milvus search stages" and
+"Milvus fusion"), so most of a fused query's time went to the 1,000-deep lists and the ``TEXT_MATCH``
+scan of the dense side.
 
 With ``OPENXIV_MILVUS_FUSION_DEPTH`` (default 100) each side is asked that deep; the fused ranking's
 first block is that deep (`openxiv.indexer.engine.tiling`: deeper pages double it, so a query still has
