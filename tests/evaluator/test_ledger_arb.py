@@ -11,13 +11,12 @@ with that paper as the deep gold, so the search the agent makes finds it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from arb_agent import arb_checkout, planner, run_inference
 from click.testing import CliRunner
 from live_index import BuiltIndex, LiveServer
 
@@ -28,28 +27,14 @@ from chat_server import ChatServer
 
 pytestmark = pytest.mark.live_server
 
-SUMMARISER = "You are an expert in the field of AI academia."
 N = 3
-
-
-def agent_rule(messages: list[dict[str, str]]) -> str:
-    if messages[0]["content"] == SUMMARISER:
-        return "A paper about the query."
-    if any(m["role"] == "assistant" for m in messages):
-        return "<candidates>[1]</candidates>\n<answer>Done</answer>"
-    question = messages[1]["content"].removeprefix("User Query: ")
-    call = {"name": "PaperSearchTool", "arguments": {"query": question}}
-    return f"<tool_call>{json.dumps(call)}</tool_call>"
+agent_rule = planner()
+"""The planner: search once with the whole question (a paper's title), then keep paper 1 and stop."""
 
 
 @pytest.fixture(scope="module")
 def arb() -> tuple[Path, Path]:
-    checkout, python = os.environ.get("OPENXIV_TEST_ARB_DIR"), os.environ.get("OPENXIV_TEST_ARB_PYTHON")
-    if not checkout or not (Path(checkout) / "inference.py").is_file():
-        pytest.skip("OPENXIV_TEST_ARB_DIR does not name an AutoResearchBench checkout (with inference.py)")
-    if not python or not Path(python).is_file():
-        pytest.skip("OPENXIV_TEST_ARB_PYTHON does not name the agent venv's python (make arb-venv)")
-    return Path(checkout), Path(python)
+    return arb_checkout()
 
 
 @pytest.fixture(scope="module")
@@ -79,25 +64,15 @@ def recording(test_index: BuiltIndex, questions: Path) -> Iterator[tuple[LiveSer
 def test_the_benchmark_agents_run_gives_evidence_seen_recall(
     arb: tuple[Path, Path], recording: tuple[LiveServer, Path], questions: Path
 ) -> None:
-    checkout, python = arb
     live, ledger = recording
     outputs = []
     with ChatServer(agent_rule) as chat:
         for n in range(1, N + 1):
             out = questions.parent / f"out{n}.jsonl"
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENXIV_", "PYTHON"))}
-            env.update(
-                PAPER_SEARCH_API_URL=f"{live.url}/runs/arb/q/{n}/search",  # the only change to the agent
-                PAPER_SEARCH_OPENAI_API_KEY="unused",
-                PAPER_SEARCH_OPENAI_API_BASE=chat.base_url,
-                PAPER_SEARCH_SUMMARY_MODEL_NAME="gpt-4o",
+            # the tagged URL is the only change to the agent
+            outputs.append(
+                run_inference(arb, f"{live.url}/runs/arb/q/{n}/search", chat.base_url, questions, n, out)
             )
-            cmd = [str(python), "inference.py", "--input-file", str(questions), "--output-file", str(out),
-                   "--model", "gpt-4o", "--api-key", "unused", "--api-base", chat.base_url, "--max-turns", "3",
-                   "--eval-start", str(n - 1), "--eval-end", str(n), "--max-workers", "1"]  # fmt: skip
-            done = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
-            assert done.returncode == 0, done.stderr[-2000:]
-            outputs.append(out.read_text(encoding="utf-8"))
     answers = questions.parent / "answers.jsonl"
     answers.write_text("".join(outputs), encoding="utf-8")
     report_path = questions.parent / "ledger.json"

@@ -14,7 +14,6 @@ bookkeeping run, and the only thing pointed at openxiv is ``PAPER_SEARCH_API_URL
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from arb_agent import arb_checkout, planner, run_inference
 from live_index import BIN, BuiltIndex, LiveServer
 
 from openxiv.corpus.shared import SharedData
@@ -33,29 +33,13 @@ from chat_server import ChatServer
 pytestmark = pytest.mark.live_server
 
 CUTOFF = "2016-12-31"
-SUMMARISER = "You are an expert in the field of AI academia."
-
-
-def agent_rule(messages: list[dict[str, str]]) -> str:
-    """The planner: search once with the question's first twelve words, then keep paper 1 and stop;
-    the summariser (the tool's own LLM call per paper): one fixed sentence."""
-    if messages[0]["content"] == SUMMARISER:
-        return "A paper about the query."
-    if any(m["role"] == "assistant" for m in messages):
-        return "<candidates>[1]</candidates>\n<answer>Done</answer>"
-    question = messages[1]["content"].removeprefix("User Query: ")
-    call = {"name": "PaperSearchTool", "arguments": {"query": " ".join(question.split()[:12])}}
-    return f"<tool_call>{json.dumps(call)}</tool_call>"
+agent_rule = planner(words=12)
+"""The planner: search once with the question's first twelve words, then keep paper 1 and stop."""
 
 
 @pytest.fixture(scope="module")
 def arb() -> tuple[Path, Path]:
-    checkout, python = os.environ.get("OPENXIV_TEST_ARB_DIR"), os.environ.get("OPENXIV_TEST_ARB_PYTHON")
-    if not checkout or not (Path(checkout) / "inference.py").is_file():
-        pytest.skip("OPENXIV_TEST_ARB_DIR does not name an AutoResearchBench checkout (with inference.py)")
-    if not python or not Path(python).is_file():
-        pytest.skip("OPENXIV_TEST_ARB_PYTHON does not name the agent venv's python (make arb-venv)")
-    return Path(checkout), Path(python)
+    return arb_checkout()
 
 
 @pytest.fixture(scope="module")
@@ -93,20 +77,8 @@ def run_agent(
     arb: tuple[Path, Path], base: str, chat: ChatServer, questions: Path, n: int, out: Path
 ) -> dict[str, Any]:
     """The agent on question ``n`` (1-based line) with ``PAPER_SEARCH_API_URL`` under ``base``."""
-    checkout, python = arb
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENXIV_", "PYTHON"))}
-    env.update(
-        PAPER_SEARCH_API_URL=f"{base}/runs/arb/q/{n}/search",
-        PAPER_SEARCH_OPENAI_API_KEY="unused",
-        PAPER_SEARCH_OPENAI_API_BASE=chat.base_url,
-        PAPER_SEARCH_SUMMARY_MODEL_NAME="gpt-4o",
-    )
-    cmd = [str(python), "inference.py", "--input-file", str(questions), "--output-file", str(out)]
-    cmd += ["--model", "gpt-4o", "--api-key", "unused", "--api-base", chat.base_url, "--max-turns", "3"]
-    cmd += ["--eval-start", str(n - 1), "--eval-end", str(n), "--max-workers", "1"]
-    done = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = out.read_text(encoding="utf-8").splitlines()
+    text = run_inference(arb, f"{base}/runs/arb/q/{n}/search", chat.base_url, questions, n, out)
+    (line,) = text.splitlines()
     return dict(json.loads(line))
 
 
