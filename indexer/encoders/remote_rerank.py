@@ -160,6 +160,15 @@ class RemoteReranker:
         if self.api == "auto":
             self.api = shape
 
+    @staticmethod
+    def _failed(exc: RemoteRefused | RemoteUnavailable, *, last: bool) -> None:
+        """One shape's call failed (`score` and `ascore` alike): a refusal leaves the next shape to try
+        (a 4xx for the documents form: text-embeddings-inference's), anything else, or a refusal of
+        the last shape, is `RerankerUnavailable`."""
+        if isinstance(exc, RemoteRefused) and not last:
+            return
+        raise RerankerUnavailable(str(exc)) from exc
+
     # --- Reranker -----------------------------------------------------------------------------------
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """One float32 score per text; `RerankerUnavailable` when the server cannot answer now."""
@@ -169,12 +178,9 @@ class RemoteReranker:
         for i, shape in enumerate(shapes):
             try:
                 scores = self._call(shape, query, texts)
-            except RemoteRefused as exc:  # a 4xx for the documents form: text-embeddings-inference's
-                if i + 1 < len(shapes):
-                    continue
-                raise RerankerUnavailable(str(exc)) from exc
-            except RemoteUnavailable as exc:
-                raise RerankerUnavailable(str(exc)) from exc
+            except (RemoteRefused, RemoteUnavailable) as exc:
+                self._failed(exc, last=i + 1 == len(shapes))
+                continue
             self._found(shape)
             return scores
         raise AssertionError("unreachable")
@@ -188,12 +194,9 @@ class RemoteReranker:
         for i, shape in enumerate(shapes):
             try:
                 scores = await self._acall(shape, query, texts)
-            except RemoteRefused as exc:
-                if i + 1 < len(shapes):
-                    continue
-                raise RerankerUnavailable(str(exc)) from exc
-            except RemoteUnavailable as exc:
-                raise RerankerUnavailable(str(exc)) from exc
+            except (RemoteRefused, RemoteUnavailable) as exc:
+                self._failed(exc, last=i + 1 == len(shapes))
+                continue
             self._found(shape)
             return scores
         raise AssertionError("unreachable")
