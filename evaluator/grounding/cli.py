@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from openxiv.corpus.settings.options import emit_json, json_option
+from openxiv.corpus.settings.options import json_option
 from openxiv.evaluator.stats import DEFAULT_RESAMPLES
 
 __all__ = ["register_grounding"]
@@ -82,7 +82,7 @@ def register_grounding(group: click.Group) -> None:
         from openxiv.evaluator.grounding.check import Library, check_claims
         from openxiv.evaluator.grounding.inputs import GroundingInputError, read_answers
         from openxiv.evaluator.grounding.report import evidence_html, grounding_report
-        from openxiv.evaluator.report import render_markdown, render_terminal, write_json
+        from openxiv.evaluator.report import render_terminal
 
         answers = []
         for path in submissions:
@@ -99,15 +99,14 @@ def register_grounding(group: click.Group) -> None:
             evidence = evidence_html(checked, _field_text(lib)) if html_out else ""
         finally:
             store.close()
-        _emit(
-            report, evidence, json_out, html_out, md_out, quiet, render_terminal, render_markdown, write_json
-        )
+        _emit(report, evidence, json_out, html_out, md_out, quiet, render_terminal)
 
 
 def _emit(report: Any, evidence: str, json_out: str | None, html_out: Path | None, md_out: Path | None,
-          quiet: bool, terminal: Any, markdown: Any, write_json: Any) -> None:  # fmt: skip
-    to_stdout = json_out == "-"
-    if not quiet and not to_stdout:
+          quiet: bool, terminal: Any) -> None:  # fmt: skip
+    from openxiv.evaluator.outputs import write_outputs
+
+    if not quiet and json_out != "-":
         c = report.counts
         rate = c["overall_faithfulness"]
         click.echo(terminal(report))
@@ -116,16 +115,4 @@ def _emit(report: Any, evidence: str, json_out: str | None, html_out: Path | Non
             f"{'–' if rate is None else f'{rate:.4f}'}; verdicts "
             + ", ".join(f"{k[8:]} {v}" for k, v in c.items() if k.startswith("verdict_") and v)
         )
-    if to_stdout:
-        emit_json(report.to_dict(), "-")
-    try:
-        if json_out not in (None, "-"):
-            write_json(report, json_out)
-        if md_out is not None:
-            md_out.write_text(markdown(report), encoding="utf-8")
-        if html_out is not None:
-            from openxiv.evaluator.html_report import write_html
-
-            write_html(report, html_out, evidence)
-    except OSError as exc:
-        raise click.ClickException(f"cannot write a report: {exc}") from None
+    write_outputs(report, json_out, md_out, html_out, evidence)

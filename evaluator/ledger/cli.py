@@ -106,7 +106,8 @@ def register_ledger_eval(group: click.Group) -> None:
         repeated and wasted calls, and papers an answer names that its calls never showed."""
         from openxiv.evaluator.ledger.score import LedgerCalls, score_ledger
         from openxiv.evaluator.ledger.timeline import timeline_section
-        from openxiv.evaluator.report import render_markdown, render_terminal, write_json
+        from openxiv.evaluator.outputs import write_outputs
+        from openxiv.evaluator.report import render_terminal
 
         reader = _open(settings)
         items = _gold(gold)
@@ -122,24 +123,13 @@ def register_ledger_eval(group: click.Group) -> None:
             "gold": str(gold),
             **({"answers": str(answers)} if answers else {}),
         }
-        labels = {g.item_id: g.question for g in items}
-        to_stdout = json_out == "-"
-        if not quiet and not to_stdout:
+        if not quiet and json_out != "-":
             click.echo(render_terminal(report))
-        if to_stdout:
-            emit_json(report.to_dict(), "-")
-        try:
-            if json_out not in (None, "-"):
-                write_json(report, json_out)
-            if md_out is not None:
-                md_out.write_text(render_markdown(report), encoding="utf-8")
-            if html_out is not None:
-                from openxiv.evaluator.html_report import write_html
-
-                shown = [(t, labels.get(t.question or "", "")) for t in traces if t.steps]
-                write_html(report, html_out, timeline_section(shown))
-        except OSError as exc:
-            raise click.ClickException(f"cannot write a report: {exc}") from None
+        section = ""
+        if html_out is not None:
+            labels = {g.item_id: g.question for g in items}
+            section = timeline_section([(t, labels.get(t.question or "", "")) for t in traces if t.steps])
+        write_outputs(report, json_out, md_out, html_out, section)
 
 
 @click.group("runs")
