@@ -49,6 +49,7 @@ from openxiv.indexer.engine.milvus_common import (
     connect,
     redact_uri,
 )
+from openxiv.indexer.engine.milvus_terms import count_terms, write_terms
 from openxiv.indexer.manifest import Bm25Info, Counts, EmbeddingInfo, Manifest, MilvusInfo
 
 __all__ = ["FILTER_FIELDS", "drop_unused", "switch_aliases", "write_milvus"]
@@ -132,7 +133,16 @@ def _schema(client: Any, key: str, dim: int | None, bm25: dict[str, float]) -> t
         )
     )
     index = client.prepare_index_params()
-    index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=bm25)
+    # k1 and b flat (Milvus reads them so) and as a JSON ``params`` entry, the only form milvus-lite
+    # 3.2 reads: pymilvus flattens ``params`` into separate keys, which milvus-lite drops, so its BM25
+    # scored with its own k1 1.5 instead of the index's (issue 42: the BM25 sides' top 10 then
+    # differed from the embedded backend's on 1 query in 13)
+    index.add_index(
+        "sparse",
+        index_type="SPARSE_INVERTED_INDEX",
+        metric_type="BM25",
+        params={**bm25, "params": dict(bm25)},
+    )
     if dim:
         index.add_index("dense", index_type="FLAT", metric_type="IP")
     return schema, index
@@ -179,13 +189,19 @@ def _vectors(ctx: BuildContext, corpus: CorpusRead, info: EmbeddingInfo) -> dict
 
 
 def _rows(corpus: CorpusRead, ctx: BuildContext, vectors: dict[str, np.ndarray]) -> tuple[Any, Any]:
-    """The ``milvus_analyse`` stage; the papers' and passages' rows to insert (lazily)."""
+    """The ``milvus_analyse`` stage; the papers' and passages' rows to insert (lazily). Writes the
+    texts' BM25 statistics into the snapshot (`openxiv.indexer.engine.milvus_terms`)."""
     with ctx.timer("milvus_analyse"):
         fields = _filter_values(corpus.meta)
         stemmer = ctx.settings.bm25_stemmer
         paper_terms = analyse([paper_bm25_text(d.title, d.abstract) for d in corpus.docs], stemmer)
         passage_terms = analyse(corpus.texts, stemmer) if corpus.n_passages else []
         rows, ids = corpus.rows.tolist(), corpus.ids.tolist()  # plain ints for the Milvus client
+        write_terms(
+            ctx.tmp,
+            count_terms((_clip(t) for t in paper_terms), stemmer),
+            count_terms((_clip(t) for t in passage_terms), stemmer) if passage_terms else None,
+        )
     paper_vecs, passage_vecs = vectors.get(layout.DENSE_PAPERS), vectors.get(layout.DENSE_PASSAGES)
 
     def papers() -> Iterator[dict[str, Any]]:

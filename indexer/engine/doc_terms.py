@@ -27,7 +27,7 @@ import scipy.sparse
 
 from openxiv.indexer.engine.sparse import SparseIndex
 
-__all__ = ["DocTerms", "write_doc_terms"]
+__all__ = ["DocTerms", "relevance_model", "write_doc_terms"]
 
 FILES = {"ptr": "doc_terms_ptr.npy", "terms": "doc_terms_terms.npy", "weights": "doc_terms_weights.npy"}
 """The arrays of `DocTerms` in a BM25 directory of the snapshot."""
@@ -66,24 +66,38 @@ class DocTerms:
     def relevance_model(
         self, rows: np.ndarray, doc_weights: np.ndarray, n_terms: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``P(w|R)`` over the terms of ``rows`` (weighted by ``doc_weights``): the ``n_terms`` best
-        term ids and their weights (summing to 1), best first, ties by term id."""
-        terms, contrib = [], []
-        for row, dw in zip(rows.tolist(), doc_weights.tolist(), strict=True):
-            lo, hi = int(self.ptr[row]), int(self.ptr[row + 1])
-            w = self.weights[lo:hi].astype(np.float64)
-            total = float(w.sum())
-            if hi <= lo or total <= 0:
-                continue
-            terms.append(self.terms[lo:hi])
-            contrib.append(dw * w / total)
-        if not terms:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        uniq, inv = np.unique(np.concatenate(terms), return_inverse=True)
-        p = np.bincount(inv, weights=np.concatenate(contrib), minlength=uniq.size)
-        order = np.lexsort((uniq, -p))[:n_terms]
-        best, pw = uniq[order].astype(np.int64), p[order]
-        return best, pw / pw.sum()
+        """`relevance_model` over this matrix's rows."""
+        return relevance_model(self.ptr, self.terms, self.weights, rows, doc_weights, n_terms)
+
+
+def relevance_model(
+    ptr: np.ndarray,
+    terms_of: np.ndarray,
+    weights_of: np.ndarray,
+    rows: np.ndarray,
+    doc_weights: np.ndarray,
+    n_terms: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``P(w|R)`` over the terms of ``rows`` (weighted by ``doc_weights``) of the row-major matrix
+    ``ptr`` / ``terms_of`` / ``weights_of`` (a `DocTerms`' arrays, or the feedback papers' own read
+    back from Milvus: `openxiv.indexer.engine.milvus_feedback`): the ``n_terms`` best term ids and
+    their weights (summing to 1), best first, ties by term id."""
+    terms, contrib = [], []
+    for row, dw in zip(rows.tolist(), doc_weights.tolist(), strict=True):
+        lo, hi = int(ptr[row]), int(ptr[row + 1])
+        w = weights_of[lo:hi].astype(np.float64)
+        total = float(w.sum())
+        if hi <= lo or total <= 0:
+            continue
+        terms.append(terms_of[lo:hi])
+        contrib.append(dw * w / total)
+    if not terms:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    uniq, inv = np.unique(np.concatenate(terms), return_inverse=True)
+    p = np.bincount(inv, weights=np.concatenate(contrib), minlength=uniq.size)
+    order = np.lexsort((uniq, -p))[:n_terms]
+    best, pw = uniq[order].astype(np.int64), p[order]
+    return best, pw / pw.sum()
 
 
 def write_doc_terms(sparse: SparseIndex, directory: Path, block_entries: int = BLOCK_ENTRIES) -> int:

@@ -50,13 +50,12 @@ from openxiv.indexer.encoders.vectors import EncoderUnavailable
 from openxiv.indexer.engine.dense_lexical import passages_among, search_among
 from openxiv.indexer.engine.doc_terms import DocTerms
 from openxiv.indexer.engine.first_pass import first_top
-from openxiv.indexer.engine.fusion import fuse, fuse_with_extra
 from openxiv.indexer.engine.meta import PaperMeta
 from openxiv.indexer.engine.navigation import Navigation
 from openxiv.indexer.engine.overlap import Overlap
 from openxiv.indexer.engine.pages import page_hits
 from openxiv.indexer.engine.paper_pass import paper_pass
-from openxiv.indexer.engine.prf import confident_head, feedback_list, keep_head
+from openxiv.indexer.engine.prf import confident_head, feedback_list
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.query_kind import QueryKindConfig, QueryProfile, is_topic, query_profile
 from openxiv.indexer.engine.query_state import Dense, Explained, Feedback, Lexical, Query, Ranked
@@ -346,18 +345,6 @@ class HybridBackend(VectorSimilar, Navigation, Ranking):
             query, lexical.papers, lexical.passage_hits, self.passages, lexical.passage_factor,
             dense.scores if dense is not None else None, lexical.first10,
         )  # fmt: skip
-
-    def _fuse(
-        self, sides: dict[str, SideResult], wanted: tuple[str, ...], method: str, head: int, factor: float
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The families of ``sides`` the mode runs (``wanted``) fused by ``method``, passage scores
-        times the query's ``factor`` (`openxiv.indexer.engine.passage_calibration`); a confident first
-        pass keeps its ``head`` places above feedback."""
-        families = self._families(sides, wanted, factor)
-        if head:  # the feedback side is the last family; the kept head comes from the others
-            fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
-            return keep_head(plain_head, fed, head)
-        return fuse(families, method, self.settings.rrf_k)
 
     def query_vector_wanted(self, mode: str | None) -> bool:
         """Whether a search in ``mode`` embeds its query (a front may fetch the vector beforehand)."""

@@ -1,9 +1,10 @@
 """`MilvusBackend`: the `SearchBackend` over a snapshot whose indexes live in Milvus collections.
 
 Same sides, same rules as `openxiv.indexer.engine.hybrid.HybridBackend` (shared `Ranking`: mode -> sides,
-max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights, the
-category prior `openxiv.indexer.engine.prior` below the head; pseudo-relevance feedback is not run here),
-only the candidate lists come from Milvus:
+max-merge within a family, fusion by ``weighted``/``zscore``/``rrf`` with the same weights and kept head,
+the category prior `openxiv.indexer.engine.prior` below the head; in the fusion modes the feedback
+query, the query-kind rule and the passage calibration: `openxiv.indexer.engine.milvus_fused`), only the
+candidate lists come from Milvus:
 
 - ``bm25_papers``: the built-in BM25 function over title + abstract (sparse inverted index);
 - ``bm25_passages``: BM25 over passages, the best passage per paper (grouped here:
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from openxiv.indexer.backend import PaperHit, SearchFilters, SearchResult, check
 from openxiv.indexer.engine.evidence import stemmer_of
 from openxiv.indexer.engine.fusion import fuse
 from openxiv.indexer.engine.meta import PaperMeta
-from openxiv.indexer.engine.milvus_common import NOTHING, analyse, connect, filter_expr, match_expr
+from openxiv.indexer.engine.milvus_common import analyse, connect, filter_expr, match_expr
 from openxiv.indexer.engine.milvus_depth import (
     GROUP_OVERFETCH,
     MAX_TOPK,
@@ -55,12 +56,13 @@ from openxiv.indexer.engine.milvus_depth import (
     shallow_depths,
     side,
 )
-from openxiv.indexer.engine.milvus_fusion import DENSE_OVERFETCH, rescore, term_rows
+from openxiv.indexer.engine.milvus_fused import FusedRanking, MilvusQuery, add_ms
+from openxiv.indexer.engine.milvus_fusion import kept_hits
+from openxiv.indexer.engine.milvus_terms import load_terms
 from openxiv.indexer.engine.prior import CategoryPrior
 from openxiv.indexer.engine.ranking import (
     BM25_PASSAGE_SCALE,
     PASSAGE_OVERFETCH,
-    Ranking,
     SideResult,
     encoder_for,
     ms_since,
@@ -72,8 +74,11 @@ from openxiv.indexer.manifest import BadIndexError, Manifest, MilvusInfo
 
 __all__ = ["MilvusBackend", "collection_counts"]
 
-MAX_IN_LIST = 20000
-"""Largest ``row in [...]`` list sent to Milvus; beyond it dense sides rank title/abstract matches only."""
+PASSAGES_FIRST = 3
+"""BM25 passages first asked per paper wanted (`MilvusBackend._bm25_passages`)."""
+
+Keep = Callable[[list[int]], set[int]]
+"""Which of some paper rows a dense side may rank (those holding a query term)."""
 
 
 def _and(*terms: str | None) -> str:
@@ -95,7 +100,7 @@ def collection_counts(spec: MilvusInfo, settings: Settings | None = None) -> dic
         client.close()
 
 
-class MilvusBackend(MilvusSimilar, Ranking):
+class MilvusBackend(MilvusSimilar, FusedRanking):
     def __init__(
         self,
         path: Path,
@@ -114,6 +119,8 @@ class MilvusBackend(MilvusSimilar, Ranking):
         self.meta = PaperMeta.load(self.path / layout.META)
         self.category_prior = CategoryPrior(self.meta)
         self.stemmer = stemmer_of(manifest)
+        self.term_stats, self.passage_stats = load_terms(self.path)  # `openxiv.indexer.engine.milvus_terms`
+        self.supports_feedback = self.calibrates_passages = self.term_stats is not None
         self.client = connect(self.uri, settings.milvus_token)
         for name in self.collections.values():
             if not self.client.has_collection(name):
@@ -160,7 +167,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
         sides, method = self._plan(mode or self.settings.fusion)
         check_deadline(deadline, "filters")
         t = time.perf_counter()
-        q = _MilvusQuery(
+        q = MilvusQuery(
             query, analyse([query], self.stemmer)[0], filter_expr(self.meta, filters), filters, deadline
         )
         q.timings["filter"] = ms_since(t)
@@ -172,7 +179,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
                 self.client, self.collections, match_expr("text", q.terms) or "", q.expr, sides
             )
             exact = True
-            _add(q.timings, "count", ms_since(t))
+            add_ms(q.timings, "count", ms_since(t))
         # a lower-bound count says nothing about where the ranking ends: deeper blocks run until a
         # ranking comes back shorter than asked (`tile`)
         tiled = tile(
@@ -189,14 +196,14 @@ class MilvusBackend(MilvusSimilar, Ranking):
         return SearchResult(hits=hits, total_count=total, timings_ms=q.timings, notes=notes)
 
     def _first_block(
-        self, q: _MilvusQuery, need: int, sides: tuple[str, ...], method: str, mode: str | None
+        self, q: MilvusQuery, need: int, sides: tuple[str, ...], method: str, mode: str | None
     ) -> Block:
         """The tiling's first block (the ranking at depth ``candidates``), or, for a mode that does
         not fuse, its first places that a shallower ranking already fixes, when they cover places
         ``0:need`` (`openxiv.indexer.engine.milvus_depth.certain`)."""
         full = self.settings.candidates
-        if self._shallow(mode):  # `openxiv.indexer.engine.milvus_fusion`
-            return self._rank(q, self.settings.milvus_fusion_depth, sides, method, mode)
+        if self._fuses(mode):  # `openxiv.indexer.engine.milvus_fused`
+            return self._rank(q, self.settings.milvus_fusion_depth or full, sides, method, mode)
         if not self._fuses(mode):
             for depth in shallow_depths(need, full):
                 block = self._rank(q, depth, sides, method, mode)
@@ -213,70 +220,50 @@ class MilvusBackend(MilvusSimilar, Ranking):
         return self._rank(q, full, sides, method, mode)
 
     def _rank(
-        self, q: _MilvusQuery, depth: int, sides: tuple[str, ...], method: str, mode: str | None
+        self, q: MilvusQuery, depth: int, sides: tuple[str, ...], method: str, mode: str | None
     ) -> Block:
-        """The fused ranking at ``depth``: lexical -> dense -> fuse -> prior (context: the sides'
-        results, the papers matching (a lower bound unless ``complete``))."""
+        """The ranking at ``depth``: a fusion mode's as `FusedRanking._rank_fused`; a mode that does
+        not fuse runs one family (context: the sides' results, the papers matching (a lower bound
+        unless ``complete``))."""
+        if self._fuses(mode):
+            return self._rank_fused(q, depth, sides, method, mode)
         results: dict[str, MilvusSide] = {}
-        lexical = any(s.startswith("bm25") for s in sides)
-        dense_expr: str | None = q.expr
-        keep: set[int] | None = None  # papers a dense hit is checked against here (`term_rows`)
         check_deadline(q.deadline, "bm25")
         t = time.perf_counter()
-        if lexical:
-            total, matched = self._lexical(q.terms, sides, depth, q.expr, results)
+        if any(s.startswith("bm25") for s in sides):
+            total, _ = self._lexical(q.terms, sides, depth, q.expr, results)
             complete = all(results[s].floor is None for s in results)
-            if not q.terms:
-                dense_expr = NOTHING
-            elif complete and len(matched) <= MAX_IN_LIST:
-                dense_expr = _and(q.expr, f"row in {sorted(matched)}")
-            elif self._shallow(mode):
-                keep = matched
-            else:  # too many to list: rank title/abstract matches (a subset of the lexical papers)
-                dense_expr = _and(q.expr, match_expr("text", q.terms))
         else:  # a dense side alone: every paper passing the filters
             mask = self.meta.mask(q.filters)
             total, complete = (self.meta.n if mask is None else int(mask.sum())), True
-        _add(q.timings, "bm25", ms_since(t))
-        dense_sides = [s for s in sides if s.startswith("dense")]
-        if dense_sides and total > 0:
+        add_ms(q.timings, "bm25", ms_since(t))
+        if total > 0 and not any(s.startswith("bm25") for s in sides):
             qvec = self._query_vector(q)
             check_deadline(q.deadline, "dense")
             t = time.perf_counter()
-            if "dense_papers" in dense_sides:
-                results["dense_papers"] = self._dense_papers(qvec, depth, dense_expr, q.terms, keep)
-            if "dense_passages" in dense_sides:
-                results["dense_passages"] = self._dense_passages(
-                    qvec, depth, q.expr, dense_expr if lexical else None, q.terms, keep
-                )
-            _add(q.timings, "dense", ms_since(t))
-        if self._shallow(mode):
-            t = time.perf_counter()
-            rescore(self._search, self.client, self.collections["papers"], results, q.terms, q.qvec, q.expr)
-            _add(q.timings, "rescore", ms_since(t))
+            if "dense_papers" in sides:
+                results["dense_papers"] = self._dense_papers(qvec, depth, q.expr)
+            if "dense_passages" in sides:
+                results["dense_passages"] = self._dense_passages(qvec, depth, q.expr, None)
+            add_ms(q.timings, "dense", ms_since(t))
         check_deadline(q.deadline, "fuse")
         t = time.perf_counter()
         inputs: dict[str, SideResult] = dict(results)
         rows, scores = fuse(self._families(inputs, sides), method, self.settings.rrf_k)
-        rows, scores = self._with_prior(rows, scores, mode)
-        _add(q.timings, "fuse", ms_since(t))
+        add_ms(q.timings, "fuse", ms_since(t))
         return Block(depth, rows, scores, {"results": results, "total": total, "complete": complete})
 
-    def _shallow(self, mode: str | None) -> bool:
-        """Whether ``mode`` fuses with sides asked ``milvus_fusion_depth`` deep (`milvus_fusion`)."""
-        return self._fuses(mode) and self.settings.milvus_fusion_depth > 0
-
-    def _query_vector(self, q: _MilvusQuery) -> np.ndarray:
+    def _query_vector(self, q: MilvusQuery) -> np.ndarray:
         """The query's vector, encoded on first use and kept for the deeper blocks."""
         if q.qvec is None:
             check_deadline(q.deadline, "encode")
             t = time.perf_counter()
             with self._encode_lock:
-                q.qvec = np.asarray(self.encoder.encode_query(q.text), dtype=np.float32).reshape(-1)  # type: ignore[union-attr]
+                q.qvec = np.asarray(self.encoder.encode_query(q.text), dtype=np.float32).reshape(-1)
             q.timings["encode"] = ms_since(t)
         return q.qvec
 
-    def _page(self, q: _MilvusQuery, tiled: Tiled, start: int, stop: int) -> list[PaperHit]:
+    def _page(self, q: MilvusQuery, tiled: Tiled, start: int, stop: int) -> list[PaperHit]:
         """Hits of places ``start:stop``: evidence and side ranks from the block each row came from."""
         page_rows = tiled.rows[start:stop].tolist()
         owners = tiled.block[start:stop].tolist()
@@ -309,7 +296,11 @@ class MilvusBackend(MilvusSimilar, Ranking):
 
     # --- sides -------------------------------------------------------------------------------------
     def _search(self, key: str, data: Any, field: str, limit: int, expr: str | None, **kw: Any) -> list[Any]:
+        """One Milvus search; hits carry their primary key and score, and only the ``output_fields``
+        asked (none by default: milvus-lite reads every column of every hit otherwise, which made a
+        1,000-deep list cost 3 times a 100-deep one, issue 42)."""
         params = {"metric_type": "BM25"} if field == "sparse" else {"metric_type": "IP"}
+        kw.setdefault("output_fields", ["row" if key == "papers" else "pid"])
         res = self.client.search(
             self.collections[key],
             data=[data],
@@ -327,28 +318,37 @@ class MilvusBackend(MilvusSimilar, Ranking):
         return side([(_pk(h), abs(float(h["distance"]))) for h in hits], len(hits) >= depth)
 
     def _bm25_passages(self, terms: str, depth: int, expr: str | None) -> MilvusSide:
-        """The best passage per paper, from `GROUP_OVERFETCH` passages per paper asked for, grouped
-        here (`openxiv.indexer.engine.milvus_depth.per_paper`)."""
-        limit = min(depth * GROUP_OVERFETCH, MAX_TOPK)
-        hits = self._search("passages", terms, "sparse", limit, expr, output_fields=["paper_row"])
-        rows = [(int(h["entity"]["paper_row"]), _pk(h), abs(float(h["distance"]))) for h in hits]
-        return per_paper(rows, depth, len(hits) >= limit)
+        """The best passage per paper, grouped here (`openxiv.indexer.engine.milvus_depth.per_paper`)
+        from `PASSAGES_FIRST` passages per paper asked for, then, when those were as many as asked but
+        held fewer than ``depth`` papers, from `GROUP_OVERFETCH` per paper. milvus-lite's cost grows
+        with the limit asked, not only the hits returned; the side is the same either way (a paper in
+        a passage list holds its best passage there, and a list of ``depth`` papers ends at the
+        ``depth``-th paper's score)."""
+        limit, most = min(depth * PASSAGES_FIRST, MAX_TOPK), min(depth * GROUP_OVERFETCH, MAX_TOPK)
+        while True:
+            hits = self._search("passages", terms, "sparse", limit, expr, output_fields=["paper_row"])
+            rows = [(int(h["entity"]["paper_row"]), _pk(h), abs(float(h["distance"]))) for h in hits]
+            if len(hits) < limit or limit >= most or len({r for r, _, _ in rows}) >= depth:
+                return per_paper(rows, depth, len(hits) >= limit)
+            limit = most
 
     def _dense_papers(
-        self, qvec: np.ndarray, depth: int, expr: str | None, terms: str = "", keep: set[int] | None = None
+        self, qvec: np.ndarray, depth: int, expr: str | None, keep: Keep | None = None
     ) -> MilvusSide:
-        """Inner product over paper vectors; with ``keep``, asked `DENSE_OVERFETCH` deeper and the
-        papers holding no query term taken out here (`openxiv.indexer.engine.milvus_fusion`)."""
-        limit = depth if keep is None else min(depth * DENSE_OVERFETCH, MAX_TOPK)
-        hits = self._search("papers", qvec.tolist(), "dense", limit, expr)
-        pairs = [(_pk(h), float(h["distance"])) for h in hits]
-        if keep is not None:
-            allowed = term_rows(self.client, self.collections["papers"], [r for r, _ in pairs], terms, keep)
-            pairs = [p for p in pairs if p[0] in allowed]
-        out = side(pairs, len(hits) >= limit)
-        if out.rows.size > depth:
-            out = side(list(zip(out.rows[:depth].tolist(), out.scores[:depth].tolist(), strict=True)), True)
-        return out
+        """Inner product over paper vectors; with ``keep`` (which of some papers hold a query term),
+        the papers it refuses taken out here, asked deeper when they were many
+        (`openxiv.indexer.engine.milvus_fusion.kept_hits`)."""
+
+        def run(limit: int) -> list[tuple[int, float]]:
+            return [
+                (_pk(h), float(h["distance"]))
+                for h in self._search("papers", qvec.tolist(), "dense", limit, expr)
+            ]
+
+        if keep is None:
+            pairs = run(depth)
+            return side(pairs, len(pairs) >= depth)
+        return kept_hits(run, keep, depth)
 
     def _dense_passages(
         self,
@@ -356,8 +356,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
         depth: int,
         expr: str | None,
         lexical: str | None,
-        terms: str = "",
-        keep: set[int] | None = None,
+        keep: Keep | None = None,
     ) -> MilvusSide:
         limit = min(depth * PASSAGE_OVERFETCH, MAX_TOPK)
         hits = self._search(
@@ -372,7 +371,7 @@ class MilvusBackend(MilvusSimilar, Ranking):
         best = {int(h["entity"]["paper_row"]): (float(h["distance"]), _pk(h)) for h in reversed(hits)}
         rows = list(best)
         if keep is not None and rows:  # rank only papers holding a query word, checked here
-            allowed = term_rows(self.client, self.collections["papers"], rows, terms, keep)
+            allowed = keep(rows)
             rows = [r for r in rows if r in allowed]
         elif lexical and rows:  # rank only papers that match a query word (see the module docstring)
             found = self.client.query(
@@ -443,23 +442,6 @@ class MilvusBackend(MilvusSimilar, Ranking):
             )
             out.update({int(r["paper_row"]): int(r["pid"]) for r in first})
         return out
-
-
-@dataclass
-class _MilvusQuery:
-    """One search's state across its depths: the query, its terms and filter, its vector once encoded."""
-
-    text: str
-    terms: str
-    expr: str | None
-    filters: SearchFilters | None
-    deadline: float | None
-    qvec: np.ndarray | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-
-
-def _add(timings: dict[str, float], stage: str, ms: float) -> None:
-    timings[stage] = round(timings.get(stage, 0.0) + ms, 3)
 
 
 def _pk(hit: Any) -> int:

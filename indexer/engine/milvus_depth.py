@@ -17,8 +17,8 @@ group asked (BENCHMARKS.md, "Milvus search stages"). Asking every side for the t
 - **The fusion modes** (``weighted``, ``zscore``, ``rrf``) normalise each side over its whole candidate
   list, add RRF shares only where lists overlap and re-sort the head by the category prior: their
   order depends on the depth, so no shallow answer is the deep one's prefix. They ask each side
-  ``OPENXIV_MILVUS_FUSION_DEPTH`` deep (100; the ranking's first block, `openxiv.indexer.engine.milvus_fusion`),
-  or ``candidates`` deep as before when it is 0.
+  ``candidates`` deep, or ``OPENXIV_MILVUS_FUSION_DEPTH`` when set (the ranking's first block,
+  `openxiv.indexer.engine.milvus_fused`).
 
 BM25 over passages is asked ungrouped, `GROUP_OVERFETCH` passages per paper wanted, and grouped here
 (best passage per paper): the same candidates milvus-lite reads for a grouped search, but a list that

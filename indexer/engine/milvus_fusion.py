@@ -1,24 +1,20 @@
-"""The fusion modes on Milvus: shallow candidate lists, and which dense candidates may be ranked.
+"""The fusion modes on Milvus: which dense and feedback candidates may be ranked, and exact rescoring.
 
-A fusion mode (``weighted``, ``zscore``, ``rrf``) asked every side for ``candidates`` (1,000) places,
-and its dense sides ranked only papers holding a query term: listed (``row in [...]``) when the lexical
-lists held every match, else a ``TEXT_MATCH`` filter over the whole collection. milvus-lite pays per
-hit returned and evaluates ``TEXT_MATCH`` row by row (BENCHMARKS.md, "Milvus search stages" and
-"Milvus fusion"), so most of a fused query's time went to the 1,000-deep lists and the ``TEXT_MATCH``
-scan of the dense side.
+A fusion mode (``weighted``, ``zscore``, ``rrf``) ranks its dense sides, and its feedback query, only
+among papers holding a query term, as the embedded backend does. When the lexical lists hold every
+match, those are listed (``row in [...]``); otherwise a ``TEXT_MATCH`` filter would be evaluated row by
+row over the collection on milvus-lite (seconds: BENCHMARKS.md, "Milvus search stages"), so the side
+searches with the filters alone and the papers no lexical side found are checked here (`term_rows`:
+their analysed title + abstract read back by primary key), asked deeper when many were refused
+(`kept_hits`).
 
-With ``OPENXIV_MILVUS_FUSION_DEPTH`` (default 100) each side is asked that deep; the fused ranking's
-first block is that deep (`openxiv.indexer.engine.tiling`: deeper pages double it, so a query still has
-one ranking whatever page is asked). When the lexical lists are not complete, the dense sides search
-with the filters only, `DENSE_OVERFETCH` times deeper, and the papers holding no query term are taken
-out here (`term_rows`: their analysed title + abstract read back by primary key and checked against the
-query's terms; papers found by a BM25 side match by definition). Min-max and z-score then normalise
-over shorter lists and RRF adds a second side's share only where the shorter lists overlap, so the
-order is not the embedded backend's exactly. To bring it closer, the candidates one side found get
-their exact score on the other paper side (`rescore`: a BM25 search restricted to them, their stored
-vectors against the query's), so a paper misses a side only where it scores nothing. The order is
-still not the embedded backend's exactly (shorter lists, no feedback query on Milvus): the top-10 overlap with it is measured
-(BENCHMARKS.md, "Milvus fusion") and tested (tests/service/test_milvus_parity.py).
+With ``OPENXIV_MILVUS_FUSION_DEPTH`` below ``candidates`` each side is asked that deep (faster on
+milvus-lite, `openxiv.indexer.engine.milvus_fused`); min-max and z-score then normalise over shorter
+lists and RRF adds a second side's share only where the shorter lists overlap. To bring that order
+closer to the deep one, the candidates one paper side found get their exact score on the other
+(`rescore`: a BM25 search restricted to them, their stored vectors against the query's), so a paper
+misses a side only where it scores nothing. The top-10 overlap of both depths with the embedded
+backend is measured (BENCHMARKS.md, "Milvus fusion") and tested (tests/service/test_milvus_parity.py).
 """
 
 from __future__ import annotations
@@ -28,12 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from openxiv.indexer.engine.milvus_depth import MilvusSide, side
+from openxiv.indexer.engine.milvus_depth import MAX_TOPK, MilvusSide, side
 
-__all__ = ["DENSE_OVERFETCH", "rescore", "term_rows"]
-
-DENSE_OVERFETCH = 2
-"""Dense hits asked per place wanted when the papers holding no query term are removed here."""
+__all__ = ["kept_hits", "rescore", "term_rows"]
 
 
 def term_rows(client: Any, collection: str, rows: list[int], terms: str, known: set[int]) -> set[int]:
@@ -47,6 +40,28 @@ def term_rows(client: Any, collection: str, rows: list[int], terms: str, known: 
     found = client.query(collection, filter=f"row in {ask}", output_fields=["row", "text"], limit=len(ask))
     out.update(int(f["row"]) for f in found if words.intersection(str(f["text"]).split()))
     return out
+
+
+def kept_hits(
+    run: Callable[[int], list[tuple[int, float]]], keep: Callable[[list[int]], set[int]], depth: int
+) -> MilvusSide:
+    """The ``depth`` best hits of ``run`` (a search: ``limit`` -> (row, score) pairs, best first)
+    that ``keep`` admits (the papers holding a query term). Asked a tenth deeper first; when fewer
+    than ``depth`` are kept from a full answer, asked again deeper, in proportion to the share kept
+    (at least twice as deep, at most `MAX_TOPK`), so the side holds ``depth`` papers whenever Milvus
+    has them, as on the embedded backend, and the common case (nearly every hit kept) costs one search."""
+    limit = depth + depth // 10
+    while True:
+        pairs = run(limit)
+        full = len(pairs) >= limit
+        allowed = keep([r for r, _ in pairs])
+        kept = [p for p in pairs if p[0] in allowed]
+        if len(kept) >= depth or not full or limit >= MAX_TOPK:
+            break
+        limit = min(MAX_TOPK, max(2 * limit, (limit * depth) // max(len(kept), 1) + depth // 10))
+    if len(kept) > depth:
+        return side(kept[:depth], True)  # the floor: the last paper kept
+    return side(kept, full)
 
 
 def rescore(

@@ -136,17 +136,20 @@ def confident_head(
     top: tuple[np.ndarray, np.ndarray],
     passages: PassageIndex | None = None,
     passage_scores: np.ndarray | None = None,
+    coverage: float | None = None,
 ) -> int:
     """``config.head`` when the first pass is confident, else 0: its best BM25 score stands out
     (paper text or passage; ``top``: its best 10 rows and scores, `openxiv.indexer.engine.first_pass`),
     or the best paper's best passage holds the query's words (``passage_scores`` over ``passages``,
-    when the passage side ran; `passage_coverage`)."""
+    when the passage side ran; `passage_coverage`; or ``coverage``, that share computed by a backend
+    holding no `PassageIndex`: `openxiv.indexer.engine.milvus_feedback`)."""
     if confident_top(top[1], config.gate):
         return config.head
-    if passages is None or passage_scores is None or not top[0].size:
-        return 0
-    covered = passage_coverage(passages, int(top[0][0]), passage_scores, query)
-    return config.head if covered >= config.coverage else 0
+    if coverage is None:
+        if passages is None or passage_scores is None or not top[0].size:
+            return 0
+        coverage = passage_coverage(passages, int(top[0][0]), passage_scores, query)
+    return config.head if coverage >= config.coverage else 0
 
 
 def expand(

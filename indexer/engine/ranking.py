@@ -19,9 +19,9 @@ import numpy as np
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import FAMILIES, FUSION_METHODS, ModeUnavailable, parse_mode
 from openxiv.indexer import layout
-from openxiv.indexer.engine.fusion import Side, merge_max
+from openxiv.indexer.engine.fusion import Side, fuse, fuse_with_extra, merge_max
 from openxiv.indexer.engine.passage_calibration import PassageCalibration
-from openxiv.indexer.engine.prf import FeedbackConfig
+from openxiv.indexer.engine.prf import FeedbackConfig, keep_head
 from openxiv.indexer.engine.prior import CategoryPrior, PriorConfig
 from openxiv.indexer.manifest import Manifest
 
@@ -162,6 +162,18 @@ class Ranking:
             fb = results["bm25_feedback"]
             out.append(Side("bm25_feedback", fb.rows, fb.scores, self.feedback.weight))
         return out
+
+    def _fuse(
+        self, sides: dict[str, SideResult], wanted: tuple[str, ...], method: str, head: int, factor: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The families of ``sides`` the mode runs (``wanted``) fused by ``method``, passage scores
+        times the query's ``factor`` (`openxiv.indexer.engine.passage_calibration`); a confident first
+        pass keeps its ``head`` places above feedback."""
+        families = self._families(sides, wanted, factor)
+        if head:  # the feedback side is the last family; the kept head comes from the others
+            fed, plain_head = fuse_with_extra(families[:-1], families[-1], method, self.settings.rrf_k, head)
+            return keep_head(plain_head, fed, head)
+        return fuse(families, method, self.settings.rrf_k)
 
     def _weight(self, side: str) -> float:
         return self.settings.weight_dense if side.startswith("dense") else self.settings.weight_bm25
