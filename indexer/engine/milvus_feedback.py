@@ -126,9 +126,8 @@ def feedback_side(
     else the others taken out here (`openxiv.indexer.engine.milvus_fusion.kept_hits`)."""
     if not text:
         return side([], False)
-    if matches.complete:
-        listed = f"row in {sorted(matches.known)}"
-        expr = f"({expr}) and ({listed})" if expr else listed
+    if matches.complete:  # the listed papers passed the filters already: no filter scan again
+        expr = f"row in {sorted(matches.known)}"
 
     def run(limit: int) -> list[tuple[int, float]]:
         hits = search("papers", text, "sparse", limit, expr)

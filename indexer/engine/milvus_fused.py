@@ -147,7 +147,7 @@ class FusedRanking(Ranking):
         check_deadline(q.deadline, "dense")
         t = time.perf_counter()
         listed = complete and len(matched) <= MAX_IN_LIST
-        expr = _and(q.expr, f"row in {sorted(matched)}") if listed else q.expr
+        expr = f"row in {sorted(matched)}" if listed else q.expr  # listed: they passed the filters
 
         def keep(rows: list[int]) -> set[int]:
             return matches.holding(rows) | (matched & set(rows))

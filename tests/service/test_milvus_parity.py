@@ -183,6 +183,8 @@ def test_filters_mean_the_same(pair: tuple[OpenIndex, OpenIndex], filters: Searc
     assert set(a) == set(b) or len(set(a) & set(b)) >= 8
     dense = [_top(index, query, "dense_papers", filters=filters)[1] for index in pair]
     assert dense[0] == dense[1]  # a dense side alone counts every paper passing the filters
+    (a, _), (b, _) = (_top(index, query, None, filters=filters) for index in pair)  # the default fusion
+    assert set(a) == set(b) or len(set(a) & set(b)) >= 8
 
 
 def test_total_count_past_the_candidates_is_a_lower_bound_said_in_notes(
