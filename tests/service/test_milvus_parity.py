@@ -350,6 +350,20 @@ def test_a_shallow_search_that_holds_every_match_counts_exactly(
     assert filtered.total_count == embedded.total_count and not filtered.notes
 
 
+def test_a_snapshot_without_statistics_fuses_without_feedback(pair: tuple[OpenIndex, OpenIndex]) -> None:
+    """A Milvus snapshot built before the BM25 statistics (no ``milvus_terms.json``) still answers the
+    fusion modes, without the feedback query, the query-kind rule and the calibration (the fixed
+    passage factor), as before issue 42, and says nothing it does not run in ``/v1/index``."""
+    backend = copy.copy(pair[1].backend)
+    backend.term_stats = backend.passage_stats = None
+    backend.supports_feedback = backend.calibrates_passages = False
+    result = backend.search(_topics(1)[0], top_k=10)
+    assert len(result.hits) == 10 and "feedback" not in result.timings_ms
+    assert backend.passage_factor("diffusion models") == backend.passage_scale
+    ranking = backend.info()["ranking"]
+    assert "feedback" not in ranking and ranking["passage_norm"] == "fixed"
+
+
 @pytest.mark.parametrize("mode", ["weighted", "rrf", "zscore"])
 def test_fusion_ranks_as_the_embedded_backend(
     pair: tuple[OpenIndex, OpenIndex], lower_bound: tuple[Any, list[int]], mode: str
