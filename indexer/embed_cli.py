@@ -81,7 +81,7 @@ def embed_cmd(settings: Settings, cache: Path | None, gpus: float, json_out: str
     cache_file = cache if cache is not None else Path(settings.data_dir) / "embcache.sqlite"
     try:
         encoder = load_encoder(settings)
-        texts = corpus_texts(settings.db_path, settings.embed)
+        texts = corpus_texts(settings.db_path, settings.embed, settings.paper_lead)
         report = ray_fill_cache(texts, cache_file, settings, encoder, num_gpus=gpus)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc

@@ -26,7 +26,7 @@ from typing import Any
 from openxiv.corpus.reads import json_list
 from openxiv.corpus.records import DatePrecision, best_date
 
-__all__ = ["MetaRow", "meta_rows", "paper_rows", "passage_papers", "passage_texts"]
+__all__ = ["MetaRow", "meta_rows", "paper_rows", "paper_texts", "passage_papers", "passage_texts"]
 
 _PASSAGES = (
     "FROM passages JOIN papers ON papers.id = passages.paper_id ORDER BY papers.arxiv_id, passages.ordinal"
@@ -53,6 +53,23 @@ def paper_rows(db: Path, columns: Sequence[str], size: int) -> Iterator[list[tup
         have = {r[1] for r in conn.execute("PRAGMA table_info(papers)")}
         select = ", ".join(c if c in have else "NULL" for c in columns)
         yield from _chunks(conn.execute(f"SELECT {select} FROM papers ORDER BY arxiv_id"), size)
+
+
+_LEAD = (
+    "CASE WHEN abstract IS NULL OR abstract = '' THEN "
+    "(SELECT text FROM passages WHERE passages.paper_id = papers.id ORDER BY ordinal LIMIT 1) "
+    "ELSE abstract END"
+)
+"""A paper's abstract, or for a paper without one its first passage (by the passages' unique key)."""
+
+
+def paper_texts(db: Path, size: int, lead: bool) -> Iterator[list[tuple[str | None, str | None]]]:
+    """``(title, text)`` of every paper in row order, ``size`` at a time: the text is the abstract,
+    or with ``lead`` a paper without abstract gets its full text's first passage in its place
+    (`openxiv.indexer.building.stages.paper_side_texts`)."""
+    with closing(_connect(db)) as conn:
+        text = _LEAD if lead else "abstract"
+        yield from _chunks(conn.execute(f"SELECT title, {text} FROM papers ORDER BY arxiv_id"), size)
 
 
 def passage_papers(db: Path, size: int) -> Iterator[list[tuple[int, str]]]:

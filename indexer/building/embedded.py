@@ -46,7 +46,7 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
     kw: dict[str, Any] = {"k1": s.bm25_k1, "b": s.bm25_b, "stemmer": s.bm25_stemmer}
     with ctx.timer("bm25_papers"):
         builder = StreamingBM25(ctx.tmp / ".bm25-spill", **kw)
-        rows = corpus.paper_columns("title", "abstract")
+        rows = corpus.paper_side_texts(s.paper_lead)
         for chunk in ctx.bar(rows, -(-corpus.n_papers // corpus.chunk), "bm25 papers"):
             builder.add([paper_bm25_text(title, abstract) for title, abstract in chunk])
         papers = builder.finish()
@@ -76,7 +76,7 @@ def _bm25(ctx: BuildContext, corpus: CorpusRead) -> Bm25Info:
             "stopwords": STOPWORDS,
             "stemmer": s.bm25_stemmer,
         },
-        paper_text="title + newline + abstract",
+        paper_text="title + newline + abstract" + (" (or first passage)" if s.paper_lead else ""),
         papers=params,
         passages=passages,
     )

@@ -194,7 +194,8 @@ def _rows(corpus: CorpusRead, ctx: BuildContext, vectors: dict[str, np.ndarray])
     with ctx.timer("milvus_analyse"):
         fields = _filter_values(corpus.meta)
         stemmer = ctx.settings.bm25_stemmer
-        paper_terms = analyse([paper_bm25_text(d.title, d.abstract) for d in corpus.docs], stemmer)
+        side = corpus.paper_side_texts(ctx.settings.paper_lead)
+        paper_terms = analyse([paper_bm25_text(t, a) for chunk in side for t, a in chunk], stemmer)
         passage_terms = analyse(corpus.texts, stemmer) if corpus.n_passages else []
         rows, ids = corpus.rows.tolist(), corpus.ids.tolist()  # plain ints for the Milvus client
         write_terms(

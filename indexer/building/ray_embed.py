@@ -54,17 +54,20 @@ class RayEmbedReport:
         return self.encoded / steady if steady > 0 else 0.0
 
 
-def corpus_texts(db_path: Path, embed: str) -> list[str]:
-    """The texts an ``openxiv index build`` with ``embed`` would embed, in build order."""
-    from openxiv.corpus.store import Store
+def corpus_texts(db_path: Path, embed: str, lead: bool = True) -> list[str]:
+    """The texts an ``openxiv index build`` with ``embed`` (and `Settings.paper_lead` = ``lead``)
+    would embed, in build order."""
+    from openxiv.indexer.building.corpusrows import paper_texts, passage_texts
+    from openxiv.indexer.building.stages import READ_CHUNK
     from openxiv.indexer.encoders.embed import paper_text
 
     texts: list[str] = []
-    with Store.open_readonly(db_path) as store:
-        if embed in ("papers", "both"):
-            texts.extend(paper_text(d.title, d.abstract) for d in store.iter_papers())
-        if embed in ("passages", "both"):
-            texts.extend(p.text for p in store.iter_passages())
+    if embed in ("papers", "both"):
+        for chunk in paper_texts(db_path, READ_CHUNK, lead):
+            texts.extend(paper_text(title, abstract) for title, abstract in chunk)
+    if embed in ("passages", "both"):
+        for part in passage_texts(db_path, READ_CHUNK):
+            texts.extend(part)
     return texts
 
 

@@ -183,6 +183,7 @@ def build_config(settings: Settings) -> dict[str, Any]:
         "bm25_k1": settings.bm25_k1,
         "bm25_b": settings.bm25_b,
         "bm25_stemmer": settings.bm25_stemmer,
+        "paper_lead": settings.paper_lead,
         "format_version": layout.FORMAT_VERSION,
         **({"until": settings.build_until.isoformat()} if settings.build_until is not None else {}),
         **(
@@ -235,6 +236,16 @@ class CorpusRead:
         from openxiv.indexer.building.corpusrows import paper_rows
 
         return paper_rows(self.db, columns, self.chunk)
+
+    def paper_side_texts(self, lead: bool) -> Iterator[list[tuple[str | None, str | None]]]:
+        """``(title, text)`` of every paper (in row order), ``chunk`` at a time: what the paper side
+        indexes (BM25 over papers, the paper vectors). The text is the abstract; with ``lead``
+        (`Settings.paper_lead`) a paper without one is represented by its full text's first passage,
+        as an abstract represents the rest of a paper (docs/indexing.md, «Papers without an
+        abstract»)."""
+        from openxiv.indexer.building.corpusrows import paper_texts
+
+        return paper_texts(self.db, self.chunk, lead)
 
     def passage_text_chunks(self) -> Iterator[list[str]]:
         """Every passage's text (in passage order), ``chunk`` at a time."""
@@ -356,13 +367,13 @@ def embed_parts(
     info.fingerprint = enc.fingerprint
     info.dim = int(enc.dim)
     info.max_tokens = int(enc.max_tokens)
-    info.paper_text = "title + '. ' + abstract"
+    info.paper_text = "title + '. ' + abstract" + (" (or first passage)" if settings.paper_lead else "")
     info.cache = str(ctx.cache_path.resolve())
     info.encoded = 0
     info.reused_from_cache = 0
 
     def paper_texts() -> Iterator[list[str]]:
-        for chunk in corpus.paper_columns("title", "abstract"):
+        for chunk in corpus.paper_side_texts(settings.paper_lead):
             yield [paper_text(title, abstract) for title, abstract in chunk]
 
     jobs: list[tuple[str, str, int, Callable[[], Iterator[list[str]]]]] = []

@@ -7,11 +7,15 @@ the first ``docs`` papers of the fused ranking, each weighted by ``1 / rank`` (t
 most), and gives every candidate the summed share of its categories, at most 1:
 
     share(c) = Σ_{i ≤ docs, c ∈ cats(i)} (1 / i) / Σ_{i ≤ docs} (1 / i)
-    prior(d) = min(1, Σ_{c ∈ cats(d)} share(c))      (0 for a paper without categories)
+    prior(d) = min(1, Σ_{c ∈ cats(d)} share(c))
+    prior(d) = mean of prior(d') over the candidates d' that have categories, for a paper without any
 
 The sum rewards a paper cross-listed in two predicted fields (cs.CL and cs.LG) over one in a single
 field; it beat the best single category (max) and the mean on the dev topic queries, and 1/rank
 beat uniform and score weights by 2-fold cross-validation (docs/indexing.md, «Category prior»).
+A paper without categories (most full texts read from plain text or PDFs carry none) had prior 0,
+so every categorised candidate moved above it whatever its field; its field is unknown, so it gets
+the candidates' expected prior instead (`PriorConfig.uncategorised`, issue 37).
 
 Candidates below the first ``head`` places are re-scored ``lo + (s − lo) · (1 + weight · prior(d))``
 (``lo`` the lowest fused score of the list, so the factor works for every fusion mode, ``zscore``'s
@@ -47,10 +51,14 @@ class PriorConfig:
     """``weight`` in the boost ``1 + weight · prior``: at 2 a paper wholly in the predicted fields scores up to 3 times."""
     head: int = 10
     """Places of the fused ranking the prior never moves."""
+    uncategorised: str = "zero"
+    """A paper without categories: ``zero`` prior, or the ``mean`` of the categorised candidates'."""
 
     @classmethod
     def of(cls, settings: Settings) -> PriorConfig:
-        return cls(settings.prior_docs, settings.prior_weight, settings.prior_head)
+        return cls(
+            settings.prior_docs, settings.prior_weight, settings.prior_head, settings.prior_uncategorised
+        )
 
     @property
     def enabled(self) -> bool:
@@ -93,10 +101,17 @@ class PaperCategories:
         np.add.at(out, cats, weights[owner])
         return out / weights.sum()
 
-    def prior(self, rows: np.ndarray, shares: np.ndarray) -> np.ndarray:
-        """``prior(d)`` of each row: the summed share of its categories, at most 1 (0 without any)."""
+    def prior(self, rows: np.ndarray, shares: np.ndarray, uncategorised: str = "zero") -> np.ndarray:
+        """``prior(d)`` of each row: the summed share of its categories, at most 1. A row without
+        any gets 0, or with ``uncategorised="mean"`` the mean prior of the rows that have some: its
+        field is unknown, and the expected prior of a candidate is what says nothing either way."""
         owner, cats = self._flat(rows.astype(np.int64))
-        return np.minimum(np.bincount(owner, weights=shares[cats], minlength=rows.size), 1.0)
+        out = np.minimum(np.bincount(owner, weights=shares[cats], minlength=rows.size), 1.0)
+        if uncategorised == "mean":
+            known = self.ptr[rows + 1] > self.ptr[rows]
+            if known.any() and not known.all():
+                out[~known] = out[known].mean()
+        return out
 
 
 def category_prior(
@@ -109,7 +124,9 @@ def category_prior(
     scores = scores.astype(np.float64)
     shares = categories.shares(rows[: config.docs])
     lo = float(scores.min())
-    boosted = lo + (scores - lo) * (1.0 + config.weight * categories.prior(rows, shares))
+    boosted = lo + (scores - lo) * (
+        1.0 + config.weight * categories.prior(rows, shares, config.uncategorised)
+    )
     return keep_head((rows, scores), sort_desc(rows.astype(np.int64), boosted), config.head)
 
 

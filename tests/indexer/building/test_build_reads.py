@@ -78,3 +78,43 @@ def test_meta_rows_read_journal_refs_and_dates_as_the_records(shared: Any, tmp_p
     assert got == [
         (p.arxiv_id, p.date, p.date_precision, p.authors, p.categories, p.journal_ref) for p in papers
     ]
+
+
+def test_a_paper_without_abstract_is_indexed_by_its_first_passage(sparse_index: Any, tmp_path: Path) -> None:
+    """Issue 37: a full text read from plain text has no abstract, so the paper side (BM25 over
+    titles + abstracts, the paper vectors, the feedback query) saw its title alone; it now sees its
+    first passage in the abstract's place (`Settings.paper_lead`), and a paper with an abstract
+    keeps it."""
+    from openxiv.corpus.settings.model import Settings
+    from openxiv.indexer.building.corpusrows import paper_texts
+    from openxiv.indexer.building.job import build_index
+    from openxiv.indexer.snapshot import open_index
+
+    db = Path(sparse_index.path) / "corpus.sqlite"
+    store = sparse_index.store
+    papers = list(store.iter_papers())
+    first = {}
+    for p in store.iter_passages():
+        first.setdefault(p.arxiv_id, p.text)
+    lead = [r for chunk in paper_texts(db, 7, lead=True) for r in chunk]
+    plain = [r for chunk in paper_texts(db, 7, lead=False) for r in chunk]
+    assert plain == [(p.title, p.abstract) for p in papers]
+    assert lead == [(p.title, p.abstract or first.get(p.arxiv_id)) for p in papers]
+    bare = [p for p in papers if not p.abstract and p.arxiv_id in first]
+    assert len(bare) >= 10
+
+    # the paper side alone finds such a paper by its opening words only with the lead
+    def opening(arxiv_id: str) -> str:
+        return " ".join(first[arxiv_id].split()[:12])
+
+    def found(index: Any, paper: Any) -> bool:
+        hits = index.backend.search(opening(paper.arxiv_id), top_k=5, mode="bm25_papers").hits
+        return paper.arxiv_id in [h.arxiv_id for h in hits]
+
+    assert Settings().paper_lead
+    assert sum(found(sparse_index, p) for p in bare) >= len(bare) - 1
+    settings = Settings(data_dir=tmp_path, embed="none", paper_lead=False)
+    build_index(db, tmp_path / "index", settings, progress=False)
+    with open_index(tmp_path / "index", settings) as off:
+        by_title = sum(found(off, p) for p in bare)  # openings that share words with the title
+    assert by_title <= len(bare) // 2, by_title

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import itertools
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from small_index import make_db
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.sources import ConfigError
@@ -43,6 +47,50 @@ def test_shares_weight_the_predicting_papers_by_rank(categories: PaperCategories
     bare = [r for r in range(len(categories.ptr) - 1) if not categories.of(r).size]
     if bare:
         assert categories.prior(np.array(bare[:1]), shares).tolist() == [0.0]
+
+
+def _new_style_plain_texts(shared: Any, tmp: Path, n: int) -> Path:
+    """The first ``n`` plain-text full texts with a new-style arXiv id (no archive in the id, so no
+    category at all), as one JSONL file: the lines are picked without parsing the texts."""
+    out = tmp / "plaintext-new-style.jsonl"
+    with gzip.open(shared.plaintext, "rt", encoding="utf-8") as src, out.open("w", encoding="utf-8") as dst:
+        for line in src:
+            if re.search(r'"(?:arxiv_)?id":\s*"\d{4}\.\d{4,5}', line):
+                dst.write(line)
+                n -= 1
+                if n == 0:
+                    break
+    return out
+
+
+def test_a_paper_without_categories_gets_the_candidates_mean(shared: Any, tmp_path: Path) -> None:
+    """Issue 37: most full texts read from plain text carry no category (a new-style id names no
+    archive). ``zero`` gave them prior 0, which put every categorised candidate above them whatever
+    its field; ``mean`` gives them the categorised candidates' mean prior instead."""
+    from openxiv.corpus.readers import read_path
+    from openxiv.indexer.building.corpusrows import meta_rows
+    from openxiv.indexer.engine.meta import PaperMeta
+
+    items = itertools.chain(
+        itertools.islice(read_path(shared.listing("cs")), 40),
+        read_path(_new_style_plain_texts(shared, tmp_path, 3)),
+    )
+    db = make_db(tmp_path / "corpus.sqlite", items)
+    meta = PaperMeta.from_docs(meta_rows(db, 100))
+    categories = PaperCategories(meta)
+    bare = [r for r in range(meta.n) if not categories.of(r).size]
+    known = [r for r in range(meta.n) if categories.of(r).size]
+    assert len(bare) == 3 and len(known) == 40
+    rows = np.array(known[:10] + bare + known[10:])
+    shares = categories.shares(rows[:10])
+    zero = categories.prior(rows, shares)
+    mean = categories.prior(rows, shares, "mean")
+    is_bare = np.isin(rows, bare)
+    assert zero[is_bare].tolist() == [0.0] * 3 and zero[~is_bare].max() > 0
+    assert mean[~is_bare].tolist() == zero[~is_bare].tolist()
+    assert mean[is_bare].tolist() == pytest.approx([zero[~is_bare].mean()] * 3)
+    # a list of uncategorised papers only has no mean to take: they keep 0
+    assert categories.prior(np.array(bare), shares, "mean").tolist() == [0.0] * 3
 
 
 def test_prior_reorders_below_the_head_only(sparse_index: Any, categories: PaperCategories) -> None:
@@ -100,6 +148,7 @@ def test_prior_is_reported_and_its_settings_checked(sparse_index: Any) -> None:
         "docs": Settings().prior_docs,
         "weight": Settings().prior_weight,
         "head": Settings().prior_head,
+        "uncategorised": Settings().prior_uncategorised,
     }
     assert PriorConfig.of(Settings()).enabled
     assert not PriorConfig.of(Settings(prior_weight=0)).enabled
