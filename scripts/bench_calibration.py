@@ -127,12 +127,17 @@ def fairest(rows: dict[str, dict[str, Any]], eligible: list[str]) -> tuple[list[
     return picks, held
 
 
+def _opening(bias: dict[str, Any]) -> str:
+    """The opening reading's ratio (`harness.coverage`), or "-" for a row measured before it existed."""
+    return f"{bias['opening']['ratio']:.2f}" if "opening" in bias else "-"
+
+
 def table(rows: dict[str, dict[str, Any]]) -> str:
     head = (
         "| ranking | calibration | topic R@10 | topic R@100 | topic R@1000 | exact MRR@10 | exact S@1 | exact S@10 "
         "| keywords MRR@10 | keywords S@1 | keywords S@10 | coverage bias | full-text share top 10 / matching "
-        "| coverage bias (index match) | first hit on-topic |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n"
+        "| coverage bias (index match) | coverage bias (opening) | first hit on-topic |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n"
     )
     body = ""
     for name, r in rows.items():
@@ -142,7 +147,7 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
             f"{r['topic_recall@1000']:.3f} | {r['exact_mrr@10']:.3f} | {r['exact_success@1']:.3f} | "
             f"{r['exact_success@10']:.3f} | {r['kw_mrr@10']:.3f} | {r['kw_success@1']:.3f} | "
             f"{r['kw_success@10']:.3f} | {b['ratio']:.2f} | {b['top_share']:.3f} / {b['base_share']:.3f} | "
-            f"{b['index']['ratio']:.2f} | {b['first_on_topic']:.3f} |\n"
+            f"{b['index']['ratio']:.2f} | {_opening(b)} | {b['first_on_topic']:.3f} |\n"
         )
     return head + body
 
@@ -335,7 +340,9 @@ def main() -> None:
         "`bm25` is BM25 over papers + passages alone. Coverage bias (scripts/harness/coverage.py): the "
         "full-text share of the first 10 hits over their share among the papers whose text holds every "
         "query word (the issue's measure), mean over the short dev queries that at least 10 papers match; "
-        "`index match` counts the papers whose title + abstract or passages hold the words' stems.\n\n"
+        "`index match` counts the papers whose title + abstract or passages hold the words' stems; "
+        "`opening` the papers whose title + abstract, or title + first passage for a paper without "
+        "abstract, hold the words (a window of one length for every paper).\n\n"
         + text
         + "\n\nCommand: `.venv/bin/python scripts/bench_calibration.py --index data/index"
         + ("" if not args.variants else " --variants " + " ".join(f"'{v}'" for v in args.variants))

@@ -35,6 +35,8 @@ shows that nothing else moved; the unmasked run shows how many bodies the field 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gzip
 import hashlib
 import re
 import sys
@@ -106,18 +108,31 @@ def masked(body: Body, field: str) -> Body:
     return out
 
 
-def run(body: Body, shared: Path, n: int, out: Path, modes: tuple[str | None, ...] = MODES) -> int:
+def run(
+    body: Body,
+    shared: Path,
+    n: int,
+    out: Path,
+    modes: tuple[str | None, ...] = MODES,
+    bodies: Path | None = None,
+) -> int:
+    """Send every request, write its digest line to ``out`` (and, with ``bodies``, the body itself
+    as one gzipped line each, in the same order: what `scripts/explain_body_changes.py` reads)."""
     queries = load_queries(SharedData(shared), n)
     lines = 0
     t = time.process_time()
-    with out.open("w", encoding="utf-8") as fh:
+    with out.open("w", encoding="utf-8") as fh, contextlib.ExitStack() as stack:
+        keep = stack.enter_context(gzip.open(bodies, "wb")) if bodies is not None else None
         for i, q in enumerate(queries):
             top_k, offset = PAGES[i % len(PAGES)]
             for mode in modes:
                 for cats in FILTERS:
-                    digest = hashlib.sha256(body(q, top_k, offset, mode, cats)).hexdigest()
+                    data = body(q, top_k, offset, mode, cats)
+                    digest = hashlib.sha256(data).hexdigest()
                     page = f"{top_k}/{offset}"
                     fh.write(f"{digest}\t{mode}\t{','.join(cats)}\t{page}\t{q[:80]!r}\n")
+                    if keep is not None:
+                        keep.write(data.replace(b"\n", b" ") + b"\n")
                     lines += 1
     cpu = time.process_time() - t
     print(f"{lines} responses from {len(queries)} queries in {cpu:.1f} CPU s -> {out}")
@@ -145,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--shared", type=Path, default=None, help="shared data (default: OPENXIV_SHARED)")
     ap.add_argument("--url", help="send POST /search to this running server instead of searching in process")
+    ap.add_argument("--bodies", type=Path, help="also keep every body here (gzipped, one per line)")
     ap.add_argument("--mask", metavar="FIELD", help="digest each body with this hit field written as null")
     ap.add_argument(
         "--modes",
@@ -157,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         body = masked(body, args.mask)
     try:
         modes = tuple(None if m == "default" else m for m in args.modes.split(",")) if args.modes else MODES
-        run(body, args.shared or shared_dir(), args.queries, args.out, modes)
+        run(body, args.shared or shared_dir(), args.queries, args.out, modes, args.bodies)
     finally:
         close()
     return compare(args.out, args.compare) if args.compare else 0

@@ -71,6 +71,29 @@ def test_every_word_is_the_papers_stored_text(opened) -> None:  # type: ignore[n
     assert full[every].any() and (~full[every]).any()
 
 
+def test_the_opening_is_the_abstract_or_the_first_passage(opened) -> None:  # type: ignore[no-untyped-def]
+    """The opening reading: the title + abstract, or for a paper without abstract the title + its
+    first passage; a subset of the issue's reading, and for a full text a strict one."""
+    match = text_match(opened, QUERIES)
+    store, meta = opened.store, opened.backend.meta
+    openings: dict[int, str] = {}
+    first: dict[str, str] = {}
+    for p in store.iter_passages():
+        first.setdefault(p.arxiv_id, p.text)
+    for paper in store.iter_papers():
+        lead = paper.abstract or first.get(paper.arxiv_id, "")
+        openings[meta.row_of(paper.arxiv_id)] = f"{paper.title or ''}\n{lead}".lower()
+    full = full_text_mask(opened.backend)
+    narrower = 0
+    for q in QUERIES:
+        want = np.array([all(_holds(openings.get(r, ""), w) for w in query_words(q)) for r in range(meta.n)])
+        got = match.mask(q, opening=True)
+        assert np.array_equal(got, want), q
+        assert not (got & ~match.mask(q)).any()
+        narrower += int((match.mask(q) & ~got & full).sum())
+    assert narrower > 0  # full texts that hold the words only past their opening
+
+
 def test_short_words_match_whole_words_only(opened) -> None:  # type: ignore[no-untyped-def]
     match = text_match(opened, ["RL agents", "world agents"])
     # every text holding "world" holds the letters "rl"; "RL" as a word is much rarer

@@ -20,6 +20,16 @@ of the paper's passages together) is reported beside it as the ``index`` base: s
 the physics full texts, so it counts about half as many more full texts (0.29 against 0.23 for
 "object detection") and the bias it gives reads lower.
 
+The issue's reading compares windows of very different lengths: an abstract of ~200 words against a
+full text of thousands, which holds the two words of a short query by chance far more often (most
+physics full texts that hold "object" and "detection" are not about object detection). The
+``opening`` reading (`TextMatch.mask` with ``opening``) compares like with like: the same substring
+rule over the paper's opening, its title + abstract, or for a paper without abstract its title + first
+passage (the text the paper side indexes since issue 37, `Settings.paper_lead`). Under it, 1 means a
+full text that opens on the query's words is as likely to be on the first page as an abstract that
+holds them; above 1, what its other passages hold lifts it. The two readings bracket a fair ranking:
+the issue's reads below 1 and the opening reading above 1 for the same first pages.
+
 The short queries are derived from the dev topic query sets, never from held-out ones: each dev
 topic query is ``"<subject>: <heading>"``; its subject and the last ``—`` part of its heading are
 short queries when they have 2 to 5 words, each on-topic for the papers listed under it (the union
@@ -107,6 +117,9 @@ class TextMatch:
     """Papers (rows) with a full text."""
     rows_of: dict[str, np.ndarray] = field(default_factory=dict)
     """Word -> boolean mask over paper rows (the papers whose text holds it)."""
+    opening_of: dict[str, np.ndarray] = field(default_factory=dict)
+    """Word -> mask of the papers whose opening holds it: the title + abstract, or for a paper
+    without abstract the title + its first passage (the `opening` reading, module doc)."""
 
     @classmethod
     def for_queries(
@@ -116,29 +129,44 @@ class TextMatch:
         maps an arXiv id to its row in the index (None: not in it), ``n`` rows."""
         words = sorted({w for q in queries for w in query_words(q)})
         masks = {w: np.zeros(n, dtype=bool) for w in words}
+        opening = {w: np.zeros(n, dtype=bool) for w in words}
         con = sqlite3.connect(f"file:{Path(db).resolve()}?mode=ro", uri=True)
         try:
             row_by_id: dict[int, int] = {}
+            titles: dict[int, str] = {}
             for pid, arxiv_id, title, abstract in con.execute(
                 "SELECT id, arxiv_id, title, abstract FROM papers"
             ):
                 row = row_of(arxiv_id)
                 if row is not None:
                     row_by_id[pid] = row
-                    _mark(masks, f"{title or ''}\n{abstract or ''}".lower(), row)
+                    text = f"{title or ''}\n{abstract or ''}".lower()
+                    _mark(masks, text, row)
+                    if abstract:
+                        _mark(opening, text, row)
+                    else:
+                        titles[pid] = text
+            firsts = con.execute("SELECT paper_id, text FROM passages WHERE ordinal = 0")
+            for pid, text in firsts:
+                if pid in titles:
+                    _mark(opening, f"{titles.pop(pid)}\n{text or ''}".lower(), row_by_id[pid])
+            for pid, text in titles.items():  # no abstract and no passage: the title alone
+                _mark(opening, text, row_by_id[pid])
             sections = con.execute("SELECT paper_id, text FROM sections ORDER BY paper_id, idx")
             for pid, group in itertools.groupby(sections, key=lambda r: r[0]):
                 if pid in row_by_id:  # a paper's sections as one text: one scan per word
                     _mark(masks, "\n".join(t or "" for _, t in group).lower(), row_by_id[pid])
         finally:
             con.close()
-        return cls(full, masks)
+        return cls(full, masks, opening)
 
-    def mask(self, query: str) -> np.ndarray:
-        """Papers whose text holds every word of ``query`` (its words must have been scanned)."""
+    def mask(self, query: str, opening: bool = False) -> np.ndarray:
+        """Papers whose text (or with ``opening``, whose opening) holds every word of ``query`` (its
+        words must have been scanned)."""
+        of = self.opening_of if opening else self.rows_of
         out = np.ones(self.full.size, dtype=bool)
         for w in query_words(query):
-            out &= self.rows_of[w]
+            out &= of[w]
         return out
 
 
@@ -213,8 +241,8 @@ def coverage_bias(
 ) -> dict[str, Any]:
     """Per query and overall: the full-text share of the first ``k`` hits against the share among
     the papers holding every query word (``base``: `TextMatch`, the issue's measure; ``index_base``:
-    `index_match`; None when fewer than `MIN_MATCHING` papers hold them), and whether the first hit
-    is on-topic (labelled queries)."""
+    `index_match`; ``opening_base``: `TextMatch`'s opening reading; None when fewer than
+    `MIN_MATCHING` papers hold them), and whether the first hit is on-topic (labelled queries)."""
     full = match.full
     rows: list[dict[str, Any]] = []
     for sq in queries:
@@ -227,12 +255,18 @@ def coverage_bias(
                 "matching": int(every.sum()),
                 "base": _share(full, every),
                 "index_base": _share(full, index_match(backend, sq.query)),
+                "opening_base": _share(full, match.mask(sq.query, opening=True)),
                 "top": float(np.mean([full[r] for r in top if r is not None])) if top else 0.0,
                 "first_on_topic": (hits[0].arxiv_id in sq.on_topic) if hits and sq.on_topic else None,
                 "first": hits[0].arxiv_id if hits else None,
             }
         )
-    return {**overall(rows, "base"), "index": overall(rows, "index_base"), "rows": rows}
+    return {
+        **overall(rows, "base"),
+        "index": overall(rows, "index_base"),
+        "opening": overall(rows, "opening_base"),
+        "rows": rows,
+    }
 
 
 def overall(rows: list[dict[str, Any]], base_key: str) -> dict[str, Any]:
