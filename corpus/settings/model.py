@@ -176,11 +176,12 @@ class Settings(BaseSettings):
     """BM25 b."""
     bm25_stemmer: str = "english"
     """PyStemmer language for BM25 tokens."""
-    paper_lead: bool = True
+    paper_lead: bool = False
     """Index a paper without an abstract (a full text from plain text or a PDF) on the paper side
     (BM25 over titles + abstracts, the paper vectors, the feedback query) by its title + its first
-    passage, as an abstract stands for the rest of a paper; off, by its title alone (before issue
-    37). A build setting: a snapshot keeps what it was built with."""
+    passage, as an abstract stands for the rest of a paper; off, by its title alone. A build
+    setting: a snapshot keeps what it was built with. Measured, not the default (docs/indexing.md,
+    "Papers without an abstract")."""
 
     # --- search engine (indexer, service) ------------------------------------------------------
     backend: Literal["embedded", "milvus"] = "embedded"
@@ -281,10 +282,11 @@ class Settings(BaseSettings):
     ``share`` the predicting papers' (1/rank-weighted) share of its categories, summed, at most 1."""
     prior_head: int = Field(10, ge=0)
     """Places of the fused ranking the category prior never moves (a known item found there stays)."""
-    prior_uncategorised: Literal["zero", "mean"] = "mean"
+    prior_uncategorised: Literal["zero", "mean"] = "zero"
     """Category prior of a paper without arXiv categories (most full texts read from plain text or
-    PDFs): `mean`, the mean prior of the categorised candidates (its field is unknown, so it is
-    neither lifted nor held down by the prior); `zero`, none (before issue 37)."""
+    PDFs): `zero`, none, so every categorised candidate of a predicted field moves above it; `mean`,
+    the mean prior of the categorised candidates (its field is unknown, so the prior neither lifts
+    nor holds it down). Measured, not the default (docs/indexing.md, "Category prior")."""
     kind_ratio: float = Field(2.0, ge=0.0)
     """Query kind (`openxiv.indexer.engine.query_kind`; docs/indexing.md, "Query kind"): a query is a
     topic, and feedback and the category prior may reorder its first page too, when its best BM25

@@ -54,7 +54,7 @@ class RayEmbedReport:
         return self.encoded / steady if steady > 0 else 0.0
 
 
-def corpus_texts(db_path: Path, embed: str, lead: bool = True) -> list[str]:
+def corpus_texts(db_path: Path, embed: str, lead: bool = False) -> list[str]:
     """The texts an ``openxiv index build`` with ``embed`` (and `Settings.paper_lead` = ``lead``)
     would embed, in build order."""
     from openxiv.indexer.building.corpusrows import paper_texts, passage_texts

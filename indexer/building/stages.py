@@ -183,7 +183,7 @@ def build_config(settings: Settings) -> dict[str, Any]:
         "bm25_k1": settings.bm25_k1,
         "bm25_b": settings.bm25_b,
         "bm25_stemmer": settings.bm25_stemmer,
-        "paper_lead": settings.paper_lead,
+        **({"paper_lead": True} if settings.paper_lead else {}),  # absent: what every build did before
         "format_version": layout.FORMAT_VERSION,
         **({"until": settings.build_until.isoformat()} if settings.build_until is not None else {}),
         **(

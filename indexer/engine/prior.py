@@ -8,14 +8,16 @@ most), and gives every candidate the summed share of its categories, at most 1:
 
     share(c) = Σ_{i ≤ docs, c ∈ cats(i)} (1 / i) / Σ_{i ≤ docs} (1 / i)
     prior(d) = min(1, Σ_{c ∈ cats(d)} share(c))
-    prior(d) = mean of prior(d') over the candidates d' that have categories, for a paper without any
+    (0 for a paper without categories; with ``uncategorised="mean"``, the mean of prior(d') over
+    the candidates d' that have categories)
 
 The sum rewards a paper cross-listed in two predicted fields (cs.CL and cs.LG) over one in a single
 field; it beat the best single category (max) and the mean on the dev topic queries, and 1/rank
 beat uniform and score weights by 2-fold cross-validation (docs/indexing.md, «Category prior»).
-A paper without categories (most full texts read from plain text or PDFs carry none) had prior 0,
-so every categorised candidate moved above it whatever its field; its field is unknown, so it gets
-the candidates' expected prior instead (`PriorConfig.uncategorised`, issue 37).
+A paper without categories (most full texts read from plain text or PDFs carry none) has prior 0,
+so every categorised candidate of a predicted field moves above it; `PriorConfig.uncategorised`
+``mean`` gives it the candidates' expected prior instead, its field being unknown (issue 37; measured
+without effect on the dev sets, so not the default: docs/indexing.md, «Category prior»).
 
 Candidates below the first ``head`` places are re-scored ``lo + (s − lo) · (1 + weight · prior(d))``
 (``lo`` the lowest fused score of the list, so the factor works for every fusion mode, ``zscore``'s

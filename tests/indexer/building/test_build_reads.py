@@ -82,9 +82,9 @@ def test_meta_rows_read_journal_refs_and_dates_as_the_records(shared: Any, tmp_p
 
 def test_a_paper_without_abstract_is_indexed_by_its_first_passage(sparse_index: Any, tmp_path: Path) -> None:
     """Issue 37: a full text read from plain text has no abstract, so the paper side (BM25 over
-    titles + abstracts, the paper vectors, the feedback query) saw its title alone; it now sees its
-    first passage in the abstract's place (`Settings.paper_lead`), and a paper with an abstract
-    keeps it."""
+    titles + abstracts, the paper vectors, the feedback query) sees its title alone; with
+    `Settings.paper_lead` it sees its first passage in the abstract's place, and a paper with an
+    abstract keeps it."""
     from openxiv.corpus.settings.model import Settings
     from openxiv.indexer.building.corpusrows import paper_texts
     from openxiv.indexer.building.job import build_index
@@ -111,10 +111,12 @@ def test_a_paper_without_abstract_is_indexed_by_its_first_passage(sparse_index: 
         hits = index.backend.search(opening(paper.arxiv_id), top_k=5, mode="bm25_papers").hits
         return paper.arxiv_id in [h.arxiv_id for h in hits]
 
-    assert Settings().paper_lead
-    assert sum(found(sparse_index, p) for p in bare) >= len(bare) - 1
-    settings = Settings(data_dir=tmp_path, embed="none", paper_lead=False)
+    assert not Settings().paper_lead  # the default builds as before: the title alone
+    by_title = sum(found(sparse_index, p) for p in bare)  # openings that share words with the title
+    settings = Settings(data_dir=tmp_path, embed="none", paper_lead=True)
     build_index(db, tmp_path / "index", settings, progress=False)
-    with open_index(tmp_path / "index", settings) as off:
-        by_title = sum(found(off, p) for p in bare)  # openings that share words with the title
+    with open_index(tmp_path / "index", settings) as led:
+        assert sum(found(led, p) for p in bare) >= len(bare) - 1
+        assert led.manifest.build_config["paper_lead"] is True
     assert by_title <= len(bare) // 2, by_title
+    assert "paper_lead" not in (sparse_index.manifest.build_config or {})
