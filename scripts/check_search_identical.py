@@ -117,7 +117,7 @@ def run(
     bodies: Path | None = None,
 ) -> int:
     """Send every request, write its digest line to ``out`` (and, with ``bodies``, the body itself
-    as one gzipped line each, in the same order: what `scripts/explain_body_changes.py` reads)."""
+    as one gzipped line each, in the same order: what `scripts/tool_explain_body_changes.py` reads)."""
     queries = load_queries(SharedData(shared), n)
     lines = 0
     t = time.process_time()

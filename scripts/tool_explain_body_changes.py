@@ -19,7 +19,7 @@ with the full-text share of the pages before and after, by mode.
     .venv/bin/python scripts/check_search_identical.py data/index --out before.tsv --bodies before.gz
     (change the code or the index)
     .venv/bin/python scripts/check_search_identical.py data/index --out after.tsv --bodies after.gz
-    .venv/bin/python scripts/explain_body_changes.py before.tsv before.gz after.tsv after.gz \\
+    .venv/bin/python scripts/tool_explain_body_changes.py before.tsv before.gz after.tsv after.gz \\
         --db data/corpus.sqlite
 """
 
