@@ -64,6 +64,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--save-every", type=int, default=25)
     ap.add_argument("--export", type=Path, help="write the shipped int8 ONNX reranker here and stop")
+    ap.add_argument(
+        "--note", help="with --export: how the run went (a restart, a stop), kept in reranker.json"
+    )
     return ap
 
 
@@ -270,6 +273,7 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
             "corpus": "the shared corpus (../shared), papers named by ../shared/gold/*.jsonl left out",
             "loss_first25": state["log"][:25],
             "loss_last25": state["log"][-25:],
+            **({"note": args.note} if args.note else {}),
         },
     }
     (target / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
