@@ -17,7 +17,8 @@ those scores with `openxiv.indexer.engine.rerank.mixed` (the serving stage's ord
   against the first stage), or the first stage when none beats it; the held-out folds' numbers, and
   whether their topic R@10 + nDCG@10 differs from the first stage's beyond noise (a paired bootstrap
   over the topic queries); with ``--rule-depths`` the rule again among those depths only (the ones
-  whose latency fits the budget);
+  whose latency fits the budget); ``--no-passages``: the same from each hit's title + abstract score
+  alone (``OPENXIV_RERANK_PASSAGES=false``);
 - latency: the stage's own time (reading the texts + scoring) for the first N places, p50 / p95 over
   the topic queries, with the load average of the run (2 shared cores).
 
@@ -68,12 +69,13 @@ Variant = tuple[int, float] | None
 
 def scored(index: Any, reranker: Any, queries: list[dict[str, Any]], cuts: list[int]) -> list[dict[str, Any]]:
     """Per query: the first stage's hits (ids, scores) to the deepest cut, each hit's reranker score
-    (best over its texts), and the stage's milliseconds for the first ``cut`` places, per cut."""
+    (best over its texts; ``ce_abstract``: of its title + abstract alone), and the stage's
+    milliseconds for the first ``cut`` places, per cut."""
     out = []
     for n, q in enumerate(queries):
         texts_of = hit_texts(index, True, q["query"])
         hits = index.backend.search(q["query"], top_k=max(cuts)).hits
-        best = np.full(len(hits), -1e30)
+        best, abstract = np.full(len(hits), -1e30), np.full(len(hits), -1e30)
         row: dict[str, Any] = {"qid": q["qid"], "ids": [h.arxiv_id for h in hits], "ms": {}}
         row["first"] = np.array([h.score for h in hits], dtype=np.float64)
         done, spent = 0, 0.0
@@ -85,10 +87,10 @@ def scored(index: Any, reranker: Any, queries: list[dict[str, Any]], cuts: list[
             row["ms"][cut] = spent
             k = 0
             for i, ts in enumerate(texts, start=done):
-                best[i] = max(flat[k : k + len(ts)])
+                best[i], abstract[i] = max(flat[k : k + len(ts)]), flat[k]
                 k += len(ts)
             done = cut
-        row["ce"] = best
+        row["ce"], row["ce_abstract"] = best, abstract
         out.append(row)
         if n % 20 == 0:
             print(f"  {n}/{len(queries)} scored", flush=True)
@@ -231,6 +233,8 @@ def command(args: argparse.Namespace) -> str:
     words += [f"--known-every {args.known_every}", f"--known-depth {args.known_depth}"]
     if args.rule_depths:
         words.append("--rule-depths " + " ".join(str(d) for d in args.rule_depths))
+    if args.no_passages:
+        words.append("--no-passages")
     if args.section != SECTION:
         words.append(f'--section "{args.section}"')
     return " ".join(words)
@@ -249,6 +253,11 @@ def main() -> None:
         type=int,
         nargs="+",
         help="also the rule among these depths only (the latency budget's)",
+    )
+    ap.add_argument(
+        "--no-passages",
+        action="store_true",
+        help="rank by the title + abstract scores alone (OPENXIV_RERANK_PASSAGES=false; same scoring run)",
     )
     ap.add_argument("--section", default=SECTION, help="the BENCHMARKS.md section written")
     ap.add_argument("--cache", type=Path, default=Path("runs/bench_rerank"))
@@ -279,6 +288,8 @@ def main() -> None:
         saved = {"rows": trows + krows, "load": (load0, load_average()), "omp": omp}
         cache.write_bytes(pickle.dumps(saved))
     rows = saved["rows"]
+    if args.no_passages:  # a hit's score of its title + abstract, its passage's left out
+        rows = [{**r, "ce": r["ce_abstract"]} for r in rows]
     args.scored_depths = list(args.depths)
     known_depth = max(d for d in args.depths if d <= args.known_depth)
     args.depths = [d for d in args.depths if d <= known_depth]  # a rule's N is judged on both kinds
@@ -291,6 +302,7 @@ def main() -> None:
             *report(rows, qs, args),
             "",
             *latency([r for r in rows if qs[r["qid"]]["set"] == "topic"]),
+            *(["", "(Times of the scoring run: the passages were scored too.)"] if args.no_passages else []),
             "",
             f"Load average (1 / 5 / 15 min) at the start {saved['load'][0]}, at the end "
             f"{saved['load'][1]}, on 2 cores shared with other work; `OMP_NUM_THREADS` "
