@@ -251,7 +251,9 @@ def export(args: argparse.Namespace, base: Path, argv: list[str]) -> None:
     for name in (ONNX_FILE, TOKENIZER_FILE):
         shutil.copy2(tmp / name, target / name)
     files = [ONNX_FILE, TOKENIZER_FILE]
-    train_args = {k: str(v) for k, v in state["args"].items() if k not in ("db", "out", "gold_dir", "export")}
+    train_args = {
+        k: str(v) for k, v in state["args"].items() if k not in ("db", "out", "gold_dir", "export", "note")
+    }
     counts = json.loads((args.out / "groups.json").read_text())["counts"]
     desc = {
         "model": f"openxiv-minilm-l{model.bert.config.num_hidden_layers}-arxiv-ce",
