@@ -180,8 +180,9 @@ SHIPPED_RERANK = {
     "OPENXIV_RERANK": "shipped",
     "OPENXIV_RERANK_WEIGHT": "0",
 }  # the cross-encoder alone: it reorders
-"""The session's server names the shipped cross-encoder (the default is none): the fronts' rerank
-tests (tests/service/test_fine_rerank.py, test_paper_tools.py) ask it for ``use_fine_rerank``."""
+"""The session's server names the shipped cross-encoder (the default) with the cross-encoder alone
+deciding the order: the fronts' rerank tests (tests/service/test_fine_rerank.py, test_paper_tools.py)
+ask it for ``use_fine_rerank`` and see the head reordered."""
 
 
 @pytest.fixture(scope="session")

@@ -306,22 +306,23 @@ class Settings(BaseSettings):
 
     Unset, the value chosen for the snapshot's encoder, as `kind_max_words` (0.55 for the default
     encoder; 0.65 for one that names none)."""
-    rerank: str = "none"
-    """Fine rerank (`use_fine_rerank=true`), off unless named: no cross-encoder here beats the first
-    stage on the dev sets (BENCHMARKS.md, "Fine rerank: decision (issue 37)"). `shipped` (the
-    cross-encoder stored in the package, trained by `scripts/train_reranker.py`), `none` (a request
-    asking for it is told it is ignored), the path of a directory exported the same way
+    rerank: str = "shipped"
+    """Fine rerank (`use_fine_rerank=true`; off unless a request asks): `shipped` (the cross-encoder
+    stored in the package, trained by `scripts/train_reranker.py`; held out on the dev sets its order
+    is within noise of the first stage's on topic queries and keeps the known items: BENCHMARKS.md,
+    "Fine rerank: decision after the longer run (issue 37)"), `none` (a request asking for it is told
+    it is ignored), the path of a directory exported the same way
     (`openxiv.indexer.encoders.cross_encoder`), or a rerank server `http://host:port/v1#<model>`
     (`rerank_api`; docs/models.md)."""
-    rerank_depth: int = Field(20, ge=1, le=1000)
+    rerank_depth: int = Field(10, ge=1, le=1000)
     """Fine rerank: places of the first stage's ranking the cross-encoder reorders; below them a page
-    keeps the first stage's order. 20: the depth the rule picked on one dev fold (BENCHMARKS.md, "Fine
-    rerank: decision (issue 37)", with the latency of each depth measured there)."""
+    keeps the first stage's order. 10: the deepest whose latency fits the issue's budget on 2 cores
+    at 101k papers (BENCHMARKS.md, "Fine rerank: decision after the longer run (issue 37)")."""
     rerank_weight: float = Field(2.0, ge=0.0, le=100.0)
     """Fine rerank: weight of the first stage's score in the head's order. Each of the two scores is
     standardised over the head; the order is the cross-encoder's plus this weight times the first
-    stage's (0: the cross-encoder alone, which loses known items). 2 keeps the dev known items
-    (BENCHMARKS.md, "Fine rerank")."""
+    stage's (0: the cross-encoder alone). 2: the rule's pick at depth 10 on the dev sets
+    (BENCHMARKS.md, "Fine rerank: decision after the longer run (issue 37)")."""
     rerank_passages: bool = True
     """Fine rerank: a full-text hit is also scored on its title + evidence passage (the better of its
     two scores counts), so a query found in a paper's body is not judged by its abstract alone."""
