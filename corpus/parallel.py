@@ -17,6 +17,7 @@ for a cluster whose nodes see the same input paths (a shared filesystem).
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -27,7 +28,7 @@ from openxiv.corpus.readers.jsonl import Span
 from openxiv.corpus.records import PaperRecord, ReadError
 from openxiv.corpus.settings.model import Settings
 
-__all__ = ["ReadTask", "read_parallel", "read_tasks"]
+__all__ = ["RAY_PORT_WAIT_ENV", "RAY_PORT_WAIT_S", "ReadTask", "ray_start", "read_parallel", "read_tasks"]
 
 Item: TypeAlias = PaperRecord | ReadError
 ReadTask: TypeAlias = tuple[str, str | None, bool]
@@ -129,6 +130,23 @@ def read_parallel(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+RAY_PORT_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"
+"""Ray's own variable (lower case, as Ray spells it) for `RAY_PORT_WAIT_S`."""
+RAY_PORT_WAIT_S = "120"
+"""Seconds a Ray node started here waits for its GCS server to write its port (Ray's
+``RAY_gcs_server_port_wait_time_s``; its own default, 30, ran out on a busy 2-core machine, which
+failed the start with "Timed out waiting for file .../gcs_server_port_..."). A value the operator
+set is kept."""
+
+
+def ray_start(ray: Any, address: str | None) -> None:
+    """``ray.init`` for openxiv's Ray stages (ingest, embed): a local node (no ``address``) gets
+    `RAY_PORT_WAIT_S` to start in, no dashboard, and no worker logs on the driver."""
+    if address is None:
+        os.environ.setdefault(RAY_PORT_WAIT_ENV, RAY_PORT_WAIT_S)
+    ray.init(address=address, include_dashboard=False, log_to_driver=False)
+
+
 def _read_on_ray(
     tasks: Iterable[Task | ReadError], fmt: str | None, window: int, address: str | None
 ) -> Iterator[Item]:
@@ -140,7 +158,7 @@ def _read_on_ray(
         raise missing_extra("ray", "openxiv ingest --ray", exc) from exc
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        ray_start(ray, address)
     try:
         remote = ray.remote(num_cpus=1)(run_task)
         yield from _in_order(lambda t: remote.remote(t, fmt), ray.get, tasks, window)

@@ -142,10 +142,12 @@ def ray_fill_cache(
         if not todo:
             report.seconds = time.perf_counter() - t0
             return report
+        from openxiv.corpus.parallel import ray_start
+
         ray = _import_ray()
         started_here = not ray.is_initialized()
         if started_here:
-            ray.init(address=settings.ray_address, include_dashboard=False, log_to_driver=False)
+            ray_start(ray, settings.ray_address)
         try:
             n = actors if actors is not None else settings.embed_actors
             if n <= 0:

@@ -7,6 +7,7 @@ MiniLM, a local Ray instance (``ray.init()``) with two encoder actors, the real 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from small_index import make_db, records
 
+from openxiv.corpus.parallel import RAY_PORT_WAIT_ENV, RAY_PORT_WAIT_S
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.building.embcache import EmbeddingCache, cache_keys, encode_cached
 from openxiv.indexer.building.ray_embed import corpus_texts, missing_in_cache
@@ -25,6 +27,7 @@ pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
 def test_ray_fills_the_cache_with_the_local_vectors(shared: Path, tmp_path: Path):
     from openxiv.service.cli import cli
 
+    preset = os.environ.get(RAY_PORT_WAIT_ENV)
     data_dir = tmp_path / "data"
     db = make_db(tmp_path / "corpus.sqlite", records(shared, cs=120, astro=20, full=3))
     settings = Settings(data_dir=data_dir, embed="both")
@@ -37,6 +40,8 @@ def test_ray_fills_the_cache_with_the_local_vectors(shared: Path, tmp_path: Path
     args = ["index", "embed", "--db", str(db), "--cache", str(ray_cache), "--actors", "2", "--json"]
     result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    # a local node gets longer than Ray's 30 s to start (it ran out on the busy 2-core machine)
+    assert os.environ.get(RAY_PORT_WAIT_ENV) == (preset or RAY_PORT_WAIT_S)
     report = json.loads(result.output[result.output.index("{") :])
     distinct = len(set(texts))
     assert report["actors"] == 2
