@@ -33,19 +33,23 @@ def _rule(messages: list[dict[str, str]]) -> str:
     return "The sources answer it [arXiv:1512.03385]."
 
 
+def _llm_env(chat: ChatServer, cache: Path, replay: str) -> dict[str, str]:
+    """A server's settings for the scripted answer LLM, its completions recorded or replayed."""
+    return {
+        "OPENXIV_ANSWER_BASE_URL": chat.base_url,
+        "OPENXIV_ANSWER_MODEL": "scripted-llm",
+        "OPENXIV_REMOTE_REPLAY": replay,
+        "OPENXIV_REMOTE_REPLAY_FILE": str(cache),
+    }
+
+
 @pytest.fixture(scope="module")
 def recorded(
     refs_index: BuiltIndex, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LiveServer, ChatServer, Path]]:
     cache = tmp_path_factory.mktemp("replay") / "replay.jsonl"
     with ChatServer(_rule) as chat:
-        env = {
-            "OPENXIV_ANSWER_BASE_URL": chat.base_url,
-            "OPENXIV_ANSWER_MODEL": "scripted-llm",
-            "OPENXIV_REMOTE_REPLAY": "record",
-            "OPENXIV_REMOTE_REPLAY_FILE": str(cache),
-        }
-        live = LiveServer(refs_index.root, extra_env=env)
+        live = LiveServer(refs_index.root, extra_env=_llm_env(chat, cache, "record"))
         try:
             yield live, chat, cache
         finally:
@@ -100,13 +104,7 @@ def test_replay_with_the_llm_gone_gives_the_same_body(
     first = httpx.post(f"{live.url}/arxiv/agent/search", json=ask, timeout=60).json()
     assert PROMPT_VERSION in cache.read_text()
     chat.__exit__()  # the LLM is gone
-    env = {
-        "OPENXIV_ANSWER_BASE_URL": chat.base_url,
-        "OPENXIV_ANSWER_MODEL": "scripted-llm",
-        "OPENXIV_REMOTE_REPLAY": "replay",
-        "OPENXIV_REMOTE_REPLAY_FILE": str(cache),
-    }
-    replay = LiveServer(refs_index.root, extra_env=env)
+    replay = LiveServer(refs_index.root, extra_env=_llm_env(chat, cache, "replay"))
     try:
         again = httpx.post(f"{replay.url}/arxiv/agent/search", json=ask, timeout=60).json()
     finally:
