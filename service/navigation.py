@@ -15,6 +15,11 @@ Scholar-compatible ``paper/search/match``.
   `MATCH_MIN_CONFIDENCE` is listed but is not ``match``.
 - `author_view`: the papers of an author name, newest first, under every folded spelling the name
   matches (the ``authors`` filter's rule), with the spellings the papers print.
+
+A call tagged with a question that has a date ceiling (``--cutoffs``) is held to it by all three:
+facets count only papers on or before it, title match neither matches nor lists a later paper (its
+BM25 candidates then ranked under the ceiling), the author view lists and names only the earlier
+papers; what they held back is counted as the call's leaks (`openxiv.service.experiments.context`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import DeadlineExceeded, SearchFilters
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, NotFound
+from openxiv.service.experiments.context import after_cutoff, within_cutoff
 from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.params import OFFSET_MAX, TOP_K_MAX, check_queries, check_range, check_work
@@ -186,6 +192,21 @@ def _confidence(asked: str, title: str | None) -> float:
     return 1.0 if a == b else round(difflib.SequenceMatcher(None, a, b, autojunk=False).ratio(), 4)
 
 
+def _candidates(
+    index: OpenIndex, asked: str, exact: list[str], filters: SearchFilters | None, settings: Settings
+) -> list[str]:
+    """The papers whose folded title is ``asked`` (``exact``), then the BM25 ranking of it."""
+    try:
+        ranked = index.backend.search(
+            asked, top_k=MATCH_CANDIDATES, mode="bm25", filters=filters, deadline=deadline_for(settings)
+        )
+    except DeadlineExceeded as exc:
+        raise OverBudget(
+            f"request time budget (OPENXIV_REQUEST_BUDGET_S) exhausted while matching a title ({exc})"
+        ) from exc
+    return exact + [h.arxiv_id for h in ranked.hits if h.arxiv_id not in exact]
+
+
 def match_title(
     holder: IndexHolder, title: str | None, *, settings: Settings, name: str = "title"
 ) -> TitleMatchResponse:
@@ -196,17 +217,14 @@ def match_title(
     if not normalize_title(asked):
         raise BadRequest(f"{name}: {title!r} has no letters or digits to match")
     with holder.acquire() as index:
-        ids = index.store.find_by_title(asked)
-        try:
-            ranked = index.backend.search(
-                asked, top_k=MATCH_CANDIDATES, mode="bm25", deadline=deadline_for(settings)
-            )
-        except DeadlineExceeded as exc:
-            raise OverBudget(
-                f"request time budget (OPENXIV_REQUEST_BUDGET_S) exhausted while matching a title ({exc})"
-            ) from exc
-        ids += [h.arxiv_id for h in ranked.hits if h.arxiv_id not in ids]
-        papers = index.store.get_papers(ids)
+        exact = index.store.find_by_title(asked)
+        ids = _candidates(index, asked, exact, None, settings)
+        stored = index.store.get_papers(ids)
+        papers = within_cutoff(stored)  # a candidate after a tagged question's ceiling: a leak, not shown
+        state = current_call()
+        if state is not None and len(papers) < len(stored):  # then the candidates of a ranking held to it
+            ids = _candidates(index, asked, exact, state.capped(None), settings)
+            papers |= within_cutoff(index.store.get_papers([a for a in ids if a not in papers]))
         found = [titled(index.store, papers[a]) for a in ids if a in papers]
     scored = [TitleCandidate(**_ref(p).model_dump(), confidence=_confidence(asked, p.title)) for p in found]
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].confidence, i))
@@ -218,6 +236,24 @@ def match_title(
         confidence=best.confidence if best is not None else 0.0,
         candidates=candidates,
     )
+
+
+def _within_cutoff(
+    index: OpenIndex, matched: list[str], ids: list[str], page: slice
+) -> tuple[list[str], list[str]]:
+    """An author's ``matched`` names and papers ``ids`` without the papers after a tagged question's
+    ceiling (those the ``page`` would have shown counted as leaks) and the names only they print."""
+    state = current_call()
+    if state is None or state.ceiling is None or not ids:
+        return matched, ids
+    papers = index.store.get_papers(ids)
+    later = after_cutoff(papers)
+    if not later:
+        return matched, ids
+    state.leak(a for a in ids[page] if a in later)
+    kept = [a for a in ids if a not in later]
+    printed = {normalize_name(n) for a in kept if a in papers for n in papers[a].authors}
+    return [m for m in matched if m in printed], kept
 
 
 def author_view(
@@ -232,6 +268,7 @@ def author_view(
         raise BadRequest(f"{param}: longer than 200 characters")
     with holder.acquire() as index:
         matched, ids = navigable(index).author_papers(name)
+        matched, ids = _within_cutoff(index, matched, ids, slice(offset, offset + top_k))
         if not ids:
             raise NotFound(f"{param}: no author of this corpus matches {name!r}")
         papers = index.store.get_papers(ids[:SPELLINGS_FROM])

@@ -27,7 +27,7 @@ from openxiv.indexer import layout
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.indexer.tables.references import ReferenceTable
 from openxiv.service.errors import Conflict, NotFound
-from openxiv.service.experiments.context import beyond_cutoff
+from openxiv.service.experiments.context import beyond_cutoff, within_cutoff
 from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.reading import check_id
@@ -39,6 +39,7 @@ __all__ = [
     "CitingPaper",
     "ReferenceOut",
     "ReferencesResponse",
+    "before_cutoff",
     "cited_by",
     "cited_by_text",
     "reference_op",
@@ -116,11 +117,12 @@ def table_of(index: OpenIndex) -> ReferenceTable:
 
 
 def _titles(index: OpenIndex, ids: list[str]) -> dict[str, str | None]:
-    papers = index.store.get_papers(ids) if ids else {}
+    """The titles of the corpus papers ``ids``; a paper after a tagged question's ceiling is not one."""
+    papers = within_cutoff(index.store.get_papers(ids)) if ids else {}
     return {aid: p.title for aid, p in papers.items()}
 
 
-def _before_cutoff(index: OpenIndex, ids: list[str]) -> list[str]:
+def before_cutoff(index: OpenIndex, ids: list[str]) -> list[str]:
     """``ids`` without the papers after the tagged question's date ceiling (each counted as a leak)."""
     state = current_call()
     if state is None or state.ceiling is None or not ids:
@@ -169,7 +171,7 @@ def cited_by(index: OpenIndex, arxiv_id: str) -> CitedByResponse:
     paper = index.store.get_paper(canonical)
     if paper is not None and beyond_cutoff(canonical, paper.date):
         paper = None
-    citing = _before_cutoff(index, table.cited_by(canonical))
+    citing = before_cutoff(index, table.cited_by(canonical))
     if paper is None and not citing:
         raise NotFound(f"paper {canonical} is not in this corpus and no paper of it cites it")
     titles = _titles(index, citing)

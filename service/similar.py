@@ -30,6 +30,7 @@ from openxiv.indexer.encoders.vectors import EncoderUnavailable
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service.errors import BadRequest, Conflict, NotFound
 from openxiv.service.experiments.context import current as current_call
+from openxiv.service.experiments.context import within_cutoff
 from openxiv.service.holder import IndexHolder
 from openxiv.service.hydration import hydrate
 from openxiv.service.models import SearchResponse
@@ -121,11 +122,12 @@ def similar(
     check_range(top_k, top_k_name, 1, TOP_K_MAX)
     check_range(offset, "offset", 0, OFFSET_MAX)
     with holder.acquire() as index:
-        papers = index.store.get_papers(list(seeds))
+        papers = within_cutoff(index.store.get_papers(list(seeds)))  # a tagged question's ceiling
         missing = [s for s in seeds if s not in papers]
         if missing:
             raise NotFound(f"arxiv_id: {', '.join(missing)} not in this corpus")
-        absent = [n for n in negatives if index.store.get_paper(n) is None]
+        ruled_out = within_cutoff(index.store.get_papers(list(negatives))) if negatives else {}
+        absent = [n for n in negatives if n not in ruled_out]
         if absent:
             raise NotFound(f"negative_ids: {', '.join(absent)} not in this corpus")
         toward = None

@@ -4,20 +4,25 @@ leaks they count (papers after the ceiling they held back).
 The experiments middleware (`openxiv.service.experiments.asgi`) sets a `CallState` for a tagged call;
 the use cases read it with `current` (``None`` when nothing is set: the plain server). A context
 variable, so the threadpool a route computes in sees it (anyio copies the context into the thread).
+
+A use case holds a read to the ceiling with `beyond_cutoff` (one paper asked for: answer as if the
+corpus did not hold it) or `within_cutoff` (papers about to be shown: the later ones left out); both
+count what they hold back as the call's leaks. `after_cutoff` only says which papers lie after it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import date
 
+from openxiv.corpus.records import Paper
 from openxiv.indexer.backend import SearchFilters
 
-__all__ = ["CallState", "beyond_cutoff", "current", "in_call"]
+__all__ = ["CallState", "after_cutoff", "beyond_cutoff", "current", "in_call", "within_cutoff"]
 
 
 @dataclass
@@ -76,3 +81,23 @@ def beyond_cutoff(arxiv_id: str, day: date | None) -> bool:
         return False
     state.leak([arxiv_id])
     return True
+
+
+def after_cutoff(papers: Mapping[str, Paper]) -> set[str]:
+    """The ids of ``papers`` dated after the ceiling of the call being served (none without one);
+    not counted as leaks (the caller counts the ones it would have shown)."""
+    state = _STATE.get()
+    if state is None or state.ceiling is None:
+        return set()
+    return {aid for aid, paper in papers.items() if state.after(paper.date)}
+
+
+def within_cutoff(papers: Mapping[str, Paper]) -> dict[str, Paper]:
+    """``papers`` (in their order) without those after the ceiling of the call being served, each
+    of those counted as a leak; all of them without a ceiling."""
+    later = after_cutoff(papers)
+    if later:
+        state = _STATE.get()
+        assert state is not None
+        state.leak(aid for aid in papers if aid in later)
+    return {aid: paper for aid, paper in papers.items() if aid not in later}

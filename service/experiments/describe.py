@@ -95,7 +95,7 @@ def _kind(method: str, route: str, params: dict[str, Any]) -> str:
         rest = route.split("/", 3)[3]
         return "s2:" + ("search" if rest == "paper/search" else rest.split("/", 1)[0])
     if route.startswith("/mcp"):
-        return f"mcp:{params.get('name') or params.get('method') or 'message'}"
+        return f"mcp:{params.get('tool') or params.get('method') or 'message'}"
     return "other"
 
 
@@ -179,10 +179,11 @@ def _json_values(body: bytes, content_type: str) -> list[Any]:
 
 
 def _mcp(params: dict[str, Any]) -> dict[str, Any]:
-    """An MCP JSON-RPC message as parameters: a tool call's name and arguments."""
+    """An MCP JSON-RPC message as parameters: a tool call's name (``tool``) and its arguments (an
+    argument of its own called ``name``, as ``author_papers`` has, kept as given)."""
     if params.get("method") == "tools/call" and isinstance(params.get("params"), dict):
         call = params["params"]
-        return {"name": call.get("name"), **(call.get("arguments") or {})}
+        return {"tool": call.get("name"), **(call.get("arguments") or {})}
     return {"method": params.get("method")}
 
 

@@ -15,13 +15,15 @@ Each runs the service's own use case and renders its papers with `openxiv.servic
 - `snippets` (``snippet/search``): `openxiv.service.passages`.
 
 A bad parameter is a `BadRequest` naming it, an unknown paper a `NotFound` with S2's wording; the
-HTTP front sends both as ``{"error": "..."}``.
+HTTP front sends both as ``{"error": "..."}``. Under a tagged question's date ceiling (``--cutoffs``)
+a later paper is an unknown one: `_view`, which renders every paper these calls return, leaves it out
+(and the later citing papers out of counts and lists), each counted as the call's leak.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from typing import Any
@@ -32,8 +34,11 @@ from openxiv.corpus.records import Paper
 from openxiv.corpus.settings.model import Settings
 from openxiv.indexer.backend import PaperHit
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.indexer.tables.references import ReferenceTable
 from openxiv.service import references as refs
 from openxiv.service.errors import BadRequest, Conflict, NotFound
+from openxiv.service.experiments.context import beyond_cutoff, within_cutoff
+from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.hydration import hydrate
 from openxiv.service.navigation import match_title
@@ -82,7 +87,7 @@ def _id(paper_id: str) -> str:
 def _view(index: OpenIndex, ids: Sequence[str], fields: Fields) -> tuple[dict[str, Paper], PaperView]:
     """The papers ``ids`` (titled, the unknown left out) and the view rendering them on ``index``."""
     hits = hydrate(index, "", [PaperHit(a, 0.0) for a in dict.fromkeys(ids)], contents=False)
-    found = {h.paper.arxiv_id: h.paper for h in hits}
+    found = within_cutoff({h.paper.arxiv_id: h.paper for h in hits})  # a tagged question's ceiling
     tldrs = {h.paper.arxiv_id: h.tldr for h in hits}
     table = None
     if {"referenceCount", "citationCount", "references", "citations"} & set(fields.top):
@@ -92,18 +97,30 @@ def _view(index: OpenIndex, ids: Sequence[str], fields: Fields) -> tuple[dict[st
             table = None
 
     def titles(wanted: list[str]) -> dict[str, Paper]:
-        return {
-            h.paper.arxiv_id: h.paper for h in hydrate(index, "", [PaperHit(a, 0.0) for a in wanted], False)
-        }
+        hydrated = hydrate(index, "", [PaperHit(a, 0.0) for a in wanted], False)
+        return within_cutoff({h.paper.arxiv_id: h.paper for h in hydrated})
 
+    state = current_call()
+    held = state is not None and state.ceiling is not None
     view = PaperView(
         tldr=lambda a: tldrs.get(a),
         references=(lambda a: table.references(a) or []) if table is not None else (lambda _: None),
-        cited_by=table.cited_by if table is not None else (lambda _: None),
+        cited_by=_citing(index, table, held),
         titles=titles,
-        citation_count=getattr(index, "citation_count", None),  # snapshots that keep counts (issue 41 item 1)
+        # snapshots that keep counts (issue 41 item 1); under a ceiling the citing papers before it
+        citation_count=None if held else getattr(index, "citation_count", None),
     )
     return found, view
+
+
+def _citing(index: OpenIndex, table: ReferenceTable | None, held: bool) -> Callable[[str], list[str] | None]:
+    """The corpus papers citing a paper (``None``: no references table); ``held``: only those on or
+    before a tagged question's ceiling, the later ones counted as leaks."""
+    if table is None:
+        return lambda _: None
+    if not held:
+        return table.cited_by
+    return lambda a: refs.before_cutoff(index, table.cited_by(a))
 
 
 def _int(value: str | int | None, name: str, default: int, low: int, high: int) -> int:
@@ -255,7 +272,8 @@ def edges(holder: IndexHolder, paper_id: str, kind: str, params: dict[str, str |
     fields = parse_fields(params.get("fields"), edges=True)
     paper_fields = Fields(fields.top, fields.nested)
     with holder.acquire() as index:
-        if index.store.get_paper(arxiv_id) is None:
+        paper = index.store.get_paper(arxiv_id)
+        if paper is None or beyond_cutoff(arxiv_id, paper.date):
             raise _not_found(paper_id)
         if kind == "references":
             listed = refs.references(index, arxiv_id).references

@@ -63,9 +63,12 @@ def test_returned_ranks_reads_and_params() -> None:
     body = b'{"method": "tools/call", "params": {"name": "search_papers", "arguments": {"query": "x"}}}'
     mcp = describe("POST", "/mcp", b"", body, sse, "text/event-stream")
     assert [r.id for r in mcp.returned] == ["2301.00001", "2301.00002"] and mcp.params == {
-        "name": "search_papers",
+        "tool": "search_papers",
         "query": "x",
     }
+    named = b'{"method": "tools/call", "params": {"name": "author_papers", "arguments": {"name": "Lu"}}}'
+    author = describe("POST", "/mcp", b"", named, sse, "text/event-stream")  # an argument called `name`
+    assert author.kind == "mcp:author_papers" and author.params == {"tool": "author_papers", "name": "Lu"}
     find = describe(
         "GET",
         "/arxiv/",

@@ -1,6 +1,7 @@
 """``openxiv mcp --transport http`` with the experiment controls: an MCP agent's URL carries the tags
 (``/runs/<run>/q/<question>/mcp``), each JSON-RPC call is a ledger record (``mcp:<tool>``) with the
-papers its tool returned, and the question's cutoff holds the tool's search too. Replay is refused
+papers its tool returned, and the question's cutoff holds the tool's search, title match and author
+view too. Replay is refused
 on MCP (its answers carry session headers a ledger does not keep)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -20,10 +22,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from openxiv.corpus.ledger.store import LedgerReader
+from openxiv.corpus.store import Store
 
 pytestmark = pytest.mark.live_server
 
 CUTOFF = "2016-12-31"
+LATER = "2504.11531"  # Pengjun Lu et al., 2025; the snapshot's other Lu before the cutoff is T. Lu (2000)
 
 
 def _env(data_dir: Path) -> dict[str, str]:
@@ -51,6 +55,10 @@ def test_mcp_calls_are_tagged_recorded_and_held_to_the_cutoff(bm25_snapshot: Pat
     log = (tmp_path / "mcp.log").open("w")
     proc = subprocess.Popen(cmd, env=_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
     got: dict[str, list[tuple[str, str]]] = {}
+    nav: dict[str, dict[str, Any]] = {}
+    with Store.open_readonly(bm25_snapshot.parent / "corpus.sqlite") as store:
+        late = store.get_paper(LATER)
+    assert late is not None and late.title
 
     async def session(question: str) -> None:
         url = f"http://127.0.0.1:{port}/runs/m1/q/{question}/mcp"
@@ -60,6 +68,10 @@ def test_mcp_calls_are_tagged_recorded_and_held_to_the_cutoff(bm25_snapshot: Pat
             )
             assert result.structured_content is not None
             got[question] = [(h["arxiv_id"], h["date"]) for h in result.structured_content["result"]]
+            for tool, args in (("match_title", {"title": late.title}), ("author_papers", {"name": "Lu"})):
+                answer = await mcp.call_tool(tool, args)
+                assert answer.structured_content is not None
+                nav[f"{question}:{tool}"] = answer.structured_content
 
     try:
         deadline = time.monotonic() + 120
@@ -89,6 +101,16 @@ def test_mcp_calls_are_tagged_recorded_and_held_to_the_cutoff(bm25_snapshot: Pat
         assert search.params["query"] == "galaxy cluster star formation"
     held = next(r for r in calls["1"] if r.kind == "mcp:search_papers")
     assert held.cutoff == CUTOFF and later <= set(held.leaked)
+    assert nav["2:match_title"]["match"]["arxiv_id"] == LATER
+    assert nav["1:match_title"]["match"] is None
+    assert all(c["date"] <= CUTOFF for c in nav["1:match_title"]["candidates"])
+    assert LATER in {p["arxiv_id"] for p in nav["2:author_papers"]["result"]}
+    assert [(p["date"] <= CUTOFF) for p in nav["1:author_papers"]["result"]] == [True]
+    for tool in ("match_title", "author_papers"):
+        (record,) = [r for r in calls["1"] if r.kind == f"mcp:{tool}"]
+        assert record.cutoff == CUTOFF and LATER in record.leaked, tool
+    (author,) = [r for r in calls["2"] if r.kind == "mcp:author_papers"]  # its own `name` argument kept
+    assert author.params == {"tool": "author_papers", "name": "Lu"}
 
 
 def test_mcp_refuses_replay_and_controls_off_http(bm25_snapshot: Path, tmp_path: Path) -> None:
