@@ -103,7 +103,8 @@ class LedgerRecord:
     ``cutoff`` is the date ceiling applied (``--cutoffs``), ``leaks`` how many papers after it would
     have been returned without it and ``leaked`` their ids; ``fault`` the injected fault
     (``--faults``), e.g. ``429``, ``503``, ``latency:250``, ``timeout``, ``quota:minute``.
-    ``replayed`` is true when ``--replay`` answered the call from a ledger.
+    ``replayed`` is true when ``--replay`` answered the call from a ledger; ``headers`` the response
+    headers a client acts on (``Retry-After``, ...), which replay sends again.
     """
 
     time: str
@@ -128,6 +129,9 @@ class LedgerRecord:
     leaked: tuple[str, ...] = ()
     fault: str | None = None
     replayed: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+    """The response headers a client acts on (``retry-after``, ...), names in lower case: what
+    ``--replay`` sends again besides the status, content type and body (absent in older ledgers)."""
     seq: int | None = field(default=None, compare=False)
     """Position in the ledger (segment-local row id, set by the reader; ``None`` when writing)."""
     segment: str | None = field(default=None, compare=False)
@@ -158,6 +162,7 @@ class LedgerRecord:
             "leaked": list(self.leaked),
             "fault": self.fault,
             "replayed": self.replayed,
+            "headers": self.headers,
             "seq": self.seq,
             "segment": self.segment,
         }
@@ -187,6 +192,7 @@ class LedgerRecord:
             leaked=tuple(value.get("leaked") or ()),
             fault=value.get("fault"),
             replayed=bool(value.get("replayed", False)),
+            headers={str(k): str(v) for k, v in (value.get("headers") or {}).items()},
             seq=value.get("seq"),
             segment=value.get("segment"),
         )

@@ -8,7 +8,8 @@ so a plain server answers exactly as before. For one call, in order:
    a 400 naming it;
 2. a fault (``--faults``): its latency awaited on the event loop (no compute slot held), or its
    answer (429, 5xx, quota) sent instead of serving;
-3. a replayed answer (``--replay``): the recorded body, or a 409 naming the call;
+3. a replayed answer (``--replay``): the recorded status, body and `KEPT_HEADERS`, or a 409 naming
+   the call;
 4. otherwise the route runs with the call's `CallState` (its question's ceiling, ``--cutoffs``);
 5. the ledger record is committed (``--ledger``), in a thread of its own limiter, before the last
    byte of the answer goes out: a client never holds an answer the ledger could lose.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 import anyio
@@ -30,13 +31,32 @@ from openxiv.corpus.ledger.store import body_sha256
 from openxiv.service.experiments.context import CallState, in_call
 from openxiv.service.experiments.controls import Controls
 from openxiv.service.experiments.describe import describe, request_key
-from openxiv.service.experiments.faults import Fault
 from openxiv.service.experiments.tags import BadTag, Tagged, split_tags
 from openxiv.service.guards.asgi import ASGIApp, Message, Receive, Scope, Send, send_error
 
-__all__ = ["UNRECORDED", "ExperimentsMiddleware"]
+__all__ = ["KEPT_HEADERS", "UNRECORDED", "ExperimentsMiddleware", "kept_headers"]
 
 log = logging.getLogger("openxiv.service")
+
+KEPT_HEADERS = ("retry-after", "daily-limit", "www-authenticate", "location", "allow")
+"""Response headers a client acts on, kept in the ledger and sent again by replay: when to retry (a
+429's or 503's ``Retry-After``, injected or not), DeepXiv's ``Daily-Limit``, how to authenticate, where
+a redirect goes, which methods a route allows; also every ``RateLimit-*`` and ``X-RateLimit-*``.
+Not kept: ``content-type`` (a field of its own), ``content-length`` (recomputed), ``server-timing`` (the
+recorded run's timings)."""
+_KEPT_PREFIXES = ("ratelimit-", "x-ratelimit-")
+
+
+def kept_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The `KEPT_HEADERS` among raw ASGI ``headers``, names in lower case (a repeated one joined with
+    ``, ``)."""
+    out: dict[str, str] = {}
+    for raw_name, raw_value in headers:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        if name in KEPT_HEADERS or name.startswith(_KEPT_PREFIXES):
+            out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
+
 
 UNRECORDED = ("/healthz", "/readyz", "/docs", "/redoc", "/openapi.json", "/ui", "/favicon.ico", "/static")
 """Paths served as usual but neither recorded, faulted nor replayed (probes, docs, the web page)."""
@@ -86,6 +106,7 @@ class Call:
         self.body = bytearray()
         self.status = 0
         self.content_type = ""
+        self.headers: dict[str, str] = {}
         self.response = bytearray()
         self.fault: str | None = None
         self.state = CallState(
@@ -101,7 +122,7 @@ class Call:
                 await anyio.sleep(fault.delay)
             if fault.status is not None:
                 await self._drain(receive)
-                await self._answer(send, fault.status, fault.content_type, fault.body, fault)
+                await self._answer(send, fault.status, fault.content_type, fault.body, fault.headers)
                 return
         if controls.replay is not None:
             await self._drain(receive)
@@ -135,10 +156,12 @@ class Call:
             shown = bytes(self.body[:300]).decode("utf-8", "replace")
             detail = f"not in the replayed ledger: {what} ({who}){' body ' + shown if shown else ''}"
             body = json.dumps({"status": "error", "detail": detail}).encode()
-            await self._answer(send, 409, "application/json", body, None)
+            await self._answer(send, 409, "application/json", body, {})
             return
         self.fault = recorded.fault
-        await self._answer(send, recorded.status, recorded.content_type, recorded.body, None, replayed=True)
+        await self._answer(
+            send, recorded.status, recorded.content_type, recorded.body, recorded.headers, replayed=True
+        )
 
     async def _answer(
         self,
@@ -146,12 +169,14 @@ class Call:
         status: int,
         content_type: str,
         body: bytes,
-        fault: Fault | None,
+        extra: dict[str, str],
         replayed: bool = False,
     ) -> None:
+        """Answer without the route: a fault's or a replayed answer, ``extra`` its other headers."""
         self.status, self.content_type, self.response = status, content_type, bytearray(body)
         headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
-        headers += [(k.lower().encode(), v.encode()) for k, v in (fault.headers if fault else {}).items()]
+        headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+        self.headers = kept_headers(headers)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await self._commit(replayed=replayed)
         await send({"type": "http.response.body", "body": body})
@@ -172,6 +197,7 @@ class Call:
                 for k, v in message.get("headers", ()):
                     if k.lower() == b"content-type":
                         self.content_type = v.decode("latin-1")
+                self.headers = kept_headers(message.get("headers", ()))
             elif message["type"] == "http.response.body":
                 self.response += message.get("body", b"")
                 if not message.get("more_body"):
@@ -221,4 +247,5 @@ class Call:
             leaked=tuple(self.state.leaked),
             fault=self.fault,
             replayed=replayed,
+            headers=self.headers,
         )

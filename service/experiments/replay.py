@@ -1,5 +1,6 @@
-"""``--replay LEDGER``: answer every recorded call with its recorded body, byte for byte, whatever index
-is loaded; a call the ledger does not hold is a 409 naming it.
+"""``--replay LEDGER``: answer every recorded call with its recorded status, body (byte for byte) and
+the headers a client acts on (``Retry-After``, ...; none for a ledger recorded before they were kept),
+whatever index is loaded; a call the ledger does not hold is a 409 naming it.
 
 A call is matched on its run and question tags and its `request_key` (method, route, query string,
 body). A call recorded several times is answered with its recordings in order, then the last again.
@@ -8,7 +9,7 @@ body). A call recorded several times is answered with its recordings in order, t
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from openxiv.corpus.ledger.store import LedgerReader
@@ -24,6 +25,7 @@ class Recorded:
     content_type: str
     body: bytes
     fault: str | None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Replayer:
@@ -39,7 +41,7 @@ class Replayer:
                 continue
             if rec.body_sha256 not in bodies:
                 bodies[rec.body_sha256] = reader.body(rec.body_sha256)
-            answer = Recorded(rec.status, rec.content_type, bodies[rec.body_sha256], rec.fault)
+            answer = Recorded(rec.status, rec.content_type, bodies[rec.body_sha256], rec.fault, rec.headers)
             self._answers.setdefault((rec.run, rec.question, rec.request_key), []).append(answer)
         self.errors = list(reader.errors)
         self._served: dict[Key, int] = {}

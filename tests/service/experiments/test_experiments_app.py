@@ -5,6 +5,7 @@ with the controls on, per-question cutoffs, seeded faults and quotas, replay ove
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,42 @@ def test_replay_answers_byte_for_byte_over_another_index(
         assert c.get("/healthz").json()["experiments"]["replay"]["calls"] >= len(calls)
     again = records(tmp_path / "l2", run="r1")
     assert all(r.replayed for r in again if r.status != 409) and again[0].snapshot is None
+
+
+def test_replay_sends_the_recorded_retry_after_again(
+    bm25_snapshot: Path, tmp_path: Path, other_index: Path
+) -> None:
+    calls = [
+        ("/runs/slow/q/1/search", {"query": "gas", "top_k": 1}),  # an injected 429, Retry-After: 7
+        ("/runs/daily/q/1/search", {"query": "gas", "top_k": 1}),  # within DeepXiv's daily quota
+        ("/runs/daily/q/1/search", {"query": "gas", "top_k": 1}),  # past it: 429, Retry-After, Daily-Limit
+    ]
+    spec = "429=1 retry_after=7 run=slow; quota=day:1 run=daily"
+    with app(bm25_snapshot, tmp_path / "rec", faults=spec, ledger=tmp_path / "l") as c:
+        recorded = [c.post(path, json=body) for path, body in calls]
+    assert [r.status_code for r in recorded] == [429, 200, 429]
+    assert recorded[0].headers["retry-after"] == "7" and recorded[2].headers["daily-limit"] == "1"
+    with app(other_index, tmp_path / "replay", replay=tmp_path / "l", ledger=tmp_path / "l2") as c:
+        for (path, body), want in zip(calls, recorded, strict=True):
+            got = c.post(path, json=body)
+            assert (got.status_code, got.content) == (want.status_code, want.content)
+            for name in ("retry-after", "daily-limit"):
+                assert got.headers.get(name) == want.headers.get(name), (path, name)
+    kept = [r.headers for r in records(tmp_path / "l")]
+    assert kept[0] == {"retry-after": "7"} and kept[1] == {}  # not Server-Timing nor content-length
+    assert kept[2] == {"retry-after": recorded[2].headers["retry-after"], "daily-limit": "1"}
+    assert [r.headers for r in records(tmp_path / "l2")] == kept  # kept again by a replayed run
+    # a ledger recorded before headers were kept (its records have no "headers") still replays
+    for segment in (tmp_path / "l").glob("*.sqlite"):
+        with sqlite3.connect(segment) as db:
+            for seq, text in db.execute("SELECT seq, record FROM calls").fetchall():
+                old = {k: v for k, v in json.loads(text).items() if k != "headers"}
+                db.execute("UPDATE calls SET record = ? WHERE seq = ?", (json.dumps(old), seq))
+    assert all(r.headers == {} for r in records(tmp_path / "l"))
+    with app(other_index, tmp_path / "replay-old", replay=tmp_path / "l") as c:
+        got = [c.post(path, json=body) for path, body in calls]
+    assert [(g.status_code, g.content) for g in got] == [(r.status_code, r.content) for r in recorded]
+    assert "retry-after" not in got[0].headers
 
 
 @pytest.fixture(scope="module")
