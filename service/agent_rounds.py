@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from openxiv.corpus.text import paper_tldr
 from openxiv.indexer.backend import PaperHit
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.service.citations import citation_counts
 from openxiv.service.errors import ApiError
 from openxiv.service.models import Hit
 from openxiv.service.references import cited_by, references
@@ -152,6 +153,7 @@ def hop_hits(index: OpenIndex, seeds: Iterable[str]) -> list[Hit]:
             continue
         found.extend(a for a in linked if a not in found)
     papers = index.store.get_papers(found[:HOP_MAX]) if found else {}
+    counts = citation_counts(index, found[:HOP_MAX])
     out = []
     for aid in found[:HOP_MAX]:
         paper = papers.get(aid)
@@ -160,7 +162,7 @@ def hop_hits(index: OpenIndex, seeds: Iterable[str]) -> list[Hit]:
         paper = titled(index.store, paper)
         resolved = ResolvedHit(
             hit=PaperHit(aid, 0.0), paper=paper, evidence=None, tldr=paper_tldr(paper, None),
-            citations=index.citation_count(aid),
+            citations=counts[aid],
         )  # fmt: skip
         out.append(to_deepxiv_hit(resolved, contents=False))
     return out

@@ -16,6 +16,7 @@ from openxiv.indexer.backend import PaperHit
 from openxiv.indexer.engine import evidence
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.indexer.tables.sentences import SentenceTable
+from openxiv.service.citations import citation_counts
 from openxiv.service.models import Evidence
 from openxiv.service.titles import titled
 from openxiv.service.views import ResolvedHit
@@ -104,6 +105,7 @@ def hydrate(index: OpenIndex, query: str, hits: list[PaperHit], contents: bool) 
     terms = evidence.query_terms(query, stemmer) if contents else frozenset()
     table = index.sentences if contents else None
     wanted = table.wanted(terms) if table is not None else None
+    counts = citation_counts(index, [h.arxiv_id for h in hits])  # held to a tagged question's ceiling
     resolved: list[ResolvedHit] = []
     for h in hits:
         paper = papers.get(h.arxiv_id)
@@ -116,6 +118,6 @@ def hydrate(index: OpenIndex, query: str, hits: list[PaperHit], contents: bool) 
             lead = leads.get(h.arxiv_id)
             tl = paper_tldr(paper, [lead] if lead is not None else None)
         resolved.append(
-            ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl, citations=index.citation_count(h.arxiv_id))
+            ResolvedHit(hit=h, paper=paper, evidence=ev, tldr=tl, citations=counts.get(h.arxiv_id))
         )
     return resolved

@@ -18,6 +18,7 @@ from openxiv.corpus.ids import InvalidArxivId, canonical_id
 from openxiv.corpus.records import Paper, Section
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.service import views
+from openxiv.service.citations import citation_counts
 from openxiv.service.errors import BadRequest, NotFound
 from openxiv.service.experiments.context import beyond_cutoff
 from openxiv.service.holder import IndexHolder
@@ -136,7 +137,7 @@ def paper_op(index: OpenIndex, kind: str, arxiv_id: str, section: str | None, ch
         return views.head(paper, index.store.sections(paper.arxiv_id))
     if kind == "brief":  # the sections only make the tldr of a paper without an abstract
         sections = [] if paper.abstract else index.store.sections(paper.arxiv_id)
-        return views.brief(paper, sections, index.citation_count(paper.arxiv_id))
+        return views.brief(paper, sections, citation_counts(index, [paper.arxiv_id])[paper.arxiv_id])
     if kind == "json":
         return views.paper_json(paper, index.store.sections(paper.arxiv_id))
     if kind == "section":

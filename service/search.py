@@ -32,6 +32,7 @@ from openxiv.corpus.settings.modes import UnknownMode
 from openxiv.indexer.backend import DeadlineExceeded, SearchResult, UnsupportedFilter
 from openxiv.indexer.encoders.vectors import EncoderUnavailable
 from openxiv.indexer.snapshot import OpenIndex
+from openxiv.service.citations import citation_counts
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.experiments.context import current as current_call
 from openxiv.service.fine_rerank import FineRerank, Staged, rank_page, stage_head
@@ -176,7 +177,8 @@ def _by_citations(
         raise BadRequest("sort: this index was built before citation counts were stored; rebuild it")
     depth = max(CITATION_SORT_DEPTH, spec.offset + spec.top_k)
     ranked = _rank(index, replace(spec, top_k=depth, offset=0), deadline, budget)
-    hits = sorted(ranked.hits, key=lambda h: -(index.citation_count(h.arxiv_id) or 0))
+    counts = citation_counts(index, [h.arxiv_id for h in ranked.hits])  # a tagged question's ceiling
+    hits = sorted(ranked.hits, key=lambda h: -(counts[h.arxiv_id] or 0))
     return replace(ranked, hits=hits[spec.offset : spec.offset + spec.top_k])
 
 

@@ -36,6 +36,7 @@ from openxiv.indexer.backend import PaperHit
 from openxiv.indexer.snapshot import OpenIndex
 from openxiv.indexer.tables.references import ReferenceTable
 from openxiv.service import references as refs
+from openxiv.service.citations import citation_counts
 from openxiv.service.errors import BadRequest, Conflict, NotFound
 from openxiv.service.experiments.context import beyond_cutoff, within_cutoff
 from openxiv.service.experiments.context import current as current_call
@@ -107,8 +108,8 @@ def _view(index: OpenIndex, ids: Sequence[str], fields: Fields) -> tuple[dict[st
         references=(lambda a: table.references(a) or []) if table is not None else (lambda _: None),
         cited_by=_citing(index, table, held),
         titles=titles,
-        # snapshots that keep counts (issue 41 item 1); under a ceiling the citing papers before it
-        citation_count=None if held else getattr(index, "citation_count", None),
+        # snapshots that keep counts (issue 41 item 1), held to a tagged question's ceiling
+        citation_count=lambda a: citation_counts(index, [a])[a],
     )
     return found, view
 

@@ -155,3 +155,18 @@ def test_a_later_paper_is_no_seed_of_recommendations_or_similar_papers(
     negative = {"positivePaperIds": [CITED], "negativePaperIds": [LATER]}
     r = client.post("/runs/r5/q/old/recommendations/v1/papers", json=negative)
     assert r.status_code == 404 and "negative_ids" in r.text
+
+
+def test_citation_counts_count_only_the_citing_papers_before_the_ceiling(
+    client: TestClient, ledger: Path
+) -> None:
+    query = {"query": "pattern of neutrino masses and mixing", "top_k": 10}
+    for question, want in (("none", 1), ("old", 0)):
+        brief = client.get(f"/runs/c/q/{question}/arxiv/", params={"type": "brief", "arxiv_id": CITED})
+        assert brief.json()["citations"] == want == brief.json()["citation_count"], question
+        hits = client.post(f"/runs/c/q/{question}/search", json=query).json()["result"]
+        assert [h["citation_count"] for h in hits if h["arxiv_id"] == CITED] == [want], question
+        s2 = client.get(f"/runs/c/q/{question}{S2}/paper/{CITED}", params={"fields": "citationCount"})
+        assert s2.json()["citationCount"] == want, question
+    brief_record = [r for r in LedgerReader(ledger).records(run="c", question="old") if r.kind == "brief"]
+    assert [(r.cutoff, r.leaks) for r in brief_record] == [(CEILING, 0)]  # a count shows no paper
