@@ -20,8 +20,27 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from openxiv.corpus.records import TitleSource
-from openxiv.corpus.settings.modes import mode_help
-from openxiv.service.params import DEFAULT_TOP_K, OFFSET_MAX, TOP_K_MAX, Offset, TopK
+from openxiv.service.search_params import (
+    AUTHORS,
+    CATEGORIES,
+    DATE_FROM,
+    DATE_SEARCH_TYPE,
+    DATE_STR,
+    DATE_TO,
+    DEFAULT_TOP_K,
+    FINE_RERANK,
+    MIN_CITATION,
+    MODE,
+    OFFSET,
+    ORGS,
+    SORT,
+    TOP_K,
+    VENUE,
+    VENUE_YEAR,
+    Offset,
+    StrList,
+    TopK,
+)
 from openxiv.service.text import ServedText
 
 __all__ = [
@@ -52,8 +71,6 @@ __all__ = [
     "V1Section",
     "V1SectionSummary",
 ]
-
-StrOrList = str | list[str] | None
 
 ServedTitleSource = Annotated[
     TitleSource,
@@ -94,50 +111,22 @@ class SearchRequest(BaseModel):
     query: str | list[str] = Field(
         description="One query, or a list of queries answered in order (a batch; see `results`)."
     )
-    top_k: int | None = Field(
-        DEFAULT_TOP_K,
-        ge=1,
-        description=f"Hits per query, 1-{TOP_K_MAX} (null: {DEFAULT_TOP_K}); more is clamped to {TOP_K_MAX} "
-        "(said in `warnings`).",
-    )
-    offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
+    top_k: int | None = Field(DEFAULT_TOP_K, ge=1, description=TOP_K.body)
+    offset: Offset = Field(0, description=OFFSET.body)
     return_contents: bool = Field(True, description="Add the evidence passage to each hit (`contents`).")
-    categories: StrOrList = Field(
-        default=None, description="Keep papers in any of these categories/archives."
-    )
-    authors: StrOrList = Field(
-        default=None, description="Keep papers with an author matching any of these names."
-    )
-    orgs: StrOrList = Field(
-        default=None, description="400: the corpus has no affiliations (lenient mode: warning)."
-    )
-    min_citation: int | None = Field(
-        default=None,
-        ge=0,
-        description="Keep papers cited by at least this many papers of this corpus (in-corpus counts; 0: no filter).",
-    )
-    sort: str | None = Field(
-        default=None,
-        description="relevance (default) | citations: the 100 best matches (more when the page reaches deeper) "
-        "ordered by in-corpus citation count, ties by relevance.",
-    )
-    date_search_type: str | None = Field(default=None, description="between | exact | after | before")
-    date_str: StrOrList = Field(
-        default=None, description="YYYY, YYYY-MM or YYYY-MM-DD; two values for between."
-    )
-    date_from: str | None = Field(default=None, description="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).")
-    date_to: str | None = Field(default=None, description="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).")
-    venue: StrOrList = Field(
-        default=None, description="Keep papers whose journal reference names any of these venues (phrase)."
-    )
-    venue_year: int | None = Field(
-        default=None, description="Keep papers whose journal reference names this year."
-    )
-    mode: str | None = Field(default=None, description=mode_help())
-    use_fine_rerank: bool | None = Field(
-        default=None,
-        description="DeepXiv's: true reorders the first `OPENXIV_RERANK_DEPTH` papers with the cross-encoder.",
-    )
+    categories: StrList = Field(default=None, description=CATEGORIES.body)
+    authors: StrList = Field(default=None, description=AUTHORS.body)
+    orgs: StrList = Field(default=None, description=ORGS.body)
+    min_citation: int | None = Field(default=None, ge=0, description=MIN_CITATION.body)
+    sort: str | None = Field(default=None, description=SORT.body)
+    date_search_type: str | None = Field(default=None, description=DATE_SEARCH_TYPE.body)
+    date_str: StrList = Field(default=None, description=DATE_STR.body)
+    date_from: str | None = Field(default=None, description=DATE_FROM.body)
+    date_to: str | None = Field(default=None, description=DATE_TO.body)
+    venue: StrList = Field(default=None, description=VENUE.body)
+    venue_year: int | None = Field(default=None, description=VENUE_YEAR.body)
+    mode: str | None = Field(default=None, description=MODE.body)
+    use_fine_rerank: bool | None = Field(default=None, description=FINE_RERANK.body)
 
 
 class Author(BaseModel):
@@ -329,25 +318,16 @@ class V1SearchRequest(BaseModel):
     )
 
     query: str
-    top_k: TopK = Field(10, description=f"Hits per page, 1-{TOP_K_MAX}.")
-    offset: Offset = Field(0, description=f"Hits to skip (paging), 0-{OFFSET_MAX}.")
+    top_k: TopK = Field(DEFAULT_TOP_K, description=TOP_K.v1)
+    offset: Offset = Field(0, description=OFFSET.v1)
     categories: list[str] = Field(default_factory=list)
     authors: list[str] = Field(default_factory=list)
-    date_from: str | None = Field(
-        default=None, description="Inclusive, YYYY[-MM[-DD]] (start of the period)."
-    )
-    date_to: str | None = Field(default=None, description="Inclusive, YYYY[-MM[-DD]] (end of the period).")
-    mode: str | None = Field(default=None, description=mode_help())
+    date_from: str | None = Field(default=None, description=DATE_FROM.v1)
+    date_to: str | None = Field(default=None, description=DATE_TO.v1)
+    mode: str | None = Field(default=None, description=MODE.v1)
     return_contents: bool = True
-    min_citation: int | None = Field(
-        default=None,
-        ge=0,
-        description="Keep papers cited by at least this many papers of this corpus (in-corpus counts; 0: no filter).",
-    )
-    sort: str | None = Field(
-        default=None,
-        description="relevance (default) | citations: the 100 best matches ordered by in-corpus citation count.",
-    )
+    min_citation: int | None = Field(default=None, ge=0, description=MIN_CITATION.v1)
+    sort: str | None = Field(default=None, description=SORT.v1)
 
 
 class Evidence(BaseModel):

@@ -21,8 +21,9 @@ pass them.
 Modes: the vocabulary is `openxiv.corpus.settings.modes.parse_mode`; `check_mode` only turns
 its `UnknownMode` into a 400 naming the parameter (``mode`` or the legacy ``search_mode``).
 
-Paging: `TOP_K_MAX` and `OFFSET_MAX` are the limits of every route, declared once here with the
-`TopK` and `Offset` types the models and query parameters use; ``POST /search`` alone clamps a larger
+Paging: `TOP_K_MAX` and `OFFSET_MAX` are the limits of every route, declared once with the `TopK` and
+`Offset` types the models and query parameters use (in `openxiv.service.search_params`, with the
+other search parameters' limits and help); ``POST /search`` alone clamps a larger
 ``top_k`` (`clamp_top_k`), as the AutoResearchBench client cannot show a 400.
 
 DeepXiv's own limits decide what its shapes refuse (deepxiv-sdk 1.2.2, docs/service.md "What
@@ -49,14 +50,21 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import date
-from typing import Annotated
-
-from pydantic import Field
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.modes import UnknownMode, parse_mode
 from openxiv.indexer.backend import SearchFilters
 from openxiv.service.errors import BadRequest
+from openxiv.service.search_params import (
+    DATE_SEARCH_TYPES,
+    DEFAULT_TOP_K,
+    MAX_FILTER_VALUES,
+    OFFSET_MAX,
+    SORTS,
+    TOP_K_MAX,
+    Offset,
+    TopK,
+)
 
 __all__ = [
     "DATE_SEARCH_TYPES",
@@ -86,17 +94,7 @@ __all__ = [
     "unsupported_filters",
 ]
 
-DATE_SEARCH_TYPES = ("between", "exact", "after", "before")
-TOP_K_MAX = 100
-DEFAULT_TOP_K = 10
-"""Hits per page when ``top_k`` is not given, or given as ``null`` (DeepXiv's default)."""
-"""Most hits one page may hold (``top_k``/``size``)."""
-OFFSET_MAX = 10_000
-"""Deepest page start (``offset``)."""
-TopK = Annotated[int, Field(ge=1, le=TOP_K_MAX)]
-Offset = Annotated[int, Field(ge=0, le=OFFSET_MAX)]
 MAX_BATCH = 50
-MAX_FILTER_VALUES = 50
 MAX_MIN_CITATION = 10_000_000
 """Largest ``min_citation`` taken (a larger count is a typo: no paper has it)."""
 MAX_QUERY_FILTER_WORK = 500
@@ -231,10 +229,6 @@ def build_filters(
     )
 
 
-SORTS = ("relevance", "citations")
-"""What ``sort`` takes: relevance order (the default), or by in-corpus citation count."""
-
-
 def check_sort(value: str | None) -> str:
     """``sort`` checked (``None`` or empty: ``relevance``), or a `BadRequest` naming it."""
     v = (value or "").strip().lower() or "relevance"
@@ -256,7 +250,7 @@ def _min_citation(value: int | None) -> int | None:
     return value or None
 
 
-StrList = str | Iterable[str] | None
+_Values = str | Iterable[str] | None
 
 
 @dataclass(frozen=True)
@@ -269,13 +263,13 @@ class FilterParams:
     so a new filter is a field here and a parameter of the callers that offer it.
     """
 
-    categories: StrList = None
-    authors: StrList = None
+    categories: _Values = None
+    authors: _Values = None
     date_search_type: str | None = None
-    date_str: StrList = None
+    date_str: _Values = None
     date_from: str | None = None
     date_to: str | None = None
-    venue: StrList = None
+    venue: _Values = None
     venue_year: int | None = None
     min_citation: int | None = None
 

@@ -40,6 +40,7 @@ from openxiv.service.holder import IndexHolder
 from openxiv.service.hydration import hydrate
 from openxiv.service.models import Hit, QueryResult, SearchResponse, V1SearchResponse
 from openxiv.service.params import check_work
+from openxiv.service.search_params import CITATION_SORT_DEPTH
 from openxiv.service.spec import SearchSpec
 from openxiv.service.views import ResolvedHit, to_deepxiv_hit, to_v1_hit
 
@@ -161,11 +162,6 @@ def _first_stage(
         return _rank(index, replace(spec, top_k=k, offset=start), deadline, budget)
 
     return first_stage
-
-
-CITATION_SORT_DEPTH = 100
-"""Matches (in relevance order) that ``sort=citations`` orders by in-corpus citation count; a page
-reaching deeper takes the matches down to its end."""
 
 
 def _by_citations(

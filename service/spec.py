@@ -41,7 +41,7 @@ class SearchSpec:
     """``use_fine_rerank``: reorder each query's first ``Settings.rerank_depth`` papers with the
     reranker (`openxiv.service.fine_rerank`)."""
     sort: str = "relevance"
-    """``relevance``, or ``citations``: the first `openxiv.service.search.CITATION_SORT_DEPTH` matches
+    """``relevance``, or ``citations``: the first `openxiv.service.search_params.CITATION_SORT_DEPTH` matches
     (more when the page reaches deeper) ordered by in-corpus citation count, ties in relevance order
     (`openxiv.service.params.check_sort`)."""
 

@@ -14,9 +14,24 @@ from fastapi import Query, Request, Response
 from openxiv.corpus.settings.model import Settings
 from openxiv.service.holder import IndexHolder
 from openxiv.service.models import ErrorResponse
+from openxiv.service.search_params import TOP_K_MAX, Offset, TopK
 
-__all__ = ["ERRORS", "DateQuery", "ListQuery", "experiments_of", "holder_of", "json_response", "settings_of"]
+__all__ = [
+    "ERRORS",
+    "DateQuery",
+    "ListQuery",
+    "OffsetQuery",
+    "TopKQuery",
+    "experiments_of",
+    "holder_of",
+    "json_response",
+    "settings_of",
+]
 
+TopKQuery = Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")]
+"""A /v1 page size (``top_k``) in a query string."""
+OffsetQuery = Annotated[Offset, Query()]
+"""A page start (``offset``) in a query string."""
 ListQuery = Annotated[list[str] | None, Query(description="Repeat or comma-separate.")]
 """A /v1 list filter (``category``, ``author``) in a query string."""
 DateQuery = Annotated[str | None, Query(description="Inclusive, YYYY[-MM[-DD]].")]

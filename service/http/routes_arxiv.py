@@ -15,7 +15,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from openxiv.corpus.settings.modes import mode_help
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.http.helpers import holder_of, json_response, settings_of
 from openxiv.service.http.routes_nav import NAV_TYPES, PAPER_IDS_HELP, arxiv_nav, arxiv_passages
@@ -31,11 +30,7 @@ from openxiv.service.models import (
     SectionResponse,
 )
 from openxiv.service.params import (
-    OFFSET_MAX,
-    TOP_K_MAX,
     FilterParams,
-    Offset,
-    TopK,
     check_mode,
     check_queries,
     check_size,
@@ -48,6 +43,24 @@ from openxiv.service.reading import KINDS, PREVIEW_CHARS, read
 from openxiv.service.references import REF_KINDS, CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import search_json
 from openxiv.service.search_async import deepxiv_search_async
+from openxiv.service.search_params import (
+    CITATION_SORT_DEPTH,
+    DATE_SEARCH_TYPE,
+    DATE_STR,
+    DEFAULT_TOP_K,
+    FINE_RERANK,
+    MIN_CITATION,
+    MODE,
+    OFFSET_MAX,
+    ORGS,
+    SORT,
+    TOP_K,
+    TOP_K_MAX,
+    VENUE,
+    VENUE_YEAR,
+    Offset,
+    TopK,
+)
 from openxiv.service.spec import SearchSpec
 from openxiv.service.tool_models import FindResponse
 
@@ -87,7 +100,7 @@ DOC = f"""DeepXiv paper API. `type` is one of {", ".join(TYPES)}.
 `OPENXIV_RERANK_DEPTH` papers with the cross-encoder (as `POST /search`); `source=biorxiv|medrxiv` is
 501 (not served). `orgs` is a 400: the corpus has no affiliations (`OPENXIV_LENIENT_FILTERS=1`
 ignores it with a warning instead). `min_citation=N` keeps papers cited by at least N papers **of
-this corpus** (in-corpus counts, resolved at index build); `sort=citations` orders the 100 best
+this corpus** (in-corpus counts, resolved at index build); `sort=citations` orders the {CITATION_SORT_DEPTH} best
 matches by that count (ties by relevance).
 """
 
@@ -123,47 +136,30 @@ async def arxiv(
         str | None, Query(description="Any spelling: 2501.00001, arXiv:2501.00001v2, hep-th/9901001")
     ] = None,
     query: Annotated[str | None, Query()] = None,
-    top_k: Annotated[TopK | None, Query(description=f"1-{TOP_K_MAX} (default 10)")] = None,
+    top_k: Annotated[TopK | None, Query(description=TOP_K.arxiv)] = None,
     size: Annotated[int | None, Query(description="Alias of top_k")] = None,
     offset: Annotated[Offset, Query()] = 0,
     categories: Annotated[list[str] | None, Query()] = None,
     authors: Annotated[list[str] | None, Query()] = None,
-    date_search_type: Annotated[str | None, Query(description="between | exact | after | before")] = None,
-    date_str: Annotated[
-        list[str] | None, Query(description="YYYY[-MM[-DD]]; twice (or START,END) for between")
-    ] = None,
+    date_search_type: Annotated[str | None, Query(description=DATE_SEARCH_TYPE.arxiv)] = None,
+    date_str: Annotated[list[str] | None, Query(description=DATE_STR.arxiv)] = None,
     date_from: Annotated[str | None, Query()] = None,
     date_to: Annotated[str | None, Query()] = None,
     source: Annotated[str | None, Query(description="Only `arxiv` is served")] = None,
     search_mode: Annotated[str | None, Query(description="Legacy name of `mode` (same values)")] = None,
-    mode: Annotated[str | None, Query(description=mode_help())] = None,
+    mode: Annotated[str | None, Query(description=MODE.arxiv)] = None,
     return_contents: Annotated[bool, Query(description="Add evidence passages to search hits")] = False,
     section: Annotated[str | None, Query()] = None,
     characters: Annotated[int, Query(ge=1, le=1_000_000, description="preview length")] = PREVIEW_CHARS,
-    use_fine_rerank: Annotated[
-        bool | None, Query(description="Reorder the first papers with the cross-encoder")
-    ] = None,
+    use_fine_rerank: Annotated[bool | None, Query(description=FINE_RERANK.arxiv)] = None,
     token: Annotated[
         str | None, Query(description="Accepted; checked only when the server has a token")
     ] = None,
-    orgs: Annotated[
-        list[str] | None, Query(description="400: the corpus has no affiliations (see lenient mode)")
-    ] = None,
-    min_citation: Annotated[
-        int | None,
-        Query(
-            ge=0,
-            description="Keep papers cited by at least this many papers of this corpus (in-corpus counts)",
-        ),
-    ] = None,
-    sort: Annotated[
-        str | None,
-        Query(description="relevance (default) | citations: the 100 best matches by in-corpus citations"),
-    ] = None,
-    venue: Annotated[
-        list[str] | None, Query(description="Venue named in the journal reference (repeat or comma-separate)")
-    ] = None,
-    venue_year: Annotated[int | None, Query(description="Year named in the journal reference")] = None,
+    orgs: Annotated[list[str] | None, Query(description=ORGS.arxiv)] = None,
+    min_citation: Annotated[int | None, Query(ge=0, description=MIN_CITATION.arxiv)] = None,
+    sort: Annotated[str | None, Query(description=SORT.arxiv)] = None,
+    venue: Annotated[list[str] | None, Query(description=VENUE.arxiv)] = None,
+    venue_year: Annotated[int | None, Query(description=VENUE_YEAR.arxiv)] = None,
     facet: Annotated[str | None, Query(description="type=similar: " + FACET_HELP)] = None,
     negative_ids: Annotated[list[str] | None, Query(description="type=similar: " + NEGATIVE_HELP)] = None,
     paper_ids: Annotated[list[str] | None, Query(description="type=passages: " + PAPER_IDS_HELP)] = None,
@@ -255,7 +251,7 @@ async def _retrieve(
 ) -> Response:
     """``type=retrieve``: the parameters checked in order, then the search as ``POST /search``
     (`deepxiv_search_async`: a model server awaited outside the compute slots)."""
-    n = top_k if top_k is not None else check_size(size) if size is not None else 10
+    n = top_k if top_k is not None else check_size(size) if size is not None else DEFAULT_TOP_K
     legacy = check_mode(search_mode, "search_mode")
     ranking = check_mode(mode, "mode") if mode else legacy
     settings = settings_of(request)

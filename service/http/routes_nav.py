@@ -15,9 +15,18 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel
 
-from openxiv.service.bibtex import BibtexResponse, bibtex
+from openxiv.service.bibtex import MAX_BIBTEX_IDS, BibtexResponse, bibtex
 from openxiv.service.errors import BadRequest
-from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import (
+    ERRORS,
+    DateQuery,
+    ListQuery,
+    OffsetQuery,
+    TopKQuery,
+    holder_of,
+    json_response,
+    settings_of,
+)
 from openxiv.service.models import ErrorResponse
 from openxiv.service.navigation import (
     TOP_AUTHORS_MAX,
@@ -28,8 +37,9 @@ from openxiv.service.navigation import (
     facets,
     match_title,
 )
-from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK, split_list
+from openxiv.service.params import FilterParams, split_list
 from openxiv.service.passages import PassagesResponse, paper_id_list, passages
+from openxiv.service.search_params import DEFAULT_TOP_K, MAX_FILTER_VALUES
 
 __all__ = ["NAV_ERRORS", "NAV_TYPES", "PAPER_IDS_HELP", "arxiv_nav", "arxiv_passages", "router"]
 
@@ -41,7 +51,7 @@ NAV_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 NAV_TYPES = ("passages", "facets", "match", "author", "bibtex")
 """The ``GET /arxiv/`` types answered here."""
-PAPER_IDS_HELP = "Only passages of these papers (repeat or comma-separate, at most 50)."
+PAPER_IDS_HELP = f"Only passages of these papers (repeat or comma-separate, at most {MAX_FILTER_VALUES})."
 
 
 def arxiv_passages(
@@ -57,7 +67,7 @@ def arxiv_passages(
         holder_of(request),
         query or "",
         settings=settings_of(request),
-        top_k=top_k if top_k is not None else 10,
+        top_k=top_k if top_k is not None else DEFAULT_TOP_K,
         offset=offset,
         filters=filters.build(),
         paper_ids=paper_id_list(paper_ids),
@@ -75,8 +85,8 @@ def arxiv_passages(
 def v1_passages(
     request: Request,
     q: Annotated[str, Query(description="The words the passages should hold.")],
-    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
-    offset: Annotated[Offset, Query()] = 0,
+    top_k: TopKQuery = DEFAULT_TOP_K,
+    offset: OffsetQuery = 0,
     category: ListQuery = None,
     author: ListQuery = None,
     date_from: DateQuery = None,
@@ -142,8 +152,8 @@ def v1_match(request: Request, title: Annotated[str, Query(description="The titl
 def v1_authors(
     request: Request,
     name: Annotated[str, Query(description="An author name; accents and case do not matter.")],
-    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 20,
-    offset: Annotated[Offset, Query()] = 0,
+    top_k: TopKQuery = 20,
+    offset: OffsetQuery = 0,
 ) -> Response:
     """Newest first; `matched` are the folded names the query matches (the `author` filter's rule),
     `spellings` how the papers print them."""
@@ -160,7 +170,9 @@ def v1_authors(
 )
 def v1_bibtex(
     request: Request,
-    arxiv_id: Annotated[list[str], Query(description="Papers: repeat or comma-separate, at most 50.")],
+    arxiv_id: Annotated[
+        list[str], Query(description=f"Papers: repeat or comma-separate, at most {MAX_BIBTEX_IDS}.")
+    ],
     format: Annotated[str, Query(description="json (default) or bibtex (the .bib text)")] = "json",
 ) -> Response:
     """One entry per paper, in the order asked; `format=bibtex` sends the .bib text itself."""

@@ -14,15 +14,20 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from openxiv.corpus.settings.modes import mode_help
-from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import (
+    ERRORS,
+    DateQuery,
+    ListQuery,
+    OffsetQuery,
+    TopKQuery,
+    holder_of,
+    json_response,
+    settings_of,
+)
 from openxiv.service.models import SearchRequest, SearchResponse, V1SearchRequest, V1SearchResponse
 from openxiv.service.params import (
-    DEFAULT_TOP_K,
-    TOP_K_MAX,
+    MAX_QUERY_FILTER_WORK,
     FilterParams,
-    Offset,
-    TopK,
     check_mode,
     check_queries,
     check_sort,
@@ -33,34 +38,35 @@ from openxiv.service.params import (
 )
 from openxiv.service.search import search_json, v1_json, v1_response
 from openxiv.service.search_async import deepxiv_search_async, search_async
+from openxiv.service.search_params import CITATION_SORT_DEPTH, DEFAULT_TOP_K, MODE, TOP_K_MAX
 from openxiv.service.spec import SearchSpec
 
 __all__ = ["router"]
 
 router = APIRouter()
 
-SEARCH_DOC = """Search papers (the AutoResearchBench agent's and DeepXiv's request shape).
+SEARCH_DOC = f"""Search papers (the AutoResearchBench agent's and DeepXiv's request shape).
 
-Body: `{"query": str | [str], "top_k": 10, "return_contents": true}` plus optional `offset`,
+Body: `{{"query": str | [str], "top_k": 10, "return_contents": true}}` plus optional `offset`,
 `categories`, `authors`, `date_search_type` + `date_str`, `date_from`/`date_to`, `venue`,
 `venue_year`, `min_citation`, `sort`, `mode`. `use_fine_rerank: true` reorders each query's first `OPENXIV_RERANK_DEPTH` papers with the
-cross-encoder (below them the first stage's order; its time is `rerank` in the timings). `top_k` above 100 is clamped and empty strings in a batch are skipped (both
+cross-encoder (below them the first stage's order; its time is `rerank` in the timings). `top_k` above {TOP_K_MAX} is clamped and empty strings in a batch are skipped (both
 said in `warnings`); `orgs` is a 400 (the corpus has no affiliations). `min_citation: N` keeps
 papers cited by at least N papers **of this corpus** (in-corpus counts, resolved at index build from
-the bibliographies the corpus holds); `sort: "citations"` orders the 100 best matches by that count.
-At most 500 queries × filter values per request; a request that runs past the
+the bibliographies the corpus holds); `sort: "citations"` orders the {CITATION_SORT_DEPTH} best matches by that count.
+At most {MAX_QUERY_FILTER_WORK} queries × filter values per request; a request that runs past the
 server's time budget is answered 503.
 
 `total_count` is the number of papers the query matches after filters (at least one query word in
 the title, abstract or a full-text passage; with `mode=dense` alone, every paper passing the
 filters), the same on every page.
 
-Response: `{"status": "success", "total_count": N, "result": [hit, ...]}`; each hit has `arxiv_id`,
-`title`, `score`, `abstract`, `tldr`, `authors: [{name, orgs}]`, `url`, `date`, `citation_count`
-(in-corpus), `categories` and, with `return_contents`, `contents: [{section_title, section_contents:
-[evidence passage]}]`.
+Response: `{{"status": "success", "total_count": N, "result": [hit, ...]}}`; each hit has `arxiv_id`,
+`title`, `score`, `abstract`, `tldr`, `authors: [{{name, orgs}}]`, `url`, `date`, `citation_count`
+(in-corpus), `categories` and, with `return_contents`, `contents: [{{section_title, section_contents:
+[evidence passage]}}]`.
 
-A list of queries is a batch: `results` holds `{query, total_count, result}` per query in order, and
+A list of queries is a batch: `results` holds `{{query, total_count, result}}` per query in order, and
 `result` is their round-robin merge (best hit of each query in turn, de-duplicated, cut to `top_k`).
 """
 
@@ -138,13 +144,13 @@ async def v1_search_post(body: V1SearchRequest, request: Request) -> Response:
 async def v1_search_get(
     request: Request,
     q: Annotated[str, Query(description="The query.")],
-    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
-    offset: Annotated[Offset, Query()] = 0,
+    top_k: TopKQuery = DEFAULT_TOP_K,
+    offset: OffsetQuery = 0,
     category: ListQuery = None,
     author: ListQuery = None,
     date_from: DateQuery = None,
     date_to: DateQuery = None,
-    mode: Annotated[str | None, Query(description=mode_help())] = None,
+    mode: Annotated[str | None, Query(description=MODE.v1)] = None,
     contents: Annotated[bool, Query(description="Add evidence passages.")] = True,
 ) -> Response:
     """Same as `POST /v1/search`, with query parameters."""

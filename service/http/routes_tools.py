@@ -14,10 +14,20 @@ from fastapi import APIRouter, Query, Request, Response
 
 from openxiv.service.errors import BadRequest
 from openxiv.service.find import FIND_TOP_K, FIND_TOP_K_MAX, find
-from openxiv.service.http.helpers import ERRORS, DateQuery, ListQuery, holder_of, json_response, settings_of
+from openxiv.service.http.helpers import (
+    ERRORS,
+    DateQuery,
+    ListQuery,
+    OffsetQuery,
+    TopKQuery,
+    holder_of,
+    json_response,
+    settings_of,
+)
 from openxiv.service.models import ErrorResponse, V1SearchResponse
-from openxiv.service.params import TOP_K_MAX, FilterParams, Offset, TopK
+from openxiv.service.params import FilterParams
 from openxiv.service.search import search_json, v1_json, v1_response
+from openxiv.service.search_params import DEFAULT_TOP_K
 from openxiv.service.similar import (
     FACETS,
     MAX_SEEDS,
@@ -77,7 +87,7 @@ def arxiv_tool(
         holder_of(request),
         seeds,
         settings=settings,
-        top_k=top_k if top_k is not None else 10,
+        top_k=top_k if top_k is not None else DEFAULT_TOP_K,
         offset=offset,
         filters=filters.build(),
         facet=check_facet(facet),
@@ -98,8 +108,8 @@ def v1_similar(
     arxiv_id: Annotated[
         list[str], Query(description=f"Seed paper(s): repeat or comma-separate, at most {MAX_SEEDS}.")
     ],
-    top_k: Annotated[TopK, Query(description=f"1-{TOP_K_MAX}.")] = 10,
-    offset: Annotated[Offset, Query()] = 0,
+    top_k: TopKQuery = DEFAULT_TOP_K,
+    offset: OffsetQuery = 0,
     category: ListQuery = None,
     author: ListQuery = None,
     date_from: DateQuery = None,

@@ -19,6 +19,19 @@ from mcp_types import Tool
 from pydantic import Field
 
 from openxiv.service.params import UNAPPLIABLE
+from openxiv.service.search_params import (
+    AUTHORS,
+    CATEGORIES,
+    DATE_FROM,
+    DATE_TO,
+    FINE_RERANK,
+    MIN_CITATION,
+    MODE,
+    OFFSET,
+    SORT,
+    TOP_K,
+    StrList,
+)
 
 __all__ = [
     "Authors",
@@ -26,32 +39,27 @@ __all__ = [
     "CheckedServer",
     "DateFrom",
     "DateTo",
+    "FineRerank",
     "MinCitation",
+    "Mode",
     "Offset",
     "Size",
     "Sort",
-    "StrOrList",
     "undeclared_arguments_error",
 ]
 
-# The arguments several tools share, declared once (their descriptions are what an agent reads).
-StrOrList = str | list[str] | None
-Size = Annotated[int, Field(description="Number of results, 1-100")]
-Offset = Annotated[int, Field(description="Results to skip (paging), 0-10000")]
-Categories = Annotated[
-    StrOrList, Field(description="arXiv categories or archives, a list or comma-separated: cs.CL,cs.AI")
-]
-Authors = Annotated[StrOrList, Field(description="Author names, a list or comma-separated")]
-DateFrom = Annotated[str | None, Field(description="Earliest date, inclusive: YYYY[-MM[-DD]]")]
-DateTo = Annotated[str | None, Field(description="Latest date, inclusive: YYYY[-MM[-DD]]")]
-MinCitation = Annotated[
-    int | None,
-    Field(description="Keep papers cited by at least this many papers of this corpus (in-corpus counts)"),
-]
-Sort = Annotated[
-    str | None,
-    Field(description="relevance (default) or citations: the 100 best matches by in-corpus citation count"),
-]
+# The arguments several tools share, as tool arguments: types here, help from the one declaration of
+# the search parameters (`openxiv.service.search_params`), which the HTTP front renders too.
+Size = Annotated[int, Field(description=TOP_K.tool)]
+Offset = Annotated[int, Field(description=OFFSET.tool)]
+Categories = Annotated[StrList, Field(description=CATEGORIES.tool)]
+Authors = Annotated[StrList, Field(description=AUTHORS.tool)]
+DateFrom = Annotated[str | None, Field(description=DATE_FROM.tool)]
+DateTo = Annotated[str | None, Field(description=DATE_TO.tool)]
+MinCitation = Annotated[int | None, Field(description=MIN_CITATION.tool)]
+Sort = Annotated[str | None, Field(description=SORT.tool)]
+Mode = Annotated[str | None, Field(description=MODE.tool)]
+FineRerank = Annotated[bool, Field(description=FINE_RERANK.tool)]
 
 
 def undeclared_arguments_error(tool: str, given: Iterable[str], declared: Iterable[str]) -> str | None:

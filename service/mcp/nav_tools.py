@@ -11,14 +11,20 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from openxiv.service.bibtex import BibtexResponse
+from openxiv.service.bibtex import MAX_BIBTEX_IDS, BibtexResponse
 from openxiv.service.library import Library
-from openxiv.service.mcp.arguments import Authors, Categories, DateFrom, DateTo, Offset, Size, StrOrList
+from openxiv.service.mcp.arguments import Authors, Categories, DateFrom, DateTo, Offset, Size
 from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
 from openxiv.service.nav_text import author_text, facets_text, match_text
-from openxiv.service.navigation import AuthorPapersResponse, FacetsResponse, TitleMatchResponse
+from openxiv.service.navigation import (
+    TOP_AUTHORS_MAX,
+    AuthorPapersResponse,
+    FacetsResponse,
+    TitleMatchResponse,
+)
 from openxiv.service.params import FilterParams
 from openxiv.service.passages import PassagesResponse, passages_text
+from openxiv.service.search_params import DEFAULT_TOP_K, MAX_FILTER_VALUES, StrList
 
 __all__ = ["NAV_TOOLS", "add_nav_tools"]
 
@@ -29,15 +35,17 @@ def add_nav_tools(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
     def search_passages(
         query: Annotated[str, Field(description="What the passages should say, in words")],
-        size: Size = 10,
+        size: Size = DEFAULT_TOP_K,
         offset: Offset = 0,
         categories: Categories = None,
         authors: Authors = None,
         date_from: DateFrom = None,
         date_to: DateTo = None,
         paper_ids: Annotated[
-            StrOrList,
-            Field(description="Only passages of these papers (a list or comma-separated, at most 50)"),
+            StrList,
+            Field(
+                description=f"Only passages of these papers (a list or comma-separated, at most {MAX_FILTER_VALUES})"
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, PassagesResponse]:
         """The best passages across papers for a query, several per paper when they are the best
@@ -65,7 +73,7 @@ def add_nav_tools(server: MCPServer, library: Library) -> None:
         authors: Authors = None,
         date_from: DateFrom = None,
         date_to: DateTo = None,
-        top_authors: Annotated[int, Field(description="Authors to list, 0-100")] = 10,
+        top_authors: Annotated[int, Field(description=f"Authors to list, 0-{TOP_AUTHORS_MAX}")] = 10,
     ) -> Annotated[CallToolResult, FacetsResponse]:
         """How many papers of this corpus match a query, by year, month, category and top authors:
         size a set before paging through it, or pick the filters that narrow it."""
@@ -104,7 +112,7 @@ def add_nav_tools(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
     def bibtex(
         arxiv_id: Annotated[
-            StrOrList, Field(description="Paper id(s): a list or comma-separated, at most 50")
+            StrList, Field(description=f"Paper id(s): a list or comma-separated, at most {MAX_BIBTEX_IDS}")
         ],
     ) -> Annotated[CallToolResult, BibtexResponse]:
         """BibTeX entries of papers, ready to paste into a .bib file."""

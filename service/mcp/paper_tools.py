@@ -16,6 +16,7 @@ from openxiv.service.mcp.results import READ_ONLY, tool_errors, tool_result
 from openxiv.service.models import SearchResponse
 from openxiv.service.params import FilterParams
 from openxiv.service.readable import find_text, search_text
+from openxiv.service.search_params import DEFAULT_TOP_K
 from openxiv.service.similar import FACETS, MAX_SEEDS
 from openxiv.service.tool_models import FindResponse
 
@@ -31,7 +32,7 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
             str | list[str],
             Field(description=f"Seed paper id, or up to {MAX_SEEDS} ids (a list or comma-separated)"),
         ],
-        size: Size = 10,
+        size: Size = DEFAULT_TOP_K,
         offset: Offset = 0,
         categories: Categories = None,
         authors: Authors = None,

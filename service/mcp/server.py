@@ -36,7 +36,9 @@ from openxiv.service.mcp.arguments import (
     CheckedServer,
     DateFrom,
     DateTo,
+    FineRerank,
     MinCitation,
+    Mode,
     Offset,
     Size,
     Sort,
@@ -63,6 +65,7 @@ from openxiv.service.readable import (
     section_text,
 )
 from openxiv.service.reading import PREVIEW_CHARS
+from openxiv.service.search_params import DEFAULT_TOP_K
 
 __all__ = ["MCP_PATH", "TOOLS", "build_server", "http_app", "serving"]
 
@@ -144,21 +147,14 @@ def _add_search_tool(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
     async def search_papers(
         query: Annotated[str, Field(description="What to look for, in words (e.g. 'agent memory')")],
-        size: Size = 10,
+        size: Size = DEFAULT_TOP_K,
         offset: Offset = 0,
         categories: Categories = None,
         authors: Authors = None,
         date_from: DateFrom = None,
         date_to: DateTo = None,
-        mode: Annotated[
-            str | None,
-            Field(
-                description="Ranking: hybrid (default), bm25 (keywords), dense (meaning), weighted, zscore, rrf"
-            ),
-        ] = None,
-        use_fine_rerank: Annotated[
-            bool, Field(description="Reorder the first papers with the cross-encoder (slower, better order)")
-        ] = False,
+        mode: Mode = None,
+        use_fine_rerank: FineRerank = False,
         min_citation: MinCitation = None,
         sort: Sort = None,
     ) -> Annotated[CallToolResult, SearchResponse]:

@@ -25,6 +25,7 @@ from openxiv.corpus.settings.modes import mode_help
 from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.launch import check_index
+from openxiv.service.search_params import CITATION_SORT_DEPTH, DEFAULT_TOP_K, OFFSET_MAX, SORTS, TOP_K_MAX
 
 __all__ = ["filter_options", "open_library", "paper", "results_table", "search", "wrap_lines"]
 
@@ -148,8 +149,12 @@ def results_table(response: Any, offset: int, width: int) -> str:
 @settings_from_flags
 @click.argument("query")
 @index_option(help="The index to search.")
-@click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Hits to show, 1-100.")
-@click.option("--offset", type=int, default=0, show_default=True, help="Hits to skip (paging), 0-10000.")
+@click.option(
+    "--top-k", "-k", type=int, default=DEFAULT_TOP_K, show_default=True, help=f"Hits to show, 1-{TOP_K_MAX}."
+)
+@click.option(
+    "--offset", type=int, default=0, show_default=True, help=f"Hits to skip (paging), 0-{OFFSET_MAX}."
+)
 @filter_options
 @click.option("--mode", default=None, help=mode_help())
 @click.option(
@@ -163,10 +168,10 @@ def results_table(response: Any, offset: int, width: int) -> str:
 )
 @click.option(
     "--sort",
-    type=click.Choice(["relevance", "citations"]),
+    type=click.Choice(SORTS),
     default="relevance",
     show_default=True,
-    help="citations: the 100 best matches ordered by in-corpus citation count (ties by relevance).",
+    help=f"citations: the {CITATION_SORT_DEPTH} best matches ordered by in-corpus citation count (ties by relevance).",
 )
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
 @click.option(

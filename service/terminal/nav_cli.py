@@ -16,6 +16,7 @@ import click
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
+from openxiv.service.search_params import OFFSET_MAX, TOP_K_MAX
 from openxiv.service.terminal.cli import filter_options, open_library
 
 __all__ = ["author", "bibtex", "facets", "match"]
@@ -76,8 +77,12 @@ def match(settings: Settings, title: str, json_out: str | None) -> None:
 @settings_from_flags
 @click.argument("name")
 @index_option(help="The index to look in.")
-@click.option("--top-k", "-k", type=int, default=20, show_default=True, help="Papers to show, 1-100.")
-@click.option("--offset", type=int, default=0, show_default=True, help="Papers to skip (paging), 0-10000.")
+@click.option(
+    "--top-k", "-k", type=int, default=20, show_default=True, help=f"Papers to show, 1-{TOP_K_MAX}."
+)
+@click.option(
+    "--offset", type=int, default=0, show_default=True, help=f"Papers to skip (paging), 0-{OFFSET_MAX}."
+)
 @json_option(help="Print one JSON object, the GET /v1/authors response.")
 def author(settings: Settings, name: str, top_k: int, offset: int, json_out: str | None) -> None:
     """The papers of the author NAME, newest first, under every spelling that folds to it.
