@@ -23,6 +23,9 @@ truncated, encrypted, no pages, no text, no arXiv id); it never raises for bad i
 - **categories**: the primary category of the margin stamp (``[cs.CL]``); **dates**: the stamp's
   date is the date of the version the PDF shows (``updated``), and v1's date (``published``) only
   when that version is v1.
+
+This module reads the file, the stamp and the structure after the title; page 1's title block (title
+and authors) is `pdf_front`'s, the lines, furniture, headings and paragraphs `pdf_layout`'s.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from datetime import date, datetime
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ from openxiv.corpus.bibliography import entries_from_lines, references_of, with_
 from openxiv.corpus.extras import import_pymupdf, missing_extra
 from openxiv.corpus.ids import InvalidArxivId, parse_arxiv_id
 from openxiv.corpus.normalize import heading_key
-from openxiv.corpus.readers.author_block import is_affiliation, lowercase_words, split_names
+from openxiv.corpus.readers import pdf_front
 from openxiv.corpus.readers.pdf_layout import (
     END_NAMES,
     FRONT_MATTER,
@@ -49,6 +51,7 @@ from openxiv.corpus.readers.pdf_layout import (
     body_size,
     drop_furniture,
     extract_lines,
+    has_letters,
     join_text,
     match_heading,
     merge_heading_continuations,
@@ -72,17 +75,6 @@ _STAMP = re.compile(
     r"\s*(?:\[(?P<cat>[^\]\s]+)\])?\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4})?"
 )
 _ABSTRACT_RUN_IN = re.compile(r"^abstract\s*[.:—–-]?\s*", re.I)
-_LETTERS = re.compile(r"[^\W\d_]")
-
-
-def _has_letters(text: str, n: int = 3) -> bool:
-    """``text`` holds at least ``n`` letters; stops at the ``n``-th (a section's whole text was
-    scanned to count every letter just to compare the count with 3)."""
-    return sum(1 for _ in islice(_LETTERS.finditer(text), n)) >= n
-
-
-_BAD_META_TITLE = re.compile(r"\.(?:dvi|pdf|tex|docx?)$|^untitled|^microsoft word|^arxiv:", re.I)
-_TITLE_NOISE = re.compile(r"^(?:preprint|under review|published as|arxiv|proceedings)", re.I)
 
 
 def parse_stamp(text: str) -> tuple[str, int | None, str | None, date | None] | None:
@@ -178,10 +170,10 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
 
     body = body_size(raw_lines)
     lines = merge_heading_continuations(drop_furniture(merge_number_lines(raw_lines), heights, body))
-    title_lines = _title_lines(raw_lines, heights[0] if heights else 792.0)
-    title = _join_title(title_lines)
+    title_lines = pdf_front.title_lines(raw_lines, heights[0] if heights else 792.0)
+    title = pdf_front.join_title(title_lines)
     title_source: TitleSource = "text" if title else "metadata"  # the page's title block, else the metadata
-    title = title or _metadata_title(doc.metadata or {})
+    title = title or pdf_front.metadata_title(doc.metadata or {})
     title_end = (title_lines[-1].page, title_lines[-1].y1) if title_lines else (0, 0.0)
 
     abstract, sections, bib_lines = _structure(lines, body, title_end)
@@ -194,7 +186,9 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
         title=title,
         title_source=title_source if title else None,
         abstract=abstract,
-        authors=_authors(raw_lines, title_end, _written_lowercase(lines)) if title_lines else [],
+        authors=pdf_front.authors(raw_lines, title_end, pdf_front.written_lowercase(lines))
+        if title_lines
+        else [],
         categories=[category] if category else [],
         published=when if version == 1 else None,
         updated=when,
@@ -203,117 +197,11 @@ def _read_document(doc: Any, name: str) -> PaperRecord | ReadError:
     )
 
 
-MAX_AUTHOR_LINES = 40
-"""Lines of page 1 after the title searched for author names at most."""
-
-
-def _authors(lines: list[Line], title_end: tuple[int, float], vocab: set[str]) -> list[str]:
-    """Author names of the title block (see the module docstring)."""
-    authors: list[str] = []
-    style: tuple[float, bool] | None = None  # (size, bold) of the first name line
-    block = [ln for ln in lines if ln.page == 0 and ln.y0 >= title_end[1] - 1][:MAX_AUTHOR_LINES]
-    for ln in _rows(block):
-        text = ln.text.strip()
-        if heading_key(ln.lead_bold or text).startswith("abstract") or match_heading(
-            ln, 10.0, set(), appendix=False
-        ):
-            break
-        names = _line_names(ln, vocab)
-        if names is None:
-            if not is_affiliation(text) and len(text) > 60:
-                break  # the abstract without its heading, or body text
-            continue
-        if style is None:
-            style = (ln.size, ln.bold)
-        elif abs(ln.size - style[0]) > 0.6 or ln.bold != style[1]:
-            continue  # names are set in one style; "IIIT Hyderabad" under them is an affiliation
-        authors.extend(n for n in names if n not in authors)
-    return authors
-
-
-def _rows(lines: list[Line]) -> list[Line]:
-    """Lines top to bottom, a row (tops within a third of the text size) left to right."""
-    out: list[Line] = []
-    row: list[Line] = []
-    for ln in sorted(lines, key=lambda ln: ln.y0):
-        if row and ln.y0 - row[0].y0 > ln.size / 3:
-            out.extend(sorted(row, key=lambda r: r.x0))
-            row = []
-        row.append(ln)
-    out.extend(sorted(row, key=lambda r: r.x0))
-    return out
-
-
-def _written_lowercase(lines: list[Line]) -> set[str]:
-    return lowercase_words("\n".join(ln.text for ln in lines))
-
-
-def _line_names(ln: Line, vocab: set[str]) -> list[str] | None:
-    """The names of a line, from its superscript-separated pieces when it has them."""
-    if len(ln.pieces) > 1:
-        out: list[str] = []
-        for piece in ln.pieces:
-            names = split_names(piece, vocab)
-            if names is None:
-                return None
-            out.extend(names)
-        return out
-    return split_names(ln.text, vocab)
-
-
 def _version_from_name(name: str, arxiv_id: str) -> int | None:
     try:
         return parse_arxiv_id(Path(name).stem).version
     except InvalidArxivId:
         return None
-
-
-def _title_lines(lines: list[Line], page_height: float) -> list[Line]:
-    """The lines of page 1's title: the largest text in the top half, and its neighbours of that size."""
-    candidates = [
-        ln
-        for ln in lines
-        if ln.page == 0
-        and ln.y0 < 0.5 * page_height
-        and _has_letters(ln.text)
-        and not _TITLE_NOISE.match(ln.text)
-    ]
-    if not candidates:
-        return []
-    top = max(ln.size for ln in candidates)
-    same = sorted((ln for ln in candidates if abs(ln.size - top) <= 0.5), key=lambda ln: (ln.y0, ln.x0))
-    group = [same[0]]
-    for ln in same[1:]:
-        prev = group[-1]
-        if ln.y0 - prev.y1 > 1.2 * top:
-            break
-        group.append(ln)
-    return group
-
-
-def _join_title(lines: list[Line]) -> str | None:
-    if not lines:
-        return None
-    parts: list[str] = []
-    for ln in lines:
-        text = ln.text.strip()
-        if parts and parts[-1].endswith("-") and text[:1].islower():
-            parts[-1] = parts[-1][:-1] + text
-        else:
-            parts.append(text)
-    title = " ".join(" ".join(parts).split()).strip(" *∗†‡")
-    return title if _has_letters(title) else None
-
-
-def _metadata_title(meta: dict[str, Any]) -> str | None:
-    title = " ".join(str(meta.get("title") or "").split())
-    if len(title) < 10 or len(title.split()) < 2 or _BAD_META_TITLE.search(title):
-        return None
-    try:
-        parse_arxiv_id(title)
-        return None
-    except InvalidArxivId:
-        return title
 
 
 def _structure(
@@ -380,7 +268,7 @@ def _structure(
     records = []
     for i, (heading, _page, body_lines) in enumerate(sections):
         text = join_text(body_lines, vocab)
-        if not _has_letters(text):  # no text: keep a parent heading, drop contents-page entries
+        if not has_letters(text):  # no text: keep a parent heading, drop contents-page entries
             following = sections[i + 1][0].number if i + 1 < len(sections) else None
             if not (heading.number and following and following.startswith(heading.number + ".")):
                 continue

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from openxiv.corpus.normalize import heading_key
@@ -32,6 +33,7 @@ __all__ = [
     "body_size",
     "drop_furniture",
     "extract_lines",
+    "has_letters",
     "join_text",
     "match_heading",
     "merge_heading_continuations",
@@ -51,6 +53,12 @@ _NUMBERED = re.compile(
 _ROMAN = re.compile(r"^[IVX]{1,5}$")
 _CONTENTS = re.compile(r"(?:\.\s?){5,}\s*\d*$|^(?:table of )?contents$", re.I)
 _SENTENCE_BREAK = re.compile(r"[a-z]{3}\.\s+[A-Z]")
+
+
+def has_letters(text: str, n: int = 3) -> bool:
+    """``text`` holds at least ``n`` letters; stops at the ``n``-th (a section's whole text was
+    scanned to count every letter just to compare the count with 3)."""
+    return sum(1 for _ in islice(_LETTERS.finditer(text), n)) >= n
 
 
 @dataclass(slots=True)
