@@ -2,7 +2,7 @@
 
 The PDF reader scans a whole document's text (two megabytes for a long paper) with patterns that
 match rarely: e-mail addresses and URLs (`author_block.lowercase_words`), words split at a line-end
-hyphen (`pdf_layout.vocabulary`). Python's regex engine tries every alternative of such a pattern at
+hyphen (`pdf_text.vocabulary`). Python's regex engine tries every alternative of such a pattern at
 every character. When every match holds a *mark* that a cheap pattern finds (an ``@``, a ``-`` before
 a line break), and no match crosses a line break other than from its mark's line to a line the caller
 names, then substituting on those lines alone gives the same text, for a fraction of the scan.

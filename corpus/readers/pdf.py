@@ -25,7 +25,8 @@ truncated, encrypted, no pages, no text, no arXiv id); it never raises for bad i
   when that version is v1.
 
 This module reads the file, the stamp and the structure after the title; page 1's title block (title
-and authors) is `pdf_front`'s, the lines, furniture, headings and paragraphs `pdf_layout`'s.
+and authors) is `pdf_front`'s, the lines, furniture and headings `pdf_layout`'s, the paragraphs
+`pdf_text`'s.
 """
 
 from __future__ import annotations
@@ -52,12 +53,11 @@ from openxiv.corpus.readers.pdf_layout import (
     drop_furniture,
     extract_lines,
     has_letters,
-    join_text,
     match_heading,
     merge_heading_continuations,
     merge_number_lines,
-    vocabulary,
 )
+from openxiv.corpus.readers.pdf_text import join_text, vocabulary
 from openxiv.corpus.records import PaperRecord, ReadError, SectionRecord, TitleSource
 
 __all__ = ["FORMAT", "MAX_PAGES", "TEXT_FLAGS", "parse_stamp", "read_pdf"]

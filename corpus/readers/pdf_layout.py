@@ -1,4 +1,4 @@
-"""Layout analysis for the PDF reader: lines with their style, page furniture, headings, paragraphs.
+"""Layout analysis for the PDF reader: lines with their style, page furniture, headings.
 
 `extract_lines` makes the one pass over PyMuPDF's ``page.get_text("dict")`` output and flattens it
 into `Line` records (text, dominant font size, bold, position, page, block). Everything else here
@@ -10,9 +10,9 @@ works on those lines, never on characters:
   smaller than the body below the last body-size line of its page), text under 80% of the body
   size (tables, figure labels), equation debris and table-of-contents lines (dot leaders);
 - `match_heading`: whether a line is a section heading (bold or larger than the body; numbered
-  ``1``, ``2.3``, ``A.1``, ``IV.``, or a known name such as *Introduction*; see the function);
-- `join_text`: lines into paragraphs, hyphenation at line ends repaired with the document's own
-  vocabulary.
+  ``1``, ``2.3``, ``A.1``, ``IV.``, or a known name such as *Introduction*; see the function).
+
+Their text is joined into paragraphs by `openxiv.corpus.readers.pdf_text`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from itertools import islice
 from typing import Any
 
 from openxiv.corpus.normalize import heading_key
-from openxiv.corpus.readers.line_sub import sub_marked_lines
 
 __all__ = [
     "Heading",
@@ -34,11 +33,9 @@ __all__ = [
     "drop_furniture",
     "extract_lines",
     "has_letters",
-    "join_text",
     "match_heading",
     "merge_heading_continuations",
     "merge_number_lines",
-    "vocabulary",
 ]
 
 _SUPERSCRIPT, _BOLD = 1, 16
@@ -384,56 +381,3 @@ def match_heading(
     ):
         return Heading(text, None)
     return None
-
-
-_HYPHENATED = re.compile(r"([A-Za-z]+)-$")
-_LEAD_WORD = re.compile(r"^([a-z]+)")
-_WORDS = re.compile(r"[a-z]+")
-_SPLIT_WORD = re.compile(r"[A-Za-z]+-\n[a-z]+")
-_LINE_END_HYPHEN = re.compile(r"-\n")
-_SENTENCE_END = (".", "!", "?", ":", ";", '"', "”", ")", "]")
-
-
-def vocabulary(lines: Iterable[Line]) -> set[str]:
-    """Lower-case words of the document, to decide whether a line-end hyphen is a soft one."""
-    # the fragments of a word split at a line-end hyphen are not words; a split spans the hyphen's
-    # line and the next one, so only those lines need the substitution
-    text = sub_marked_lines(
-        _SPLIT_WORD, " ", "\n".join(ln.text for ln in lines), _LINE_END_HYPHEN, lambda m: m.end()
-    )
-    return set(_WORDS.findall(text.lower()))
-
-
-def _join_pair(left: str, right: str, vocab: set[str]) -> str:
-    """``left`` and ``right`` as one text; ``left``'s line-end hyphen dropped when it is a soft one."""
-    m = _HYPHENATED.search(left[-40:])
-    w = _LEAD_WORD.match(right)
-    if m and w:
-        a, b = m.group(1), w.group(1)
-        if (a + b).lower() in vocab or not (a.lower() in vocab and b in vocab):
-            return left[:-1] + right
-        return left + right
-    if m:  # "Physics-" + "Informed": a compound split at its hyphen
-        return left + right
-    return f"{left} {right}"
-
-
-def join_text(lines: Sequence[Line], vocab: set[str]) -> str:
-    """Paragraphs from lines: one block is one paragraph, except that a block continuing a sentence
-    (previous block not ended by punctuation, this one starting in lower case) is joined to it."""
-    paragraphs: list[str] = []
-    parts: list[str] = []
-    prev_block: tuple[int, int] | None = None
-    for ln in lines:
-        block = (ln.page, ln.block)
-        if parts and block != prev_block and (parts[-1].endswith(_SENTENCE_END) or not ln.text[:1].islower()):
-            paragraphs.append(" ".join(parts))
-            parts = []
-        if parts and parts[-1].endswith("-") and _HYPHENATED.search(parts[-1][-40:]):
-            parts[-1] = _join_pair(parts[-1], ln.text, vocab)
-        else:
-            parts.append(ln.text)
-        prev_block = block
-    if parts:
-        paragraphs.append(" ".join(parts))
-    return "\n\n".join(paragraphs)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openxiv.corpus.extras import import_pymupdf
-from openxiv.corpus.readers import author_block, pdf_layout
+from openxiv.corpus.readers import author_block, pdf_layout, pdf_text
 from openxiv.corpus.readers.pdf import TEXT_FLAGS
 from openxiv.corpus.shared import SharedData
 
@@ -31,8 +31,8 @@ _TEXTS = st.lists(_PIECES, max_size=40).map("".join)
 
 
 def _split_words(text: str) -> str:
-    return pdf_layout.sub_marked_lines(
-        pdf_layout._SPLIT_WORD, " ", text, pdf_layout._LINE_END_HYPHEN, lambda m: m.end()
+    return pdf_text.sub_marked_lines(
+        pdf_text._SPLIT_WORD, " ", text, pdf_text._LINE_END_HYPHEN, lambda m: m.end()
     )
 
 
@@ -45,7 +45,7 @@ def test_strip_addresses_equals_the_whole_text_substitution(text: str) -> None:
 @settings(max_examples=3000, deadline=None)
 @given(_TEXTS)
 def test_split_word_removal_equals_the_whole_text_substitution(text: str) -> None:
-    assert _split_words(text) == pdf_layout._SPLIT_WORD.sub(" ", text)
+    assert _split_words(text) == pdf_text._SPLIT_WORD.sub(" ", text)
 
 
 def test_braces_spanning_lines_and_addresses_are_all_stripped() -> None:
@@ -65,7 +65,7 @@ def test_same_text_on_the_shared_plain_text_papers() -> None:
             texts = [v for v in json.loads(line).values() if isinstance(v, str) and len(v) > 2000]
             for text in texts:
                 assert author_block.strip_addresses(text) == author_block._ADDRESSES.sub(" ", text)
-                assert _split_words(text) == pdf_layout._SPLIT_WORD.sub(" ", text)
+                assert _split_words(text) == pdf_text._SPLIT_WORD.sub(" ", text)
                 checked += 1
             if checked >= 300:
                 break
