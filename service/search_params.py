@@ -1,11 +1,11 @@
 """The search parameters the fronts offer, declared once: their limits, defaults, wire types and help.
 
-Both network fronts offer the same search and filter parameters: the MCP tools (``search_papers``,
+The fronts offer the same search and filter parameters: the MCP tools (``search_papers``,
 ``search_passages``, ``similar_papers``, ``facets``) as tool arguments, the HTTP front as the fields of
 ``POST /search`` and ``/v1/search`` bodies (`openxiv.service.models`) and as the query parameters of
-``GET /arxiv/``. Each front renders a parameter in its framework's terms (a pydantic ``Field`` of a tool
-argument, `openxiv.service.mcp.arguments`; a body field; a FastAPI ``Query``), from what is declared
-here; `openxiv.service.params` checks the values (`FilterParams.build`, `check_range`, `check_sort`,
+``GET /arxiv/``, ``openxiv search`` as options. Each front renders a parameter in its framework's terms
+(a pydantic ``Field`` of a tool argument, `openxiv.service.mcp.arguments`; a body field; a FastAPI
+``Query``; a click option, `openxiv.service.terminal.cli`), from what is declared here; `openxiv.service.params` checks the values (`FilterParams.build`, `check_range`, `check_sort`,
 `check_mode`), from the same limits.
 
 A `SearchParam` holds the help each surface publishes for one parameter. The surfaces were written
@@ -92,6 +92,8 @@ class SearchParam:
     """``/v1/search``'s body field."""
     arxiv: str | None = None
     """``GET /arxiv/``'s query parameter."""
+    cli: str | None = None
+    """The terminal's option (``openxiv search``)."""
     tool_name: str | None = None
     """The tools' name when it is not `name` (``size`` for ``top_k``)."""
 
@@ -111,6 +113,7 @@ TOP_K = SearchParam(
     "(said in `warnings`).",
     v1=f"Hits per page, 1-{TOP_K_MAX}.",
     arxiv=f"1-{TOP_K_MAX} (default {DEFAULT_TOP_K})",
+    cli=f"Hits to show, 1-{TOP_K_MAX}.",
     tool_name="size",
 )
 OFFSET = SearchParam(
@@ -118,46 +121,57 @@ OFFSET = SearchParam(
     tool=f"Results to skip (paging), 0-{OFFSET_MAX}",
     body=f"Hits to skip (paging), 0-{OFFSET_MAX}.",
     v1=f"Hits to skip (paging), 0-{OFFSET_MAX}.",
+    cli=f"Hits to skip (paging), 0-{OFFSET_MAX}.",
 )
 CATEGORIES = SearchParam(
     "categories",
     tool="arXiv categories or archives, a list or comma-separated: cs.CL,cs.AI",
     body="Keep papers in any of these categories/archives.",
+    cli="Keep papers in this category or archive (repeat or comma-separate).",
 )
 AUTHORS = SearchParam(
     "authors",
     tool="Author names, a list or comma-separated",
     body="Keep papers with an author matching any of these names.",
+    cli="Keep papers with an author matching this name (repeat or comma-separate).",
 )
 DATE_FROM = SearchParam(
     "date_from",
     tool="Earliest date, inclusive: YYYY[-MM[-DD]]",
     body="Legacy: inclusive lower bound (YYYY[-MM[-DD]]).",
     v1="Inclusive, YYYY[-MM[-DD]] (start of the period).",
+    cli="Earliest date, inclusive: YYYY[-MM[-DD]].",
 )
 DATE_TO = SearchParam(
     "date_to",
     tool="Latest date, inclusive: YYYY[-MM[-DD]]",
     body="Legacy: inclusive upper bound (YYYY[-MM[-DD]]).",
     v1="Inclusive, YYYY[-MM[-DD]] (end of the period).",
+    cli="Latest date, inclusive: YYYY[-MM[-DD]].",
 )
 DATE_SEARCH_TYPE = SearchParam(
-    "date_search_type", body=" | ".join(DATE_SEARCH_TYPES), arxiv=" | ".join(DATE_SEARCH_TYPES)
+    "date_search_type",
+    body=" | ".join(DATE_SEARCH_TYPES),
+    arxiv=" | ".join(DATE_SEARCH_TYPES),
+    cli="With --date-str (twice for between): the DeepXiv date filter.",
 )
 DATE_STR = SearchParam(
     "date_str",
     body="YYYY, YYYY-MM or YYYY-MM-DD; two values for between.",
     arxiv="YYYY[-MM[-DD]]; twice (or START,END) for between",
+    cli="YYYY[-MM[-DD]] for --date-search-type.",
 )
 VENUE = SearchParam(
     "venue",
     body="Keep papers whose journal reference names any of these venues (phrase).",
     arxiv="Venue named in the journal reference (repeat or comma-separate)",
+    cli="Keep papers whose journal reference names this venue.",
 )
 VENUE_YEAR = SearchParam(
     "venue_year",
     body="Keep papers whose journal reference names this year.",
     arxiv="Year named in the journal reference",
+    cli="Keep papers whose journal reference names this year.",
 )
 MIN_CITATION = SearchParam(
     "min_citation",
@@ -165,6 +179,7 @@ MIN_CITATION = SearchParam(
     body=_CITED_BY + "; 0: no filter).",
     v1=_CITED_BY + "; 0: no filter).",
     arxiv=_CITED_BY + ")",
+    cli=_CITED_BY + ").",
 )
 ORGS = SearchParam(
     "orgs",
@@ -178,6 +193,7 @@ SORT = SearchParam(
     "ordered by in-corpus citation count, ties by relevance.",
     v1=f"relevance (default) | citations: {_SORTED} ordered by in-corpus citation count.",
     arxiv=f"relevance (default) | citations: {_SORTED} by in-corpus citations",
+    cli=f"citations: {_SORTED} ordered by in-corpus citation count (ties by relevance).",
 )
 MODE = SearchParam(
     "mode",
@@ -186,12 +202,14 @@ MODE = SearchParam(
     body=mode_help(),
     v1=mode_help(),
     arxiv=mode_help(),
+    cli=mode_help(),
 )
 FINE_RERANK = SearchParam(
     "use_fine_rerank",
     tool="Reorder the first papers with the cross-encoder (slower, better order)",
     body="DeepXiv's: true reorders the first `OPENXIV_RERANK_DEPTH` papers with the cross-encoder.",
     arxiv="Reorder the first papers with the cross-encoder",
+    cli="Reorder the first OPENXIV_RERANK_DEPTH hits with the cross-encoder (use_fine_rerank).",
 )
 
 SEARCH_PARAMS = (

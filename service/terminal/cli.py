@@ -21,11 +21,28 @@ from typing import Any, TypeVar
 import click
 
 from openxiv.corpus.settings.model import Settings
-from openxiv.corpus.settings.modes import mode_help
 from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
 from openxiv.service.errors import ApiError, BadRequest
 from openxiv.service.launch import check_index
-from openxiv.service.search_params import CITATION_SORT_DEPTH, DEFAULT_TOP_K, OFFSET_MAX, SORTS, TOP_K_MAX
+from openxiv.service.search_params import (
+    AUTHORS,
+    CATEGORIES,
+    DATE_FROM,
+    DATE_SEARCH_TYPE,
+    DATE_SEARCH_TYPES,
+    DATE_STR,
+    DATE_TO,
+    DEFAULT_TOP_K,
+    FINE_RERANK,
+    MIN_CITATION,
+    MODE,
+    OFFSET,
+    SORT,
+    SORTS,
+    TOP_K,
+    VENUE,
+    VENUE_YEAR,
+)
 
 __all__ = ["filter_options", "open_library", "paper", "results_table", "search", "wrap_lines"]
 
@@ -36,32 +53,30 @@ FILTER_OPTIONS = (
         "--category",
         "categories",
         multiple=True,
-        help="Keep papers in this category or archive (repeat or comma-separate).",
+        help=CATEGORIES.cli,
     ),
     click.option(
         "--author",
         "authors",
         multiple=True,
-        help="Keep papers with an author matching this name (repeat or comma-separate).",
+        help=AUTHORS.cli,
     ),
-    click.option("--date-from", default=None, help="Earliest date, inclusive: YYYY[-MM[-DD]]."),
-    click.option("--date-to", default=None, help="Latest date, inclusive: YYYY[-MM[-DD]]."),
+    click.option("--date-from", default=None, help=DATE_FROM.cli),
+    click.option("--date-to", default=None, help=DATE_TO.cli),
     click.option(
         "--date-search-type",
-        type=click.Choice(["between", "exact", "after", "before"]),
+        type=click.Choice(DATE_SEARCH_TYPES),
         default=None,
-        help="With --date-str (twice for between): the DeepXiv date filter.",
+        help=DATE_SEARCH_TYPE.cli,
     ),
-    click.option("--date-str", multiple=True, help="YYYY[-MM[-DD]] for --date-search-type."),
-    click.option("--venue", multiple=True, help="Keep papers whose journal reference names this venue."),
-    click.option(
-        "--venue-year", type=int, default=None, help="Keep papers whose journal reference names this year."
-    ),
+    click.option("--date-str", multiple=True, help=DATE_STR.cli),
+    click.option("--venue", multiple=True, help=VENUE.cli),
+    click.option("--venue-year", type=int, default=None, help=VENUE_YEAR.cli),
     click.option(
         "--min-citation",
         type=int,
         default=None,
-        help="Keep papers cited by at least this many papers of this corpus (in-corpus counts).",
+        help=MIN_CITATION.cli,
     ),
 )
 """The filters of ``POST /search`` on the command line; each option's name is a `FilterParams` field,
@@ -149,14 +164,10 @@ def results_table(response: Any, offset: int, width: int) -> str:
 @settings_from_flags
 @click.argument("query")
 @index_option(help="The index to search.")
-@click.option(
-    "--top-k", "-k", type=int, default=DEFAULT_TOP_K, show_default=True, help=f"Hits to show, 1-{TOP_K_MAX}."
-)
-@click.option(
-    "--offset", type=int, default=0, show_default=True, help=f"Hits to skip (paging), 0-{OFFSET_MAX}."
-)
+@click.option("--top-k", "-k", type=int, default=DEFAULT_TOP_K, show_default=True, help=TOP_K.cli)
+@click.option("--offset", type=int, default=0, show_default=True, help=OFFSET.cli)
 @filter_options
-@click.option("--mode", default=None, help=mode_help())
+@click.option("--mode", default=None, help=MODE.cli)
 @click.option(
     "--contents/--no-contents", default=True, show_default=True, help="Add each hit's evidence passage."
 )
@@ -164,14 +175,14 @@ def results_table(response: Any, offset: int, width: int) -> str:
     "--fine-rerank/--no-fine-rerank",
     default=False,
     show_default=True,
-    help="Reorder the first OPENXIV_RERANK_DEPTH hits with the cross-encoder (use_fine_rerank).",
+    help=FINE_RERANK.cli,
 )
 @click.option(
     "--sort",
     type=click.Choice(SORTS),
     default="relevance",
     show_default=True,
-    help=f"citations: the {CITATION_SORT_DEPTH} best matches ordered by in-corpus citation count (ties by relevance).",
+    help=SORT.cli,
 )
 @click.option("--long", "long_form", is_flag=True, help="Print authors, TLDR and evidence under each hit.")
 @click.option(

@@ -15,7 +15,7 @@ import click
 
 from openxiv.corpus.settings.model import Settings
 from openxiv.corpus.settings.options import emit_json, index_option, json_option, settings_from_flags
-from openxiv.service.search_params import DEFAULT_TOP_K, OFFSET_MAX, TOP_K_MAX
+from openxiv.service.search_params import DEFAULT_TOP_K, OFFSET, TOP_K
 from openxiv.service.terminal.cli import filter_options, open_library, results_table
 
 __all__ = ["similar"]
@@ -25,12 +25,8 @@ __all__ = ["similar"]
 @settings_from_flags
 @click.argument("arxiv_ids", nargs=-1, required=True)
 @index_option(help="The index to search.")
-@click.option(
-    "--top-k", "-k", type=int, default=DEFAULT_TOP_K, show_default=True, help=f"Hits to show, 1-{TOP_K_MAX}."
-)
-@click.option(
-    "--offset", type=int, default=0, show_default=True, help=f"Hits to skip (paging), 0-{OFFSET_MAX}."
-)
+@click.option("--top-k", "-k", type=int, default=DEFAULT_TOP_K, show_default=True, help=TOP_K.cli)
+@click.option("--offset", type=int, default=0, show_default=True, help=OFFSET.cli)
 @filter_options
 @click.option(
     "--facet",

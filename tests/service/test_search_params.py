@@ -1,9 +1,9 @@
-"""The search parameters are declared once (`openxiv.service.search_params`) and both network fronts
-publish that declaration: the MCP tools' argument schemas (as ``tools/list`` answers them), the
-``POST /search`` and ``/v1/search`` body schemas and the ``GET /arxiv/`` query parameters (as the
-OpenAPI schema holds them) carry each declared parameter with the declared help, and every filter
-the use case checks (`FilterParams`) has a declaration. A front that words a parameter on its own, or
-a filter added without a declaration, fails here."""
+"""The search parameters are declared once (`openxiv.service.search_params`) and the fronts publish
+that declaration: the MCP tools' argument schemas (as ``tools/list`` answers them), the ``POST
+/search`` and ``/v1/search`` body schemas and the ``GET /arxiv/`` query parameters (as the OpenAPI
+schema holds them) and ``openxiv search``'s options carry each declared parameter with the declared
+help, and every filter the use case checks (`FilterParams`) has a declaration. A front that words a
+parameter on its own, or a filter added without a declaration, fails here."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from openxiv.service.library import Library
 from openxiv.service.mcp.server import build_server
 from openxiv.service.params import FilterParams
 from openxiv.service.search_params import SEARCH_PARAMS, SearchParam
+from openxiv.service.terminal.cli import search
 
 FILTER_TOOLS = ("search_papers", "search_passages", "similar_papers", "facets")
 """The MCP tools that take the filters (each publishes the declared help of those it takes)."""
@@ -88,6 +89,13 @@ def test_get_arxiv_publishes_the_declared_help(openapi: dict[str, Any]) -> None:
     params = {p["name"]: p.get("description") for p in openapi["paths"]["/arxiv/"]["get"]["parameters"]}
     declared = _declared("arxiv")
     assert {name: params[name] for name in declared} == declared
+
+
+def test_openxiv_search_takes_the_declared_help() -> None:
+    options = {p.name: getattr(p, "help", None) for p in search.params}
+    dest = {"use_fine_rerank": "fine_rerank"}  # the option is --fine-rerank/--no-fine-rerank
+    declared = {dest.get(name, name): text for name, text in _declared("cli").items()}
+    assert {name: options[name] for name in declared} == declared
 
 
 def test_a_parameter_the_tools_name_otherwise_says_so() -> None:
