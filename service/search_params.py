@@ -1,21 +1,23 @@
 """The search parameters the fronts offer, declared once: their limits, defaults, wire types and help.
 
 The fronts offer the same search and filter parameters: the MCP tools (``search_papers``,
-``search_passages``, ``similar_papers``, ``facets``) as tool arguments, the HTTP front as the fields of
-``POST /search`` and ``/v1/search`` bodies (`openxiv.service.models`) and as the query parameters of
-``GET /arxiv/``, ``openxiv search`` as options. Each front renders a parameter in its framework's terms
-(a pydantic ``Field`` of a tool argument, `openxiv.service.mcp.arguments`; a body field; a FastAPI
-``Query``; a click option, `openxiv.service.terminal.cli`), from what is declared here; `openxiv.service.params` checks the values (`FilterParams.build`, `check_range`, `check_sort`,
-`check_mode`), from the same limits.
+``search_passages``, ``similar_papers``, ``facets``) as tool arguments, the HTTP front as the fields
+of ``POST /search`` and ``/v1/search`` bodies (`openxiv.service.models`) and as the query parameters
+of ``GET /arxiv/``, ``openxiv search`` as options. Each front renders a parameter in its framework's
+terms (a pydantic ``Field`` of a tool argument, `openxiv.service.mcp.arguments`; a body field; a
+FastAPI ``Query``; a click option, `openxiv.service.terminal.cli`) from what is declared here, and
+`openxiv.service.params` checks the values (`FilterParams.build`, `check_range`, `check_sort`,
+`check_mode`) against the same limits.
 
 A `SearchParam` holds the help each surface publishes for one parameter. The surfaces were written
 for different readers (an agent reads a tool argument, a client author the OpenAPI page of a body
 field or a query parameter) and are public, so their wordings are kept as published, side by side:
 a change of meaning or a new parameter is made here once, where the wordings can be seen together.
 
-A new filter: a field of `FilterParams` (its check), a `SearchParam` here (tests/service/
-test_search_params.py fails while a `FilterParams` field has none), and a line in the signature of
-each front that offers it, whose help comes from here.
+A new filter: a field of `FilterParams` (its check), a `SearchParam` here
+(tests/service/test_search_params.py fails while a `FilterParams` field has none), and a line in the
+signature of each front that offers it, whose help comes from here. The signatures stay explicit:
+the tools' JSON schemas and the OpenAPI parameters follow their order, which is public.
 """
 
 from __future__ import annotations
