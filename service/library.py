@@ -44,7 +44,7 @@ from openxiv.service.reading import PREVIEW_CHARS, read
 from openxiv.service.references import CitedByResponse, ReferencesResponse, reference_op
 from openxiv.service.search import deepxiv_search
 from openxiv.service.search_async import deepxiv_search_async
-from openxiv.service.similar import check_facet, seed_ids, similar, similar_response
+from openxiv.service.similar import check_facet, seed_ids, similar, similar_async, similar_response
 from openxiv.service.similar import negative_ids as ruled_out
 from openxiv.service.spec import SearchSpec
 from openxiv.service.tool_models import FindResponse
@@ -164,19 +164,45 @@ class Library:
     ) -> SearchResponse:
         """Papers similar to the seeds (`openxiv.service.similar`) in the ``POST /search`` shape,
         leaning to their ``facet`` sentences and away from ``negative_ids`` when given."""
+        seeds, kw = self._similar_args(arxiv_ids, top_k, offset, filters, top_k_name, facet, negative_ids)
+        return similar_response(similar(self.holder, seeds, settings=self.settings, **kw))
+
+    async def asimilar(
+        self,
+        arxiv_ids: str | list[str],
+        *,
+        top_k: int = 10,
+        offset: int = 0,
+        filters: FilterParams = NO_FILTERS,
+        top_k_name: str = "top_k",
+        facet: str | None = None,
+        negative_ids: str | list[str] | None = None,
+    ) -> SearchResponse:
+        """`similar` on an event loop (the MCP server's): its compute in worker threads, a model
+        server (a facet's vector) awaited outside them (`openxiv.service.similar.similar_async`)."""
+        seeds, kw = self._similar_args(arxiv_ids, top_k, offset, filters, top_k_name, facet, negative_ids)
+        return similar_response(await similar_async(self.holder, seeds, settings=self.settings, **kw))
+
+    @staticmethod
+    def _similar_args(
+        arxiv_ids: str | list[str],
+        top_k: int,
+        offset: int,
+        filters: FilterParams,
+        top_k_name: str,
+        facet: str | None,
+        negative_ids: str | list[str] | None,
+    ) -> tuple[tuple[str, ...], dict[str, Any]]:
         seeds = seed_ids(arxiv_ids)
-        out = similar(
-            self.holder,
-            seeds,
-            settings=self.settings,
-            top_k=top_k,
-            offset=offset,
-            filters=filters.build(),
-            top_k_name=top_k_name,
-            facet=check_facet(facet),
-            negatives=ruled_out(negative_ids, seeds),
-        )
-        return similar_response(out)
+        kw = {
+            "top_k": top_k,
+            "offset": offset,
+            "filters": filters.build(),
+            "top_k_name": top_k_name,
+            "facet": check_facet(facet),
+            "negatives": ruled_out(negative_ids, seeds),
+        }
+        return seeds, kw
 
     def find(self, arxiv_id: str, query: str, top_k: int | None = None) -> FindResponse:
         """The best passages of one paper for ``query`` (`openxiv.service.find`)."""

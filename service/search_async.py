@@ -16,12 +16,14 @@ the same use case as `openxiv.service.search` in three steps on one borrowed sna
 3. the rest (the pages, hydration) in one slot.
 
 In-process encoders and rerankers skip steps 1 and 2: their search is step 3 alone, as before.
+Step 1's fetch (`prefetch_texts`) is also how similar papers with a ``facet`` await the vector of
+the facet's text (`openxiv.service.similar.similar_async`).
 ``openxiv search`` (no event loop, no slots) calls `openxiv.service.search` directly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 import anyio.to_thread
@@ -35,21 +37,39 @@ from openxiv.service.params import check_work
 from openxiv.service.search import Outcome, deadline_for, deepxiv_on, search_on, stage_heads
 from openxiv.service.spec import SearchSpec
 
-__all__ = ["deepxiv_search_async", "prefetch_query_vectors", "search_async"]
+__all__ = ["deepxiv_search_async", "prefetch_query_vectors", "prefetch_texts", "search_async"]
+
+
+def _prefetch_of(index: OpenIndex) -> Callable[..., Awaitable[None]] | None:
+    """The snapshot's query encoder's ``prefetch`` (a model server's), ``None`` for in-process ones."""
+    prefetch: Callable[..., Awaitable[None]] | None = getattr(
+        getattr(index.backend, "encoder", None), "prefetch", None
+    )
+    return prefetch
+
+
+async def prefetch_texts(index: OpenIndex, texts: Sequence[str], settings: Settings) -> None:
+    """Fetch the query encodings of ``texts`` from the snapshot's model server now, on the event
+    loop, for the backend's ``encode_query`` to find (`RemoteEncoder.prefetch`), within the request
+    budget. A no-op for in-process encoders; a failure is kept by the encoder for the use case to
+    turn into a warning. Searches call it through `prefetch_query_vectors`; similar papers with a
+    ``facet`` for the facet's text (`openxiv.service.similar.similar_async`)."""
+    prefetch = _prefetch_of(index)
+    if prefetch is None:
+        return
+    await prefetch([t for t in texts if t.strip()], settings.request_budget_s or None)
 
 
 async def prefetch_query_vectors(
     index: OpenIndex, queries: Sequence[str], mode: str | None, settings: Settings
 ) -> None:
-    """Fetch the query vectors a search will need from a model server now, on the event loop. A
-    no-op for in-process encoders and modes without a dense side; a failure is kept by the encoder
-    for the search to turn into a warning (or a 503 for a dense mode alone)."""
-    backend = index.backend
-    prefetch = getattr(getattr(backend, "encoder", None), "prefetch", None)
-    wanted = getattr(backend, "query_vector_wanted", None)
-    if prefetch is None or wanted is None or not wanted(mode):
+    """Fetch the query vectors a search will need from a model server now, on the event loop
+    (`prefetch_texts`). A no-op for in-process encoders and modes without a dense side; a failure
+    is kept by the encoder for the search to turn into a warning (or a 503 for a dense mode alone)."""
+    wanted = getattr(index.backend, "query_vector_wanted", None)
+    if _prefetch_of(index) is None or wanted is None or not wanted(mode):
         return
-    await prefetch([q for q in queries if q.strip()], settings.request_budget_s or None)
+    await prefetch_texts(index, queries, settings)
 
 
 def _stage(

@@ -9,7 +9,6 @@ Without ``type``, a request with ``query`` is a search and one with ``arxiv_id``
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -18,7 +17,14 @@ from fastapi.concurrency import run_in_threadpool
 from openxiv.service.errors import BadRequest, NotImplementedHere
 from openxiv.service.http.helpers import holder_of, json_response, settings_of
 from openxiv.service.http.routes_nav import NAV_TYPES, PAPER_IDS_HELP, arxiv_nav, arxiv_passages
-from openxiv.service.http.routes_tools import FACET_HELP, NEGATIVE_HELP, TOOL_ERRORS, TOOL_TYPES, arxiv_tool
+from openxiv.service.http.routes_tools import (
+    FACET_HELP,
+    NEGATIVE_HELP,
+    TOOL_ERRORS,
+    TOOL_TYPES,
+    arxiv_find,
+    arxiv_similar,
+)
 from openxiv.service.http.routes_unserved import unserved_detail
 from openxiv.service.models import (
     BriefResponse,
@@ -190,11 +196,10 @@ async def arxiv(
         return arxiv_passages(request, query, top_k, offset, filters, paper_ids)
     if kind in NAV_TYPES:
         return arxiv_nav(request, kind, query, arxiv_id, filters, top_k, offset)
-    if kind in TOOL_TYPES:
-        tool = partial(
-            arxiv_tool, request, kind, arxiv_id, query, top_k, offset, filters, facet, negative_ids
-        )
-        return await run_in_threadpool(tool)
+    if kind == "similar":
+        return await arxiv_similar(request, arxiv_id, top_k, offset, filters, facet, negative_ids)
+    if kind == "find":
+        return await run_in_threadpool(arxiv_find, request, arxiv_id, query, top_k)
     if kind != "retrieve":
         if arxiv_id is None or not arxiv_id.strip():
             raise BadRequest(f"arxiv_id: required for type={kind}")

@@ -3,7 +3,8 @@
 ``GET /arxiv/?type=similar|find`` (answered here for `openxiv.service.http.routes_arxiv`, which
 parses the DeepXiv parameters) and their ``/v1`` routes: ``GET /v1/similar`` (the ``/v1/search``
 shape) and ``GET /v1/find``. The logic is the use cases' (`openxiv.service.similar`,
-`openxiv.service.find`); these are thin adapters.
+`openxiv.service.find`); these are thin adapters. Similar papers are answered on the event loop
+(`openxiv.service.similar.similar_async`), so a facet's wait on a model server holds no compute slot.
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ from openxiv.service.similar import (
     check_facet,
     negative_ids,
     seed_ids,
-    similar,
+    similar_async,
     similar_response,
 )
 from openxiv.service.tool_models import FindResponse
 
-__all__ = ["TOOL_ERRORS", "TOOL_TYPES", "arxiv_tool", "router"]
+__all__ = ["TOOL_ERRORS", "TOOL_TYPES", "arxiv_find", "arxiv_similar", "router"]
 
 router = APIRouter()
 
@@ -56,37 +57,39 @@ TOOL_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def arxiv_tool(
+def arxiv_find(request: Request, arxiv_id: str | None, query: str | None, top_k: int | None) -> Response:
+    """``type=find`` (``arxiv_id`` and ``query``, ``top_k`` passages, 3 by default), computed in a
+    worker thread (a compute slot)."""
+    settings = settings_of(request)
+    if not arxiv_id or not arxiv_id.strip():
+        raise BadRequest("arxiv_id: required for type=find (one arXiv id)")
+    out = find(
+        holder_of(request),
+        arxiv_id,
+        query or "",
+        max_query_chars=settings.max_query_chars,
+        top_k=top_k if top_k is not None else FIND_TOP_K,
+    )
+    return json_response(out.model_dump_json())
+
+
+async def arxiv_similar(
     request: Request,
-    kind: str,
     arxiv_id: str | None,
-    query: str | None,
     top_k: int | None,
     offset: int,
     filters: FilterParams,
     facet: str | None = None,
     negatives: list[str] | None = None,
 ) -> Response:
-    """``type=similar`` (seeds ``arxiv_id``, the search filters, ``top_k``/``offset``, ``facet``,
-    ``negative_ids``) or ``type=find``
-    (``arxiv_id`` and ``query``, ``top_k`` passages, 3 by default). Several seeds are comma-separated."""
-    settings = settings_of(request)
-    if kind == "find":
-        if not arxiv_id or not arxiv_id.strip():
-            raise BadRequest("arxiv_id: required for type=find (one arXiv id)")
-        out = find(
-            holder_of(request),
-            arxiv_id,
-            query or "",
-            max_query_chars=settings.max_query_chars,
-            top_k=top_k if top_k is not None else FIND_TOP_K,
-        )
-        return json_response(out.model_dump_json())
+    """``type=similar``: seeds ``arxiv_id`` (comma-separated for several), the search filters,
+    ``top_k``/``offset``, ``facet``, ``negative_ids`` (`similar_async`: a model server awaited
+    outside the compute slots)."""
     seeds = seed_ids(arxiv_id)
-    found = similar(
+    found = await similar_async(
         holder_of(request),
         seeds,
-        settings=settings,
+        settings=settings_of(request),
         top_k=top_k if top_k is not None else DEFAULT_TOP_K,
         offset=offset,
         filters=filters.build(),
@@ -103,7 +106,7 @@ def arxiv_tool(
     tags=["v1"],
     summary="Papers similar to one or more seed papers",
 )
-def v1_similar(
+async def v1_similar(
     request: Request,
     arxiv_id: Annotated[
         list[str], Query(description=f"Seed paper(s): repeat or comma-separate, at most {MAX_SEEDS}.")
@@ -120,10 +123,10 @@ def v1_similar(
     """Ranked by the seeds' own stored paper vectors (their mean for several), the seeds left out,
     the filters applied before the cut; ``facet`` leans to the seeds' sentences of that kind,
     ``negative_ids`` push away from papers ruled out. 409 when the snapshot was built without paper
-    vectors."""
+    vectors. A model server (a facet's vector) is awaited outside the compute slots."""
     filters = FilterParams(categories=category, authors=author, date_from=date_from, date_to=date_to)
     seeds = seed_ids(arxiv_id)
-    out = similar(
+    out = await similar_async(
         holder_of(request),
         seeds,
         settings=settings_of(request),

@@ -27,7 +27,7 @@ PAPER_TOOLS = ("similar_papers", "find_in_paper")
 
 def add_paper_tools(server: MCPServer, library: Library) -> None:
     @server.tool(annotations=READ_ONLY)
-    def similar_papers(
+    async def similar_papers(
         arxiv_id: Annotated[
             str | list[str],
             Field(description=f"Seed paper id, or up to {MAX_SEEDS} ids (a list or comma-separated)"),
@@ -55,8 +55,8 @@ def add_paper_tools(server: MCPServer, library: Library) -> None:
         embedding vectors; the seeds are left out. `facet` ranks by the seeds' background, method or
         result sentences; `negative_ids` steers away from papers already ruled out. Same result
         shape and filters as search_papers."""
-        with tool_errors():
-            response = library.similar(
+        with tool_errors():  # async: a model server (a facet's vector) is awaited outside the slots
+            response = await library.asimilar(
                 arxiv_id,
                 top_k=size,
                 offset=offset,

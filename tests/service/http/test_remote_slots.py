@@ -7,6 +7,12 @@ not ranking). The server holds every request until the test releases it, and a s
 or with ``use_fine_rerank`` for the rerank scores), a BM25 search, which needs no server, must be
 answered: were the waiting search holding the only slot, it would not be before the client gives up.
 Then the held search is released and answers from the server's vector or scores. Nothing is timed.
+
+Similar papers with a ``facet`` encode the seeds' sentences of that kind as a query: they wait on the
+server the same way (``GET /v1/similar``, ``GET /arxiv/?type=similar``, the MCP tool
+``similar_papers``), each with a seed no earlier request steered by, and answer as the in-process
+use case does (`Library.similar`, no event loop: the same server's vector). With the server failing
+they answer without the lean, as the seeds' vectors alone rank, and say so.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ FREE = {"query": "graph neural networks for molecules", "mode": "bm25", "top_k":
 GIVE_UP_S = 60.0
 """How long the free search may take while another waits (a held slot would take 120 s)."""
 _n = itertools.count()
+_seeds: Iterator[str] | None = None
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +74,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModelServ
 def _unique(text: str) -> str:
     """A query no earlier search asked (a fetched vector is kept: a repeat would not wait)."""
     return f"{text} {next(_n)}"
+
+
+def _seed(root: Path) -> str:
+    """A paper no earlier similar request steered by (a fetched facet vector is kept too)."""
+    global _seeds
+    if _seeds is None:
+        with Store(root.parent / "corpus.sqlite") as store:
+            _seeds = iter([p.arxiv_id for p in store.iter_papers() if p.abstract])
+    return next(_seeds)
 
 
 def _until(cond: Callable[[], bool], what: str, limit: float = 120.0) -> None:
@@ -163,3 +179,114 @@ async def test_the_mcp_search_tool_waits_outside_the_slot(served: tuple[ModelSer
     assert "free" in done, "a BM25 search waited while search_papers waited on the model server"
     assert not done["held"].is_error and done["held"].structured_content["result"]
     assert "warnings" not in done["held"].structured_content
+
+
+SIMILAR: dict[str, Callable[[str], tuple[str, dict[str, Any]]]] = {
+    "GET /v1/similar facet": lambda seed: ("/v1/similar", {"arxiv_id": seed, "facet": "method", "top_k": 5}),
+    "GET /arxiv/ similar facet": lambda seed: (
+        "/arxiv/",
+        {"type": "similar", "arxiv_id": seed, "facet": "method", "top_k": 5},
+    ),
+}
+
+
+def _ids(body: dict[str, Any]) -> list[str]:
+    return [h["arxiv_id"] for h in body.get("hits", body.get("result", []))]
+
+
+@pytest.mark.parametrize("front", list(SIMILAR))
+def test_similar_with_a_facet_waiting_on_the_model_server_holds_no_slot(
+    served: tuple[ModelServer, Path, Settings], front: str
+) -> None:
+    server, root, settings = served
+    seed = _seed(root)
+    path, params = SIMILAR[front](seed)
+    answers: dict[str, httpx.Response] = {}
+    with TestClient(create_app(settings, root)) as http:
+
+        def ask(name: str, m: str, p: str, kw: dict[str, Any]) -> None:
+            answers[name] = http.request(m, p, **kw)
+
+        waiting = threading.Thread(target=ask, args=("held", "GET", path, {"params": params}))
+        free = threading.Thread(target=ask, args=("free", "POST", "/search", {"json": FREE}))
+        before = len(server.calls("/v1/embeddings"))
+        server.hold()
+        try:
+            waiting.start()
+            _until(
+                lambda: server.waiting == 1 and len(server.calls("/v1/embeddings")) > before,
+                f"{front} waits",
+            )
+            free.start()
+            free.join(GIVE_UP_S)
+            answered = "free" in answers
+        finally:
+            server.release()
+            waiting.join(300)
+            free.join(300)
+    assert answered, f"{front}: a BM25 search waited while {front} waited on the model server"
+    assert answers["free"].status_code == 200 and answers["free"].json()["result"]
+    held = answers["held"]
+    assert held.status_code == 200, held.text
+    assert held.json().get("warnings") is None, held.json()  # the facet's vector came
+    library = Library(root, settings)  # the same use case without an event loop: the same ranking
+    library.load()
+    try:
+        alone = library.similar(seed, top_k=5, facet="method")
+        plain = library.similar(seed, top_k=5)
+    finally:
+        library.close()
+    assert _ids(held.json()) == [h.arxiv_id for h in alone.result] != [h.arxiv_id for h in plain.result]
+
+
+@pytest.mark.anyio
+async def test_the_mcp_similar_tool_waits_outside_the_slot(
+    served: tuple[ModelServer, Path, Settings],
+) -> None:
+    server, root, settings = served
+    library = Library(root, settings)
+    await anyio.to_thread.run_sync(library.load)
+    mcp = build_server(library, load=False)
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 1
+    done: dict[str, Any] = {}
+
+    async def call(name: str, tool: str, arguments: dict[str, Any]) -> None:
+        done[name] = await mcp.call_tool(tool, arguments)
+
+    server.hold()
+    try:
+        async with anyio.create_task_group() as tg:
+            held = {"arxiv_id": _seed(root), "facet": "result", "size": 3}
+            tg.start_soon(call, "held", "similar_papers", held)
+            with anyio.fail_after(120):
+                while server.waiting == 0:
+                    await anyio.sleep(0.02)
+            free = {"query": FREE["query"], "mode": "bm25", "size": 3}
+            with anyio.move_on_after(GIVE_UP_S):
+                await call("free", "search_papers", free)
+            server.release()
+    finally:
+        server.release()
+        library.close()
+    assert "free" in done, "a BM25 search waited while similar_papers waited on the model server"
+    assert not done["held"].is_error and done["held"].structured_content["result"]
+    assert done["held"].structured_content.get("warnings") is None
+
+
+def test_similar_with_a_facet_answers_without_it_when_the_model_server_fails(
+    served: tuple[ModelServer, Path, Settings],
+) -> None:
+    server, root, settings = served
+    with TestClient(create_app(settings, root)) as http:
+        seed = _seed(root)
+        plain = http.get("/v1/similar", params={"arxiv_id": seed, "top_k": 5})
+        server.always = "500"
+        try:
+            for path, params in (f(seed) for f in SIMILAR.values()):
+                steered = http.get(path, params=params)
+                assert steered.status_code == 200, steered.text
+                assert _ids(steered.json()) == _ids(plain.json())  # the seeds' vectors alone rank
+                warning = steered.json()["warnings"][0]
+                assert "facet: ignored, the query encoder is unavailable" in warning and "500" in warning
+        finally:
+            server.always = None
