@@ -422,6 +422,12 @@ def main() -> None:
         "--cv", action="store_true", help="choose feedback papers/words by cross-validation (topic queries)"
     )
     parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="run only the configurations whose name contains TEXT (repeatable), e.g. the rows an encoder rule reads",
+    )
+    parser.add_argument(
         "--section",
         default=SECTION,
         help=f"BENCHMARKS.md section to write (another than «{SECTION}»: placed after it, no plot)",
@@ -436,6 +442,10 @@ def main() -> None:
     else:
         settings = Settings.from_env()
         configs = {**CONFIGS, **(SWEEP if args.sweep else {})}
+        if args.only:
+            configs = {k: v for k, v in configs.items() if any(t in k for t in args.only)}
+            if not configs:
+                parser.error(f"--only: no configuration name contains {args.only}")
         rows = []
         for index_dir in args.index:
             # BM25 rows do not depend on the encoder: keep them once (from the first index)
@@ -459,6 +469,7 @@ def main() -> None:
     )
     cmd += " --sweep" if args.sweep else ""
     cmd += " --cv" if args.cv else ""
+    cmd += "".join(f' --only "{t}"' for t in args.only or [])
     cmd += f" --replot {args.replot.name}" if args.replot else ""
     cmd += f' --section "{args.section}"' if args.section != SECTION else ""
     if args.section == SECTION:
