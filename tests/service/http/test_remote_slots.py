@@ -93,6 +93,35 @@ def _until(cond: Callable[[], bool], what: str, limit: float = 120.0) -> None:
         time.sleep(0.02)
 
 
+def _held_beside_free(
+    http: TestClient, server: ModelServer, front: str, held: tuple[str, str, dict[str, Any]], waits_on: str
+) -> dict[str, httpx.Response]:
+    """``held`` sent while the model server holds its answers, then a BM25 search beside it: both
+    answers, once the search was answered while ``held`` still waited (else the test fails)."""
+    answers: dict[str, httpx.Response] = {}
+
+    def ask(name: str, m: str, p: str, kw: dict[str, Any]) -> None:
+        answers[name] = http.request(m, p, **kw)
+
+    waiting = threading.Thread(target=ask, args=("held", *held))
+    free = threading.Thread(target=ask, args=("free", "POST", "/search", {"json": FREE}))
+    before = len(server.calls(waits_on))
+    server.hold()
+    try:
+        waiting.start()
+        _until(lambda: server.waiting == 1 and len(server.calls(waits_on)) > before, f"{front} waits")
+        free.start()
+        free.join(GIVE_UP_S)
+        answered = "free" in answers
+    finally:
+        server.release()
+        waiting.join(300)
+        free.join(300)
+    assert answered, f"{front}: a BM25 search waited while {front} waited on the model server"
+    assert answers["free"].status_code == 200 and answers["free"].json()["result"]
+    return answers
+
+
 FRONTS: dict[str, Callable[[str], tuple[str, str, dict[str, Any]]]] = {
     "POST /search": lambda q: ("POST", "/search", {"json": {"query": q, "top_k": 3}}),
     "GET /v1/search": lambda q: ("GET", "/v1/search", {"params": {"q": q, "top_k": 3}}),
@@ -121,28 +150,8 @@ def test_a_search_waiting_on_the_model_server_holds_no_slot(
     server, root, settings = served
     method, path, kwargs = FRONTS[front](_unique("diffusion models for video generation"))
     waits_on = "/v1/rerank" if "rerank" in front else "/v1/embeddings"
-    answers: dict[str, httpx.Response] = {}
     with TestClient(create_app(settings, root)) as http:
-
-        def ask(name: str, m: str, p: str, kw: dict[str, Any]) -> None:
-            answers[name] = http.request(m, p, **kw)
-
-        waiting = threading.Thread(target=ask, args=("held", method, path, kwargs))
-        free = threading.Thread(target=ask, args=("free", "POST", "/search", {"json": FREE}))
-        before = len(server.calls(waits_on))
-        server.hold()
-        try:
-            waiting.start()
-            _until(lambda: server.waiting == 1 and len(server.calls(waits_on)) > before, f"{front} waits")
-            free.start()
-            free.join(GIVE_UP_S)
-            answered = "free" in answers
-        finally:
-            server.release()
-            waiting.join(300)
-            free.join(300)
-    assert answered, f"{front}: a BM25 search waited while {front} waited on the model server"
-    assert answers["free"].status_code == 200 and answers["free"].json()["result"]
+        answers = _held_beside_free(http, server, front, (method, path, kwargs), waits_on)
     held = answers["held"]
     assert held.status_code == 200, held.text
     if path in ("/search", "/v1/search"):
@@ -201,31 +210,8 @@ def test_similar_with_a_facet_waiting_on_the_model_server_holds_no_slot(
     server, root, settings = served
     seed = _seed(root)
     path, params = SIMILAR[front](seed)
-    answers: dict[str, httpx.Response] = {}
     with TestClient(create_app(settings, root)) as http:
-
-        def ask(name: str, m: str, p: str, kw: dict[str, Any]) -> None:
-            answers[name] = http.request(m, p, **kw)
-
-        waiting = threading.Thread(target=ask, args=("held", "GET", path, {"params": params}))
-        free = threading.Thread(target=ask, args=("free", "POST", "/search", {"json": FREE}))
-        before = len(server.calls("/v1/embeddings"))
-        server.hold()
-        try:
-            waiting.start()
-            _until(
-                lambda: server.waiting == 1 and len(server.calls("/v1/embeddings")) > before,
-                f"{front} waits",
-            )
-            free.start()
-            free.join(GIVE_UP_S)
-            answered = "free" in answers
-        finally:
-            server.release()
-            waiting.join(300)
-            free.join(300)
-    assert answered, f"{front}: a BM25 search waited while {front} waited on the model server"
-    assert answers["free"].status_code == 200 and answers["free"].json()["result"]
+        answers = _held_beside_free(http, server, front, ("GET", path, {"params": params}), "/v1/embeddings")
     held = answers["held"]
     assert held.status_code == 200, held.text
     assert held.json().get("warnings") is None, held.json()  # the facet's vector came
