@@ -31,9 +31,8 @@ def citation_counts(index: OpenIndex, ids: Sequence[str]) -> dict[str, int | Non
     table = ReferenceTable.load(Path(index.path) / layout.REFERENCES)
     if table is None:
         return counts
-    for aid, n in counts.items():
-        if n:
-            citing = table.cited_by(aid)
-            later = after_cutoff(index.store.get_papers(citing))
-            counts[aid] = sum(1 for c in citing if c not in later)
+    citing = {aid: table.cited_by(aid) for aid, n in counts.items() if n}
+    later = after_cutoff(index.store.get_papers(sorted({c for ids in citing.values() for c in ids})))
+    for aid, ids in citing.items():
+        counts[aid] = sum(1 for c in ids if c not in later)
     return counts

@@ -128,7 +128,8 @@ def before_cutoff(index: OpenIndex, ids: list[str]) -> list[str]:
     if state is None or state.ceiling is None or not ids:
         return ids
     papers = index.store.get_papers(ids)
-    return [aid for aid in ids if not (aid in papers and beyond_cutoff(aid, papers[aid].date))]
+    kept = within_cutoff(papers)
+    return [aid for aid in ids if aid not in papers or aid in kept]
 
 
 def references(index: OpenIndex, arxiv_id: str) -> ReferencesResponse:
