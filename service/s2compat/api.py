@@ -39,7 +39,6 @@ from openxiv.service import references as refs
 from openxiv.service.citations import citation_counts
 from openxiv.service.errors import BadRequest, Conflict, NotFound
 from openxiv.service.experiments.context import beyond_cutoff, within_cutoff
-from openxiv.service.experiments.context import current as current_call
 from openxiv.service.holder import IndexHolder
 from openxiv.service.hydration import hydrate
 from openxiv.service.navigation import match_title
@@ -101,12 +100,10 @@ def _view(index: OpenIndex, ids: Sequence[str], fields: Fields) -> tuple[dict[st
         hydrated = hydrate(index, "", [PaperHit(a, 0.0) for a in wanted], False)
         return within_cutoff({h.paper.arxiv_id: h.paper for h in hydrated})
 
-    state = current_call()
-    held = state is not None and state.ceiling is not None
     view = PaperView(
         tldr=lambda a: tldrs.get(a),
         references=(lambda a: table.references(a) or []) if table is not None else (lambda _: None),
-        cited_by=_citing(index, table, held),
+        cited_by=_citing(index, table),
         titles=titles,
         # snapshots that keep counts (issue 41 item 1), held to a tagged question's ceiling
         citation_count=lambda a: citation_counts(index, [a])[a],
@@ -114,13 +111,11 @@ def _view(index: OpenIndex, ids: Sequence[str], fields: Fields) -> tuple[dict[st
     return found, view
 
 
-def _citing(index: OpenIndex, table: ReferenceTable | None, held: bool) -> Callable[[str], list[str] | None]:
-    """The corpus papers citing a paper (``None``: no references table); ``held``: only those on or
-    before a tagged question's ceiling, the later ones counted as leaks."""
+def _citing(index: OpenIndex, table: ReferenceTable | None) -> Callable[[str], list[str] | None]:
+    """The corpus papers citing a paper (``None``: no references table), only those on or before a
+    tagged question's ceiling (`refs.before_cutoff`: the later ones counted as leaks)."""
     if table is None:
         return lambda _: None
-    if not held:
-        return table.cited_by
     return lambda a: refs.before_cutoff(index, table.cited_by(a))
 
 
