@@ -158,8 +158,12 @@ def test_a_search_waiting_on_the_model_server_holds_no_slot(
         assert "warnings" not in held.json(), held.json()  # the vector (or the scores) came
 
 
-@pytest.mark.anyio
-async def test_the_mcp_search_tool_waits_outside_the_slot(served: tuple[ModelServer, Path, Settings]) -> None:
+async def _mcp_held_beside_free(
+    served: tuple[ModelServer, Path, Settings], tool: str, held: dict[str, Any]
+) -> dict[str, Any]:
+    """The MCP ``tool`` called with ``held`` while the model server holds its answers, then a BM25
+    ``search_papers`` beside it, on one compute slot: both results, once the search was answered
+    while ``tool`` still waited (else the test fails)."""
     server, root, settings = served
     library = Library(root, settings)
     await anyio.to_thread.run_sync(library.load)
@@ -167,26 +171,32 @@ async def test_the_mcp_search_tool_waits_outside_the_slot(served: tuple[ModelSer
     anyio.to_thread.current_default_thread_limiter().total_tokens = 1
     done: dict[str, Any] = {}
 
-    async def call(name: str, arguments: dict[str, Any]) -> None:
-        done[name] = await mcp.call_tool("search_papers", arguments)
+    async def call(name: str, tool: str, arguments: dict[str, Any]) -> None:
+        done[name] = await mcp.call_tool(tool, arguments)
 
-    held_query = _unique("reinforcement learning for reasoning")
     server.hold()
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(call, "held", {"query": held_query, "size": 3})
+            tg.start_soon(call, "held", tool, held)
             with anyio.fail_after(120):
                 while server.waiting == 0:
                     await anyio.sleep(0.02)
             free = {"query": FREE["query"], "mode": "bm25", "size": 3}
             with anyio.move_on_after(GIVE_UP_S):
-                await call("free", free)
+                await call("free", "search_papers", free)
             server.release()
     finally:
         server.release()
         library.close()
-    assert "free" in done, "a BM25 search waited while search_papers waited on the model server"
+    assert "free" in done, f"a BM25 search waited while {tool} waited on the model server"
     assert not done["held"].is_error and done["held"].structured_content["result"]
+    return done
+
+
+@pytest.mark.anyio
+async def test_the_mcp_search_tool_waits_outside_the_slot(served: tuple[ModelServer, Path, Settings]) -> None:
+    held = {"query": _unique("reinforcement learning for reasoning"), "size": 3}
+    done = await _mcp_held_beside_free(served, "search_papers", held)
     assert "warnings" not in done["held"].structured_content
 
 
@@ -229,33 +239,8 @@ def test_similar_with_a_facet_waiting_on_the_model_server_holds_no_slot(
 async def test_the_mcp_similar_tool_waits_outside_the_slot(
     served: tuple[ModelServer, Path, Settings],
 ) -> None:
-    server, root, settings = served
-    library = Library(root, settings)
-    await anyio.to_thread.run_sync(library.load)
-    mcp = build_server(library, load=False)
-    anyio.to_thread.current_default_thread_limiter().total_tokens = 1
-    done: dict[str, Any] = {}
-
-    async def call(name: str, tool: str, arguments: dict[str, Any]) -> None:
-        done[name] = await mcp.call_tool(tool, arguments)
-
-    server.hold()
-    try:
-        async with anyio.create_task_group() as tg:
-            held = {"arxiv_id": _seed(root), "facet": "result", "size": 3}
-            tg.start_soon(call, "held", "similar_papers", held)
-            with anyio.fail_after(120):
-                while server.waiting == 0:
-                    await anyio.sleep(0.02)
-            free = {"query": FREE["query"], "mode": "bm25", "size": 3}
-            with anyio.move_on_after(GIVE_UP_S):
-                await call("free", "search_papers", free)
-            server.release()
-    finally:
-        server.release()
-        library.close()
-    assert "free" in done, "a BM25 search waited while similar_papers waited on the model server"
-    assert not done["held"].is_error and done["held"].structured_content["result"]
+    held = {"arxiv_id": _seed(served[1]), "facet": "result", "size": 3}
+    done = await _mcp_held_beside_free(served, "similar_papers", held)
     assert done["held"].structured_content.get("warnings") is None
 
 
